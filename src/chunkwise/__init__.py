@@ -1,0 +1,23 @@
+"""chunkwise: retrieval units with exact offsets, hard size caps and evidence.
+
+Only light modules are imported here; tokenizers and other heavy libraries load
+lazily when a sizer that needs them is built.
+"""
+from chunkwise.api import chunk_file, chunk_text, make_chunker, plan
+from chunkwise.config import ChunkConfig
+from chunkwise.errors import ChunkwiseError, ConfigError, DependencyError, InputError
+from chunkwise.types import Chunk
+
+__all__ = [
+    "Chunk",
+    "ChunkConfig",
+    "ChunkwiseError",
+    "ConfigError",
+    "DependencyError",
+    "InputError",
+    "chunk_file",
+    "chunk_text",
+    "make_chunker",
+    "plan",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Chunking: boundary finders per strategy, one packer under a hard cap."""

@@ -1,0 +1,192 @@
+"""What every strategy shares: the Chunker protocol, drafts, contextual headers, and the final
+measure-and-repair step that makes the hard cap hold on the *embedded* text."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import ClassVar, Iterable, Protocol, Sequence
+
+from chunkwise.chunking import boundaries
+from chunkwise.chunking.levels import Level
+from chunkwise.chunking.pack import Piece, pack
+from chunkwise.chunking.sizing import Sizer
+from chunkwise.config import ChunkConfig
+from chunkwise.errors import ConfigError
+from chunkwise.types import Chunk
+
+
+class Chunker(Protocol):
+    name: str
+    overlapping: bool
+
+    def chunk(self, text: str) -> list[Chunk]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """A chunk before its header and final size are settled."""
+
+    start: int
+    end: int
+    size: int
+    level: Level
+    review: bool = False
+    reasons: tuple[str, ...] = ()
+    heading_path: tuple[str, ...] = ()
+    section: int | None = None
+    kind: str = "text"
+    rows: tuple[int, int] | None = None
+    embed_body: str | None = None  # when the embedded body is not the slice (repeated table header)
+    exact: bool = True  # size is exact for an exact sizer (no word split by a candidate cut inside)
+
+
+def drafts_from_pieces(pieces: Iterable[Piece], **meta) -> list[Draft]:
+    out = []
+    for p in pieces:
+        reasons = ("split_below_floor",) if p.review else ()
+        out.append(Draft(p.start, p.end, p.size, p.level, p.review, reasons, exact=p.exact, **meta))
+    return out
+
+
+class BaseChunker:
+    """Holds the config and sizer; subclasses implement ``drafts(text)``."""
+
+    name: ClassVar[str] = "base"
+    overlapping: ClassVar[bool] = False
+
+    def __init__(self, config: ChunkConfig, sizer: Sizer) -> None:
+        self.config = config
+        self.sizer = sizer
+        self.cap = config.size
+        if self.cap - sizer.overhead < 1:
+            raise ConfigError(
+                f"size {self.cap} leaves no room after {sizer.overhead} special tokens; raise --size"
+            )
+        self._header_cache: dict[tuple[str, ...], tuple[str, int]] = {}
+
+    # -- headers ---------------------------------------------------------------------------------
+    def header_for(self, path: tuple[str, ...], title: str) -> str:
+        mode = self.config.header
+        if mode == "none":
+            return ""
+        if mode == "title":
+            return title
+        if mode == "path":
+            return " > ".join(path)
+        lines = []
+        if title:
+            lines.append(f"Source: {title}")
+        if path:
+            lines.append(f"Section: {' > '.join(path)}")
+        return "\n".join(lines)
+
+    def header_units(self, header: str) -> int:
+        """Units the header adds (with its newline separator), measured once per distinct header."""
+        if not header:
+            return 0
+        return self.sizer.count(header + "\n") - self.sizer.overhead
+
+    def body_budget(self, path: tuple[str, ...] = (), title: str = "") -> tuple[int, str]:
+        """Units left for the body once special tokens and the header are paid for. A header that
+        would leave less than half the cap is shortened to its last heading, then dropped."""
+        key = (*path, "\x1f", title)
+        if key in self._header_cache:
+            header, units = self._header_cache[key]
+            return self.cap - self.sizer.overhead - units, header
+        room = self.cap - self.sizer.overhead
+        header = self.header_for(path, title)
+        units = self.header_units(header)
+        if header and units > room // 2:
+            header = self.header_for(path[-1:], "") if path else ""
+            units = self.header_units(header)
+            if units > room // 2:
+                header, units = "", 0
+        self._header_cache[key] = (header, units)
+        return room - units, header
+
+    # -- the pipeline ----------------------------------------------------------------------------
+    def title_of(self, text: str) -> str:
+        return self.config.title
+
+    def chunk(self, text: str) -> list[Chunk]:
+        return self.for_text(text)._chunk(text)
+
+    def for_text(self, text: str) -> "BaseChunker":
+        """This chunker, or a twin on the sizer's reference backend when the fast one cannot be trusted."""
+        sizer = self.sizer.for_text(text)
+        return self if sizer is self.sizer else type(self)(self.config, sizer)
+
+    def _chunk(self, text: str) -> list[Chunk]:
+        title = self.title_of(text)
+        return self.finalize(text, self.drafts(text, title), title)
+
+    def drafts(self, text: str, title: str) -> list[Draft]:  # pragma: no cover - abstract
+        raise TypeError(f"{type(self).__name__} must implement drafts()")
+
+    def finalize(self, text: str, drafts: Sequence[Draft], title: str) -> list[Chunk]:
+        """Attach headers, measure embedded text, and repair anything over the cap.
+
+        Exact sizers add up, so a draft's size plus its header is its final size. Others (characters
+        with trimmed whitespace, byte-level BPE) are re-measured in one batch, and an oversized draft
+        is re-packed with a budget smaller by the excess until it fits.
+        """
+        todo = list(drafts)
+        for _ in range(32):
+            embeds, sizes = self._measure(text, todo, title)
+            over = [i for i, sz in enumerate(sizes) if sz > self.cap]
+            if not over:
+                break
+            fixed: list[Draft] = []
+            over_set = set(over)
+            for i, d in enumerate(todo):
+                fixed.extend(self._repair(text, d, sizes[i] - self.cap, title) if i in over_set else [d])
+            todo = fixed
+        else:  # pragma: no cover - a sizer that never converges is a bug worth a loud failure
+            raise AssertionError("could not bring chunks under the cap")
+        chunks = []
+        for i, (d, embed, size) in enumerate(zip(todo, embeds, sizes)):
+            chunks.append(
+                Chunk(
+                    index=i,
+                    start_char=d.start,
+                    end_char=d.end,
+                    text=text[d.start : d.end],
+                    size=size,
+                    level=d.level.label if isinstance(d.level, Level) else str(d.level),
+                    embed_text=embed,
+                    heading_path=d.heading_path,
+                    section=d.section,
+                    kind=d.kind,
+                    needs_review=d.review,
+                    reasons=d.reasons,
+                    rows=d.rows,
+                )
+            )
+        return chunks
+
+    def _measure(self, text: str, drafts: Sequence[Draft], title: str) -> tuple[list[str], list[int]]:
+        embeds, sizes, remeasure = [], [], []
+        for d in drafts:
+            _, header = self.body_budget(d.heading_path, title)
+            body = d.embed_body if d.embed_body is not None else text[d.start : d.end]
+            embeds.append(f"{header}\n{body}" if header else body)
+            if self.sizer.exact and d.exact and d.embed_body is None:
+                sizes.append(d.size + self.header_units(header) + self.sizer.overhead)
+            else:
+                sizes.append(-1)
+                remeasure.append(len(embeds) - 1)
+        if remeasure:
+            counts = self.sizer.count_many([embeds[i] for i in remeasure])
+            for i, c in zip(remeasure, counts):
+                sizes[i] = c + self.sizer.overhead
+        return embeds, sizes
+
+    def _repair(self, text: str, d: Draft, excess: int, title: str) -> list[Draft]:
+        budget, _ = self.body_budget(d.heading_path, title)
+        budget = max(1, min(budget, d.size) - excess)
+        cuts = list(boundaries.sentences(text, d.start, d.end))
+        pieces = pack(text, d.start, d.end, cuts, self.sizer, budget)
+        return [
+            replace(d, start=p.start, end=p.end, size=p.size, level=p.level if len(pieces) > 1 else d.level,
+                    review=d.review or p.review, embed_body=None, rows=d.rows)
+            for p in pieces
+        ]

@@ -1,0 +1,143 @@
+"""Markdown structure with character offsets, from markdown-it-py's source line maps.
+
+Only top-level blocks start sections, so a ``#`` line inside fenced code, a list or a quote is never a
+heading. YAML front matter is recognised (and excluded from chunk text) by the front-matter plugin.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from chunkwise.types import Block
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.front_matter import front_matter_plugin
+
+    return MarkdownIt("commonmark", {"maxNesting": 100}).enable("table").use(front_matter_plugin)
+
+
+def line_starts(text: str) -> list[int]:
+    return [0, *(m.end() for m in _LINE_END.finditer(text))]
+
+
+@dataclass(frozen=True)
+class Section:
+    start: int
+    end: int
+    heading_path: tuple[str, ...]
+    ordinal: int
+    blocks: tuple[Block, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class MarkdownDoc:
+    body_start: int
+    front_matter: str
+    title: str
+    sections: tuple[Section, ...]
+
+
+def _inline_text(tok) -> str:
+    if tok.children:
+        parts = [c.content for c in tok.children if c.type in ("text", "code_inline")]
+        if parts:
+            return "".join(parts).strip()
+    return tok.content.strip()
+
+
+def parse_markdown(text: str) -> MarkdownDoc:
+    tokens = _parser().parse(text)
+    starts = line_starts(text)
+    n_lines = len(starts)
+
+    def at(line: int) -> int:
+        return starts[line] if line < n_lines else len(text)
+
+    def span(m: list[int]) -> tuple[int, int]:
+        a, b = at(m[0]), at(m[1])
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        return a, b
+
+    body_start, front_matter = 0, ""
+    blocks: list[Block] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.level != 0 or tok.map is None:
+            i += 1
+            continue
+        a, b = span(tok.map)
+        if tok.type == "front_matter":
+            body_start, front_matter = at(tok.map[1]), tok.content
+        elif tok.type == "heading_open":
+            blocks.append(Block("heading", a, b, int(tok.tag[1:]), _inline_text(tokens[i + 1])))
+        elif tok.type == "paragraph_open":
+            blocks.append(Block("paragraph", a, b))
+        elif tok.type in ("fence", "code_block"):
+            blocks.append(Block("code", a, b, meta={"lang": tok.info.strip()}))
+        elif tok.type == "table_open":
+            blocks.append(Block("table", a, b))
+        elif tok.type in ("bullet_list_open", "ordered_list_open"):
+            items = []
+            j = i + 1
+            while j < len(tokens) and not (tokens[j].level == 0 and tokens[j].type == tok.type.replace("open", "close")):
+                t = tokens[j]
+                if t.type == "list_item_open" and t.map is not None:
+                    items.append((at(t.map[0]), t.level))
+                j += 1
+            blocks.append(Block("list", a, b, meta={"items": items, "ordered": tok.type.startswith("ordered")}))
+        else:  # blockquote, html_block, hr: kept as opaque blocks
+            blocks.append(Block(tok.type.replace("_open", ""), a, b))
+        i += 1
+
+    sections: list[Section] = []
+    stack: list[tuple[int, str]] = []
+    title = ""
+    cur_start, cur_path, cur_blocks = body_start, (), []
+
+    def close(end: int) -> None:
+        if cur_blocks or text[cur_start:end].strip():
+            sections.append(Section(cur_start, end, cur_path, len(sections), tuple(cur_blocks)))
+
+    for blk in blocks:
+        if blk.kind == "heading":
+            close(blk.start)
+            while stack and stack[-1][0] >= blk.level:
+                stack.pop()
+            stack.append((blk.level, blk.text))
+            if not title and blk.level == 1:
+                title = blk.text
+            cur_start, cur_path, cur_blocks = blk.start, tuple(t for _, t in stack), [blk]
+        else:
+            cur_blocks.append(blk)
+    close(len(text))
+    return MarkdownDoc(body_start, front_matter, title, tuple(fold_empty_headings(sections)))
+
+
+def fold_empty_headings(sections: list[Section]) -> list[Section]:
+    """A section that is only its heading (say "## Triage" straight before "### First steps") joins
+    the section after it, so no chunk is a bare heading and the heading text is still covered."""
+    out: list[Section] = []
+    carry: int | None = None
+    for n, sec in enumerate(sections):
+        start = sec.start if carry is None else carry
+        if all(b.kind == "heading" for b in sec.blocks) and n + 1 < len(sections):
+            carry = start
+            continue
+        carry = None
+        out.append(Section(start, sec.end, sec.heading_path, len(out), sec.blocks))
+    return out
+
+
+
+def front_matter_title(front_matter: str) -> str:
+    """The ``title:`` of YAML front matter, without a YAML dependency (full parsing is the extractor's job)."""
+    m = re.search(r"^title:\s*(.+?)\s*$", front_matter, re.M)
+    return m.group(1).strip("'\"") if m else ""

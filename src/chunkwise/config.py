@@ -1,0 +1,104 @@
+"""Frozen, validated chunking configuration: a bad combination fails at construction, not mid-run."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+
+from chunkwise.errors import ConfigError
+
+STRATEGIES = (
+    "fixed",
+    "sentence_window",
+    "sentences",
+    "paragraphs",
+    "recursive",
+    "structure",
+    "table",
+    "balanced",
+    "auto",
+)
+UNITS = ("chars", "words", "tokens")
+HEADERS = ("none", "title", "path", "full")
+BACKENDS = ("auto", "tokenizers", "tokie", "tiktoken")
+FORMATS = ("markdown", "text")
+
+
+def _close(name: str, options: tuple[str, ...]) -> str:
+    import difflib
+
+    near = difflib.get_close_matches(name, options, n=1)
+    return f" (did you mean {near[0]!r}?)" if near else ""
+
+
+@dataclass(frozen=True)
+class ChunkConfig:
+    """Everything that decides where cuts go. ``fingerprint()`` identifies it in stores and manifests.
+
+    ``size`` and ``overlap`` count ``unit``s; for ``sentence_window`` ``window``/``overlap`` count
+    sentences while ``size`` stays the hard cap.
+    """
+
+    strategy: str = "structure"
+    size: int = 256
+    overlap: int = 0
+    unit: str = "tokens"
+    tokenizer: str = "minilm"
+    backend: str = "auto"
+    special_tokens: bool = False
+    header: str = "none"
+    title: str = ""
+    separators: tuple[str, ...] | None = None
+    window: int = 3
+    min_tail: int | None = None
+    table_rows_as_fields: bool = False
+    format: str = "markdown"
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise ConfigError(
+                f"unknown strategy {self.strategy!r}{_close(self.strategy, STRATEGIES)}; "
+                f"choose one of: {', '.join(STRATEGIES)}"
+            )
+        if self.unit not in UNITS:
+            raise ConfigError(f"unknown unit {self.unit!r}; choose one of: {', '.join(UNITS)}")
+        if self.header not in HEADERS:
+            raise ConfigError(f"unknown header mode {self.header!r}; choose one of: {', '.join(HEADERS)}")
+        if self.backend not in BACKENDS:
+            raise ConfigError(f"unknown backend {self.backend!r}; choose one of: {', '.join(BACKENDS)}")
+        if self.format not in FORMATS:
+            raise ConfigError(f"unknown format {self.format!r}; choose one of: {', '.join(FORMATS)}")
+        if not isinstance(self.size, int) or self.size < 1:
+            raise ConfigError(f"size must be a positive integer, got {self.size!r}; try --size 256")
+        if not isinstance(self.overlap, int) or self.overlap < 0:
+            raise ConfigError(f"overlap must be >= 0, got {self.overlap!r}; use --overlap 0 for none")
+        if self.strategy == "sentence_window":
+            if self.window < 1:
+                raise ConfigError(f"window must be >= 1 sentence, got {self.window}")
+            if self.overlap >= self.window:
+                raise ConfigError(
+                    f"overlap ({self.overlap} sentences) must be smaller than window ({self.window}); "
+                    f"lower --overlap to at most {self.window - 1} or raise --window"
+                )
+        elif self.overlap >= self.size:
+            raise ConfigError(
+                f"overlap ({self.overlap}) must be smaller than size ({self.size}): each chunk must "
+                f"advance; lower --overlap to at most {self.size - 1} (a common choice is "
+                f"{max(self.size // 10, 0)}) or raise --size"
+            )
+        if self.min_tail is not None and not 0 < self.min_tail <= self.size:
+            raise ConfigError(f"min_tail must be in 1..size ({self.size}), got {self.min_tail}")
+        if self.separators is not None:
+            if isinstance(self.separators, (str, bytes)) or not all(
+                isinstance(s, str) for s in self.separators
+            ):
+                raise ConfigError("separators must be a list of strings, e.g. ['\\n\\n', '\\n', ' ', '']")
+            object.__setattr__(self, "separators", tuple(self.separators))
+
+    def fingerprint(self) -> str:
+        """A stable 16-hex id of every field that changes chunk boundaries or embedded text."""
+        data = asdict(self)
+        data.pop("extra", None)
+        blob = json.dumps(data, sort_keys=True, separators=(",", ":"), default=list)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]

@@ -1,0 +1,57 @@
+"""Core data types: frozen, stdlib-only, shared by every stage."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One retrieval unit.
+
+    ``text == original[start_char:end_char]`` always holds: offsets are the truth and the text is a
+    slice. ``embed_text`` is what an embedder sees (contextual header, repeated table header); ``size``
+    is measured on ``embed_text`` with the configured sizer and never exceeds the cap.
+    """
+
+    index: int
+    start_char: int
+    end_char: int
+    text: str
+    size: int
+    level: str
+    embed_text: str
+    heading_path: tuple[str, ...] = ()
+    section: int | None = None
+    kind: str = "text"
+    needs_review: bool = False
+    reasons: tuple[str, ...] = ()
+    rows: tuple[int, int] | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "index": self.index,
+            "start_char": self.start_char,
+            "end_char": self.end_char,
+            "size": self.size,
+            "level": self.level,
+            "kind": self.kind,
+            "heading_path": list(self.heading_path),
+            "section": self.section,
+            "needs_review": self.needs_review,
+            "reasons": list(self.reasons),
+            "rows": list(self.rows) if self.rows else None,
+            "text": self.text,
+            "embed_text": self.embed_text,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A structural unit found in a document: heading, paragraph, list, list_item, code, table, ..."""
+
+    kind: str
+    start: int
+    end: int
+    level: int = 0
+    text: str = ""
+    meta: dict = field(default_factory=dict, compare=False, hash=False)

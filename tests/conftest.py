@@ -1,0 +1,31 @@
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("TIKTOKEN_CACHE_DIR", "")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+CHROMA = ROOT.parent / "shared" / "data" / "chroma" / "corpora"
+
+
+@lru_cache(maxsize=None)
+def sizer(unit: str, tokenizer: str = "minilm", backend: str = "auto"):
+    from chunkwise.chunking.sizing import make_sizer
+
+    return make_sizer(unit, tokenizer, backend)
+
+
+@pytest.fixture(scope="session")
+def examples() -> dict[str, str]:
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(EXAMPLES.iterdir()) if p.is_file()}
+
+
+def chroma_texts() -> dict[str, str]:
+    """The benchmark corpora from ../shared/data (present on every dev and CI machine)."""
+    if not CHROMA.is_dir():
+        pytest.skip(f"{CHROMA} not present")
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(CHROMA.glob("*.md"))}

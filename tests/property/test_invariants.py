@@ -1,0 +1,113 @@
+"""Invariants for every strategy and every sizer, on generated text (hypothesis).
+
+1. offsets are the truth: ``chunk.text == text[start:end]``;
+2. the hard cap holds on the embedded text, and ``size`` is what the sizer really measures;
+3. the same input gives the same output;
+4. nothing is lost: every non-whitespace character lies in some chunk (in order, without overlap,
+   for strategies that do not overlap).
+"""
+import pytest
+from conftest import sizer
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from chunkwise.chunking.router import STRATEGY_CLASSES, build_chunker
+from chunkwise.config import ChunkConfig
+
+WORDS = ["rollback", "failure", "page", "on-call", "within", "15", "minutes", "deploy", "ID", "pay-742",
+         "Straße", "naïve", "东京", "ロールバック", "e.g.", "Dr.", "x" * 40, "a", "😀", "\u200b", "ß", "İ", "ﬁ"]
+PUNCT = [".", "!", "?", "。", ",", ":", ";", "…", '."', ")."]
+LINES = ["# Heading", "## Sub heading", "### Deep", "```", "```bash", "# comment in code", "| a | b |",
+         "| --- | --- |", "| 1 | 2 |", "1. step one", "- item", "Q: why?", "A: because.", "Owner: SRE",
+         "[00:01:02] Priya: we roll back.", "Title", "-----", "> quoted", "    indented code", "<!-- note -->"]
+
+
+@st.composite
+def documents(draw):
+    parts = []
+    for _ in range(draw(st.integers(1, 14))):
+        kind = draw(st.sampled_from(["sentence", "sentence", "line", "blank", "repeat", "spaces", "unicode"]))
+        if kind == "sentence":
+            words = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=25))
+            parts.append(" ".join(words) + draw(st.sampled_from(PUNCT)) + draw(st.sampled_from([" ", "\n", "  "])))
+        elif kind == "line":
+            parts.append(draw(st.sampled_from(LINES)) + "\n")
+        elif kind == "blank":
+            parts.append("\n\n")
+        elif kind == "repeat" and parts:
+            parts.append(parts[draw(st.integers(0, len(parts) - 1))])
+        elif kind == "spaces":
+            parts.append(draw(st.sampled_from(["   ", "\t", "\n \n", " \u3000 ", "\r\n"])))
+        else:
+            parts.append(draw(st.text(min_size=1, max_size=30)))
+    return "x " + "".join(parts)  # never starts with front matter, which is metadata, not chunk text
+
+
+SIZERS = [("chars", "minilm", "auto"), ("words", "minilm", "auto"), ("tokens", "minilm", "auto"),
+          ("tokens", "cl100k_base", "tiktoken")]
+
+
+def config_for(strategy, unit_spec, data):
+    unit, tok, backend = unit_spec
+    low = 12 if unit == "chars" else 3
+    size = data.draw(st.integers(low, 80), label="size")
+    extra = {}
+    if strategy == "sentence_window":
+        window = data.draw(st.integers(1, 4), label="window")
+        extra = {"window": window, "overlap": data.draw(st.integers(0, window - 1), label="overlap")}
+    elif strategy in ("fixed", "recursive", "sentences", "paragraphs", "structure"):
+        extra = {"overlap": data.draw(st.integers(0, size // 2), label="overlap")}
+    header = data.draw(st.sampled_from(["none", "path", "full"]), label="header") if size >= 40 else "none"
+    fmt = data.draw(st.sampled_from(["markdown", "text"]), label="format")
+    return ChunkConfig(strategy=strategy, size=size, unit=unit, tokenizer=tok, backend=backend,
+                       header=header, title="Runbook", format=fmt, **extra)
+
+
+def check(text, config):
+    s = sizer(config.unit, config.tokenizer, config.backend)
+    chunker = build_chunker(config, s)
+    chunks = chunker.chunk(text)
+    s = s.for_text(text)  # a fast backend hands documents it cannot count exactly to its reference
+    for c in chunks:
+        assert c.text == text[c.start_char : c.end_char]
+        assert c.text.strip() and c.text == c.text.strip()
+        measured = s.count(c.embed_text)
+        assert measured == c.size, (c, measured)
+        assert c.size <= config.size, c
+    assert [c.to_dict() for c in chunker.chunk(text)] == [c.to_dict() for c in chunks]
+    covered = bytearray(len(text))
+    for c in chunks:
+        covered[c.start_char : c.end_char] = b"\x01" * (c.end_char - c.start_char)
+    lost = [i for i, ch in enumerate(text) if not ch.isspace() and not covered[i]]
+    assert not lost, (lost[:5], text[lost[0] - 5 : lost[0] + 5])
+    if not chunker.overlapping and config.overlap == 0:
+        assert all(a.end_char <= b.start_char for a, b in zip(chunks, chunks[1:]))
+    return chunks
+
+
+@pytest.mark.parametrize("unit_spec", SIZERS, ids=lambda u: f"{u[0]}-{u[1]}")
+@pytest.mark.parametrize("strategy", sorted(STRATEGY_CLASSES))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=documents(), data=st.data())
+def test_invariants(strategy, unit_spec, text, data):
+    check(text, config_for(strategy, unit_spec, data))
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGY_CLASSES))
+def test_invariants_on_sample_corpus(strategy, examples):
+    for name, text in examples.items():
+        for size in (48, 256):
+            fmt = "markdown" if name.endswith(".md") else "text"
+            extra = {"window": 3, "overlap": 1} if strategy == "sentence_window" else {}
+            chunks = check(text, ChunkConfig(strategy=strategy, size=size, format=fmt, **extra))
+            assert chunks
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGY_CLASSES))
+def test_repeated_paragraphs_get_their_own_offsets(strategy):
+    para = "Questions about this policy go to the security team at #sec-help."
+    text = "\n\n".join([para, "Other words here.", para, para])
+    extra = {"window": 1, "overlap": 0} if strategy == "sentence_window" else {}
+    chunks = check(text, ChunkConfig(strategy=strategy, size=16, format="text", **extra))
+    starts = [c.start_char for c in chunks if c.text == para]
+    assert len(starts) == 3 and len(set(starts)) == 3
