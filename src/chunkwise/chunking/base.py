@@ -140,8 +140,12 @@ class BaseChunker:
             for i, d in enumerate(todo):
                 fixed.extend(self._repair(text, d, sizes[i] - self.cap, title) if i in over_set else [d])
             todo = fixed
-        else:  # pragma: no cover - a sizer that never converges is a bug worth a loud failure
-            raise AssertionError("could not bring chunks under the cap")
+        else:
+            worst = max(sizes)
+            raise ConfigError(
+                f"size {self.cap} is too small for this text: a piece that cannot be split further (one "
+                f"character or token sequence) measures {worst} units with the header; raise --size"
+            )
         chunks = []
         for i, (d, embed, size) in enumerate(zip(todo, embeds, sizes)):
             chunks.append(
@@ -183,8 +187,7 @@ class BaseChunker:
     def _repair(self, text: str, d: Draft, excess: int, title: str) -> list[Draft]:
         budget, _ = self.body_budget(d.heading_path, title)
         budget = max(1, min(budget, d.size) - excess)
-        cuts = list(boundaries.sentences(text, d.start, d.end))
-        pieces = pack(text, d.start, d.end, cuts, self.sizer, budget)
+        pieces = pack(text, d.start, d.end, boundaries.sentences(text, d.start, d.end), self.sizer, budget)
         return [
             replace(d, start=p.start, end=p.end, size=p.size, level=p.level if len(pieces) > 1 else d.level,
                     review=d.review or p.review, embed_body=None, rows=d.rows)

@@ -13,14 +13,23 @@ from chunkwise.chunking.levels import Level
 _PARA = re.compile(r"\n[ \t\r\f\v]*\n")
 _LINE = re.compile(r"\n")
 # Sentence end: terminal punctuation, optional closing quotes/brackets, then whitespace (Latin) or
-# nothing at all (CJK full stops need no space).
-_SENT_LATIN = re.compile(r"[.!?…]+[\"'”’)\]»]*(?=\s)")
-_SENT_CJK = re.compile(r"[。！？][」』”’)）]*")
-_ABBREV = frozenset(
+# nothing at all (CJK full stops need no space). Abbreviations and single-letter initials are ruled
+# out by fixed-width look-behinds, so the whole scan stays inside the regex engine.
+_ABBREV = (
     "e.g i.e etc vs mr mrs ms dr prof st sr jr no fig figs eq al approx cf ca inc ltd co corp dept est "
-    "jan feb mar apr jun jul aug sep sept oct nov dec mt ft vol pp ed".split()
+    "jan feb mar apr jun jul aug sep sept oct nov dec mt ft vol pp ed"
+).split()
+# Look-behinds sit after the dot, so they are only tried where a dot was found.
+# One look-behind per abbreviation length (a look-behind must have a fixed width), tried only at a
+# dot that is followed by whitespace.
+_BY_LEN: dict[int, list[str]] = {}
+for _a in _ABBREV:
+    _BY_LEN.setdefault(len(_a), []).append(re.escape(_a))
+_NOT_ABBREV = "".join(rf"(?<!\b(?:{'|'.join(v)})\.)" for v in _BY_LEN.values())
+_SENT_LATIN = re.compile(
+    rf"(?:\.(?=[.!?…\"'”’)\]»]*\s)(?<!\b\w\.){_NOT_ABBREV}|[!?…])[.!?…]*[\"'”’)\]»]*(?=\s)", re.I
 )
-_WORD_BEFORE = re.compile(r"([\w.]+)$")
+_SENT_CJK = re.compile(r"[。！？][」』”’)）]*")
 
 
 def paragraphs(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, Level]]:
@@ -35,34 +44,16 @@ def lines(text: str, start: int = 0, end: int | None = None, level: Level = Leve
         yield m.start(), level
 
 
-def _is_abbreviation(text: str, dot: int) -> bool:
-    if text[dot] != ".":
-        return False
-    m = _WORD_BEFORE.search(text, max(0, dot - 20), dot)
-    if not m:
-        return False
-    word = m.group(1).lower().rstrip(".")
-    if word in _ABBREV:
-        return True
-    return len(word) == 1 and word.isalpha()  # an initial: "J. Smith"
-
-
-def sentences(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, Level]]:
-    """Sentence ends. A heuristic on purpose: fast, offset-exact, language-light; it skips common
-    abbreviations and initials and does not end a sentence before a lowercase continuation."""
+def sentences(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, Level]]:
+    """Sentence ends. A heuristic on purpose: fast, offset-exact, language-light. It does not demand
+    a capital after the stop (real corpora are often lower-cased), but skips common abbreviations,
+    initials and decimals."""
     end = len(text) if end is None else end
-    for m in _SENT_LATIN.finditer(text, start, end):
-        p = m.end()
-        nxt = p
-        while nxt < end and text[nxt].isspace():
-            nxt += 1
-        if nxt < end and text[nxt].islower():
-            continue
-        if _is_abbreviation(text, m.start()):
-            continue
-        yield p, Level.SENTENCE
-    for m in _SENT_CJK.finditer(text, start, end):
-        yield m.end(), Level.SENTENCE
+    lvl = Level.SENTENCE
+    out = [(m.end(), lvl) for m in _SENT_LATIN.finditer(text, start, end)]
+    if not text.isascii():
+        out += [(m.end(), lvl) for m in _SENT_CJK.finditer(text, start, end)]
+    return out
 
 
 def literal(text: str, sep: str, level: Level, start: int = 0, end: int | None = None) -> Iterator[tuple[int, Level]]:

@@ -1,55 +1,61 @@
 """THE packing algorithm, written once.
 
-Strategies only say where a cut may go and how good it is (``Level``). ``pack`` measures the text
-between candidate cuts in one batched sizer call, then walks forward greedily: from the current start
-it finds how far the budget reaches (bisect on prefix sums) and cuts at the *highest* level available
-in that reach, as far as possible. When no candidate fits, the piece is split inside at whitespace
-(or between CJK characters), and only if a single word is over budget at a unit boundary — tokenizing
-just that piece, once. Text is never re-tokenized candidate by candidate.
+Strategies say where a cut may go and how good it is (``Level``). ``pack`` measures the text between
+the coarse candidates in one batched sizer call and walks forward greedily: from the current start it
+finds how far the budget reaches (bisect on prefix sums) and cuts at the *highest* level available in
+that reach, as far as possible. Only when no candidate lies in reach does it look inside the one
+segment that is too long — lazily, level by level: finer finders (sentences), then words, then the
+units of a single over-long word — each measured in one batched call for that segment alone. Text is
+never re-tokenized candidate by candidate, and sentence detection runs only where it is needed.
 """
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from chunkwise.chunking.levels import Level
-from chunkwise.chunking.sizing import CharSizer, Sizer
+from chunkwise.chunking.sizing import Sizer
+
+Finder = Callable[[str, int, int], Iterable[tuple[int, Level]]]
 
 _NONWS = re.compile(r"\S")
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u3000-\u303f\uff00-\uffef"
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
+# A "word" for fine cuts: a run of non-space characters, except that each CJK character stands alone.
+_FINE_WORD = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
 # Python calls these whitespace; tokenizers treat them as control characters and delete them, so a
 # cut next to one may join two words into one token.
 _SOFT_SPACE = frozenset("\x0b\x0c\x1c\x1d\x1e\x1f\x85")
+_PLAIN_SPACE = frozenset(" \n\t\r")
 
 
 def hard_space(ch: str) -> bool:
     return ch.isspace() and ch not in _SOFT_SPACE
-_WS_CHARS = (" ", "\n", "\t", "\u3000", "\xa0", "\r")
 
 
-def is_cjk(ch: str) -> bool:
-    o = ord(ch)
-    return (
-        0x3040 <= o <= 0x30FF  # kana
-        or 0x3400 <= o <= 0x4DBF
-        or 0x4E00 <= o <= 0x9FFF
-        or 0xF900 <= o <= 0xFAFF
-        or 0xAC00 <= o <= 0xD7AF  # hangul syllables
-        or 0x3000 <= o <= 0x303F  # CJK punctuation
-        or 0xFF00 <= o <= 0xFFEF  # full-width forms
-    )
+def clean_cut(text: str, p: int) -> bool:
+    """A cut with real whitespace on one side keeps every tokenizer's word intact."""
+    if p <= 0 or p >= len(text):
+        return True
+    a, b = text[p - 1], text[p]
+    return a in _PLAIN_SPACE or b in _PLAIN_SPACE or hard_space(a) or hard_space(b)
+
+
+def _cjk_pair(text: str, p: int) -> bool:
+    return 0 < p < len(text) and bool(_CJK_CHAR.match(text, p - 1)) and bool(_CJK_CHAR.match(text, p))
 
 
 @dataclass(frozen=True, slots=True)
 class Piece:
     start: int
     end: int
-    size: int  # body units (estimate for inexact sizers; chunkers re-measure the embedded text)
+    size: int  # body units (an estimate when ``exact`` is False; chunkers re-measure those)
     level: Level
     review: bool = False
-    exact: bool = True  # False when a candidate cut inside the piece split a word: size is an estimate
+    exact: bool = True  # False when a cut inside the piece, or at an end, splits a word
 
 
 def skip_ws(text: str, pos: int, end: int) -> int:
@@ -66,57 +72,84 @@ def trim_end(text: str, start: int, end: int) -> int:
 def merge_cuts(cuts: Iterable[tuple[int, Level]], start: int, end: int) -> tuple[list[int], list[Level]]:
     """Sorted unique cut positions strictly inside (start, end), each with its best level."""
     best: dict[int, Level] = {}
+    get = best.get
     for pos, level in cuts:
-        if start < pos < end and best.get(pos, -1) < level:
+        if start < pos < end and get(pos, -1) < level:
             best[pos] = level
     positions = sorted(best)
     return positions, [best[p] for p in positions]
 
 
-class _Segments:
-    """The region cut at every candidate, measured once, with prefix sums for O(log n) reach queries."""
+def word_cuts(text: str, start: int, end: int) -> list[tuple[int, Level]]:
+    """Word ends (each CJK character is a word of its own)."""
+    return [(m.end(), Level.WORD) for m in _FINE_WORD.finditer(text, start, end)]
 
-    def __init__(self, text: str, start: int, end: int, positions: list[int], levels: list[Level], sizer: Sizer):
+
+class _Ctx:
+    """What every level of one ``pack`` call shares."""
+
+    __slots__ = ("text", "sizer", "finders", "dirty")
+
+    def __init__(self, text: str, sizer: Sizer, finders: Sequence[Finder]):
         self.text = text
+        self.sizer = sizer
+        self.finders = finders
+        self.dirty: list[int] = []  # sorted cut positions that split a word
+
+
+class _Segments:
+    """A region cut at its candidates, measured once, with prefix sums for O(log n) reach queries.
+    Segments too long for the budget get a child one level finer, built on first need."""
+
+    def __init__(self, ctx: _Ctx, start: int, end: int, cuts: Iterable[tuple[int, Level]], depth: int):
+        text = ctx.text
+        positions, levels = merge_cuts(cuts, start, end)
+        self.ctx = ctx
+        self.depth = depth
         self.pos = [start, *positions, end]
         self.lev = [Level.END, *levels, Level.END]
-        counts = sizer.count_many([text[a:b] for a, b in zip(self.pos, self.pos[1:])])
-        self.prefix = [0, *accumulate(counts)]
+        self.prefix = [0, *accumulate(ctx.sizer.count_many([text[a:b] for a, b in zip(self.pos, self.pos[1:])]))]
         self.by_level: dict[Level, list[int]] = {}
         for i in range(1, len(self.pos)):
             self.by_level.setdefault(self.lev[i], []).append(i)
         self.order = sorted(self.by_level, reverse=True)
-        # Cuts with text on both sides split a word, so counts of the pieces may not add up.
-        dirty = [0] * len(self.pos)
-        for i in range(1, len(self.pos) - 1):
-            p = self.pos[i]
-            dirty[i] = dirty[i - 1] + (not hard_space(text[p - 1]) and not hard_space(text[p]))
-        dirty[-1] = dirty[-2] if len(dirty) > 1 else 0
-        self.dirty = dirty
-        self.sizer = sizer
-        self._spans: dict[int, tuple[Sequence[int], Sequence[int]]] = {}
+        for p in positions:
+            if text[p] not in _PLAIN_SPACE and text[p - 1] not in _PLAIN_SPACE and not clean_cut(text, p):
+                insort(ctx.dirty, p)
+        self._children: dict[int, _Segments | None] = {}
 
-    def segment_of(self, s: int, hint: int) -> int:
-        k = hint
-        while self.pos[k + 1] <= s:
-            k += 1
-        return k
+    def segment_of(self, s: int) -> int:
+        return bisect_right(self.pos, s) - 1
 
-    def spans(self, k: int) -> tuple[Sequence[int], Sequence[int]]:
-        if k not in self._spans:
-            self._spans[k] = self.sizer.spans(self.text[self.pos[k] : self.pos[k + 1]])
-        return self._spans[k]
+    def child(self, k: int) -> "_Segments | None":
+        if k not in self._children:
+            ctx, a, b = self.ctx, self.pos[k], self.pos[k + 1]
+            n_fine = len(ctx.finders)
+            if self.depth < n_fine:
+                cuts: Iterable = ctx.finders[self.depth](ctx.text, a, b)
+            elif self.depth == n_fine:
+                cuts = word_cuts(ctx.text, a, b)
+            elif self.depth == n_fine + 1 and self.prefix[k + 1] - self.prefix[k] > 1:
+                st, en = ctx.sizer.spans(ctx.text[a:b])
+                cuts = [(a + e, Level.WORD if _cjk_pair(ctx.text, a + e) else Level.UNIT) for e in en]
+            else:
+                self._children[k] = None
+                return None
+            self._children[k] = _Segments(ctx, a, b, cuts, self.depth + 1)
+        return self._children[k]
 
-    def units_before(self, k: int, s: int) -> int:
-        """Prefix coordinate of position ``s`` inside segment ``k``."""
-        rel = s - self.pos[k]
-        if rel == 0:
-            return self.prefix[k]
-        if k in self._spans:
-            return self.prefix[k] + bisect_left(self._spans[k][0], rel)
-        if isinstance(self.sizer, CharSizer):
-            return self.prefix[k] + rel
-        return self.prefix[k]  # only whitespace was skipped: free for exact sizers
+    def units_before(self, s: int) -> tuple[int, bool]:
+        """Units from the region start to ``s`` (a segment start, or a position inside a child), and
+        whether that figure is exact: a child measured word by word may not sum to its parent's count
+        (a kana word counted per character), and then any size derived from it is an estimate."""
+        k = self.segment_of(s)
+        if s == self.pos[k]:
+            return self.prefix[k], True
+        kid = self._children.get(k)
+        if kid is None:
+            return self.prefix[k], True
+        inner, exact = kid.units_before(s)
+        return self.prefix[k] + inner, exact and kid.prefix[-1] == self.prefix[k + 1] - self.prefix[k]
 
     def best_cut(self, k: int, j: int) -> int:
         """Highest-level candidate index in (k, j], the furthest one at that level."""
@@ -127,28 +160,23 @@ class _Segments:
                 return lst[i]
         raise AssertionError("best_cut called with an empty range")
 
-
-def _last_break(text: str, s: int, limit: int) -> tuple[int, Level] | None:
-    """Furthest whitespace or CJK-character boundary p with s < p <= limit."""
-    best = -1
-    for ch in _WS_CHARS:
-        i = text.rfind(ch, s + 1, limit + 1)
-        if i > best:
-            best = i
-    for p in range(limit, max(best, s, limit - 64), -1):
-        if p < len(text) and is_cjk(text[p - 1]) and is_cjk(text[p]):
-            return p, Level.WORD
-    if best > s:
-        return best, Level.WORD
-    return None
-
-
-def _word_start_at_or_after(text: str, q: int, limit: int) -> int:
-    """First position >= q that begins a word (so overlap never starts mid-word); ``limit`` if none."""
-    if q <= 0 or text[q - 1].isspace() or is_cjk(text[q - 1]):
-        return q
-    m = re.compile(r"\s").search(text, q, limit)
-    return skip_ws(text, m.end(), limit) if m else limit
+    def reach(self, s: int, budget: int, overlap: int) -> tuple[int, int, Level, int, bool]:
+        """Cut for a piece starting at ``s``: (cut position, units used, level, next start, exact)."""
+        k = self.segment_of(s)
+        base, exact = self.units_before(s)
+        j = bisect_right(self.prefix, base + budget) - 1
+        if j > k:
+            c = self.best_cut(k, j)
+            nxt = self.pos[c]
+            if overlap and c < len(self.pos) - 1:
+                q = max(bisect_left(self.prefix, self.prefix[c] - overlap), k + 1)
+                if q < c:
+                    nxt = self.pos[q]
+            return self.pos[c], self.prefix[c] - base, self.lev[c], nxt, exact
+        kid = self.child(k)
+        if kid is None:  # a single unit: nothing finer exists
+            return self.pos[k + 1], self.prefix[k + 1] - base, Level.UNIT, self.pos[k + 1], exact
+        return kid.reach(s, budget, overlap)
 
 
 def pack(
@@ -161,63 +189,32 @@ def pack(
     overlap: int = 0,
     floor: Level = Level.WORD,
     floors: Sequence[tuple[int, int, Level]] = (),
+    fine: Sequence[Finder] = (),
 ) -> list[Piece]:
     """Pack ``text[start:end]`` into pieces of at most ``budget`` units.
 
-    ``floor`` (or a per-range entry of ``floors``) is the lowest level a cut may use without the
-    piece being flagged for review: a code line or table row split inside, a word split in two.
+    ``cuts`` are the candidates known up front; ``fine`` are finders run lazily inside a segment that
+    has none in reach (e.g. sentences inside an over-long paragraph), before words and units.
+    ``floor`` (or a per-range entry of ``floors``) is the lowest level a cut may use without the piece
+    being flagged for review: a code line or a table row split inside, a word split in two.
     """
     if budget < 1:
         raise ValueError("budget must be at least one unit")
-    positions, levels = merge_cuts(cuts, start, end)
-    seg = _Segments(text, start, end, positions, levels, sizer)
-    pos, prefix = seg.pos, seg.prefix
-    last = len(pos) - 1
+    ctx = _Ctx(text, sizer, fine)
+    top = _Segments(ctx, start, end, cuts, 0)
     pieces: list[Piece] = []
     s = skip_ws(text, start, end)
-    k = 0
     while s < end:
-        k = seg.segment_of(s, k)
-        base = seg.units_before(k, s)
-        j = bisect_right(prefix, base + budget) - 1
-        if j > k:
-            c = seg.best_cut(k, j)
-            e = trim_end(text, s, pos[c])
-            clean = seg.dirty[c - 1] == seg.dirty[k]
-            pieces.append(Piece(s, e, prefix[c] - base, seg.lev[c], exact=clean))
-            nxt = pos[c]
-            if overlap and c < last:
-                q = max(bisect_left(prefix, prefix[c] - overlap), k + 1)
-                if q < c:
-                    nxt = pos[q]
-            s = skip_ws(text, nxt, end)
-            continue
-        # The rest of segment k does not fit: cut inside it.
-        seg_start = pos[k]
-        starts, ends = seg.spans(k)
-        rel = s - seg_start
-        t0 = bisect_left(starts, rel)
-        tl = t0 + budget  # first unit that must stay out
-        limit = seg_start + starts[tl] if tl < len(starts) else pos[k + 1]
-        found = _last_break(text, s, limit)
-        if found is None:
-            p = seg_start + ends[min(tl, len(ends)) - 1]
-            level = Level.WORD if (p < end and is_cjk(text[p - 1]) and is_cjk(text[p])) else Level.UNIT
-        else:
-            p, level = found
-        used = bisect_right(ends, p - seg_start) - t0
+        p, used, level, nxt, exact = top.reach(s, budget, overlap)
         e = trim_end(text, s, p)
-        piece_floor = floor
-        for a, b, f in floors:
-            if a <= s < b or a < e <= b:
-                piece_floor = max(piece_floor, f)
-        pieces.append(Piece(s, e, used, level, review=level < piece_floor))
-        nxt = p
-        if overlap:
-            t_ov = max(t0 + 1, t0 + used - overlap)
-            if t_ov < t0 + used:
-                q = _word_start_at_or_after(text, seg_start + starts[t_ov], p)
-                if s < q < p:
-                    nxt = q
+        review = False
+        if level < floor or (floors and level < max((f for a, b, f in floors if a <= s < b or a < e <= b), default=floor)):
+            review = True
+        dirty = ctx.dirty
+        i = bisect_right(dirty, s)
+        exact = exact and (i == len(dirty) or dirty[i] >= e) and clean_cut(text, s) and clean_cut(text, p)
+        pieces.append(Piece(s, e, used, level, review=review, exact=exact))
+        if nxt <= s:
+            nxt = p
         s = skip_ws(text, nxt, end)
     return pieces

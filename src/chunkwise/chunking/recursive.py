@@ -29,27 +29,45 @@ class ParagraphsChunker(BaseChunker):
 
     def drafts(self, text: str, title: str) -> list[Draft]:
         budget, _ = self.body_budget((), title)
-        cuts = [*boundaries.paragraphs(text), *boundaries.sentences(text)]
-        return drafts_from_pieces(pack(text, 0, len(text), cuts, self.sizer, budget, self.config.overlap))
+        pieces = pack(text, 0, len(text), boundaries.paragraphs(text), self.sizer, budget, self.config.overlap,
+                      fine=(boundaries.sentences,))
+        return drafts_from_pieces(pieces)
 
 
 class RecursiveChunker(BaseChunker):
     """Ordered separators, highest first; CJK full stops are sentence ends and a boundary between
-    two CJK characters counts as a word boundary, so text without spaces splits cleanly."""
+    two CJK characters counts as a word boundary, so text without spaces splits cleanly. Sentence-level
+    separators are only searched inside stretches that need them."""
 
     name = "recursive"
 
     def drafts(self, text: str, title: str) -> list[Draft]:
         budget, _ = self.body_budget((), title)
         cuts: list = []
+        fine_seps: list[str] = []
         for sep in self.config.separators or DEFAULT_SEPARATORS:
             level = separator_level(sep)
             if level is None:
                 continue
-            if sep == SENTENCE:
-                cuts.extend(boundaries.sentences(text))
+            if level == Level.SENTENCE:
+                fine_seps.append(sep)
             elif level == Level.BLOCK:
                 cuts.extend(boundaries.paragraphs(text))
             else:
                 cuts.extend(boundaries.literal(text, sep, level))
-        return drafts_from_pieces(pack(text, 0, len(text), cuts, self.sizer, budget, self.config.overlap))
+        fine = (_sentence_finder(tuple(fine_seps)),) if fine_seps else ()
+        pieces = pack(text, 0, len(text), cuts, self.sizer, budget, self.config.overlap, fine=fine)
+        return drafts_from_pieces(pieces)
+
+
+def _sentence_finder(seps: tuple[str, ...]):
+    def find(text: str, start: int, end: int) -> list:
+        out: list = []
+        for sep in seps:
+            if sep == SENTENCE:
+                out.extend(boundaries.sentences(text, start, end))
+            else:
+                out.extend(boundaries.literal(text, sep, Level.SENTENCE, start, end))
+        return out
+
+    return find

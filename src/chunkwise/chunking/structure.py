@@ -124,14 +124,14 @@ class StructureChunker(BaseChunker):
             cuts.extend(self.block_cuts(text, blk))
             if blk.kind in ("code", "table"):
                 floors.append((blk.start, blk.end, Level.LINE))
-        pieces = pack(text, start, end, cuts, self.sizer, budget, self.config.overlap, floors=floors)
+        pieces = pack(text, start, end, cuts, self.sizer, budget, self.config.overlap, floors=floors,
+                      fine=(boundaries.sentences,))
         drafts = drafts_from_pieces(pieces, **meta)
         kinds = {(b.start, b.end): b.kind for b in blocks if b.kind in ("code", "table")}
         return [_with_kind(d, kinds) for d in drafts]
 
     def block_cuts(self, text: str, blk: Block) -> Iterator[tuple[int, Level]]:
-        if blk.kind in ("paragraph", "blockquote", "html_block"):
-            yield from boundaries.sentences(text, blk.start, blk.end)
+        if blk.kind in ("paragraph", "blockquote", "html_block"):  # sentences come lazily from pack
             if blk.kind != "paragraph":
                 yield from boundaries.lines(text, blk.start, blk.end)
             if self.atoms:
@@ -145,7 +145,6 @@ class StructureChunker(BaseChunker):
             for pos, lvl in blk.meta.get("items", ()):
                 if pos > blk.start:
                     yield pos, Level.ITEM if lvl == 1 else Level.LINE
-            yield from boundaries.sentences(text, blk.start, blk.end)
 
 
 def _with_kind(d: Draft, kinds: dict[tuple[int, int], str]) -> Draft:
