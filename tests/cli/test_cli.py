@@ -1,0 +1,76 @@
+"""The CLI is a thin layer: each command has help, JSON for machines, and clean errors with exit codes."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from chunkwise.cli.main import build_parser, main
+
+COMMANDS = ["chunk", "plan"]
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "chunkwise.cli.main", *args], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--help"])
+    assert exc.value.code == 0
+    assert "--json" in capsys.readouterr().out
+
+
+def test_parser_knows_every_command():
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    assert sorted(sub.choices) == sorted(COMMANDS)
+
+
+def test_chunk_json_lines(capsys):
+    assert main(["chunk", "examples/incident-runbook.md", "--json", "--size", "128"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    text = open("examples/incident-runbook.md", encoding="utf-8").read()
+    assert rows and all(r["text"] == text[r["start_char"] : r["end_char"]] for r in rows)
+    assert all(r["size"] <= 128 for r in rows)
+    assert {"heading_path", "needs_review", "start_char", "end_char", "size"} <= set(rows[0])
+
+
+def test_chunk_folder_prints_a_summary(capsys):
+    assert main(["chunk", "examples/"]) == 0
+    out = capsys.readouterr().out
+    assert "incident-runbook.md" in out and "0 failed" in out
+
+
+def test_chunk_reports_a_bad_file_and_goes_on(tmp_path, capsys):
+    (tmp_path / "good.md").write_text("# Title\n\nSome text here.\n", encoding="utf-8")
+    (tmp_path / "bad.txt").write_bytes(b"\xff\xfe\x00\x00garbage\x00\x81" * 10)
+    (tmp_path / "latin1.md").write_bytes("caf\xe9 cr\xe8me".encode("latin-1"))
+    assert main(["chunk", str(tmp_path)]) == 1
+    captured = capsys.readouterr()
+    assert "good.md" in captured.out and "1 failed" in captured.out
+    assert "not valid UTF-8" in captured.err
+
+
+def test_plan_json_matches_seed_001():
+    out = run("plan", "--size", "200", "--overlap", "50", "--doc-words", "100000", "--json")
+    assert out.returncode == 0
+    data = json.loads(out.stdout)
+    assert data["chunks"] == 667 and data["stored_units"] == 133_300
+    assert data["guaranteed_evidence"] == 51
+
+
+def test_plan_table_is_readable():
+    out = run("plan", "--size", "100", "--overlap", "0", "--evidence", "26")
+    assert out.returncode == 0 and "0.250" in out.stdout
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["chunk", "examples/access-policy.md", "--size", "10", "--overlap", "10", "--strategy", "fixed"], "overlap"),
+    (["plan", "--size", "5", "--overlap", "7"], "overlap"),
+    (["chunk", "no/such/file.md"], "no such file"),
+])
+def test_bad_usage_is_one_clean_line(args, needle):
+    out = run(*args)
+    assert out.returncode in (1, 2)
+    assert "Traceback" not in out.stderr and needle in out.stderr
