@@ -26,6 +26,8 @@ class Chunk:
     needs_review: bool = False
     reasons: tuple[str, ...] = ()
     rows: tuple[int, int] | None = None
+    page: int | None = None  # first page (1-based) of a paged source
+    page_end: int | None = None  # last page, when the chunk crosses a page break
 
     def to_dict(self) -> dict:
         return {
@@ -40,6 +42,8 @@ class Chunk:
             "needs_review": self.needs_review,
             "reasons": list(self.reasons),
             "rows": list(self.rows) if self.rows else None,
+            "page": self.page,
+            "page_end": self.page_end,
             "text": self.text,
             "embed_text": self.embed_text,
         }
@@ -55,3 +59,39 @@ class Block:
     level: int = 0
     text: str = ""
     meta: dict = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of a paged source: ``text[start:end]`` of its Document; numbers are 1-based."""
+
+    number: int
+    start: int
+    end: int
+    needs_ocr: bool = False
+
+
+@dataclass(frozen=True)
+class Document:
+    """One extracted source. ``text`` is the *original* extracted text: every offset (blocks, pages,
+    chunks) points into it. ``body_start`` skips metadata such as YAML front matter.
+
+    Block kinds: heading (``level`` 1-6, ``text`` = heading text), paragraph, list_item (``level`` =
+    nesting depth), table (``meta["header"]`` = header cells, ``meta["rows"]`` = row spans), code
+    (``meta["lang"]``), page_break.
+    """
+
+    doc_id: str
+    source: str
+    media_type: str
+    text: str
+    blocks: tuple[Block, ...] = ()
+    pages: tuple[Page, ...] = ()
+    metadata: dict = field(default_factory=dict, compare=False, hash=False)
+    sha256: str = ""
+    body_start: int = 0
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def title(self) -> str:
+        return str(self.metadata.get("title") or "")
