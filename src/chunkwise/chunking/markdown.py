@@ -5,6 +5,7 @@ heading. YAML front matter is recognised (and excluded from chunk text) by the f
 """
 from __future__ import annotations
 
+import importlib.util
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -51,7 +52,103 @@ def _inline_text(tok) -> str:
     return tok.content.strip()
 
 
-def parse_markdown(text: str) -> MarkdownDoc:
+def parse_markdown(text: str, backend: str = "auto") -> MarkdownDoc:
+    """Sections and top-level blocks of a Markdown text, with character offsets.
+
+    Uses markdown-it-pyrs (Rust; the same CommonMark rules) when installed — about ten times faster
+    — and markdown-it-py otherwise. Both are checked to agree on the test corpora.
+    """
+    use_rs = backend == "rs" or (backend == "auto" and importlib.util.find_spec("markdown_it_pyrs") is not None)
+    body_start, front_matter, blocks = _blocks_rs(text) if use_rs else _blocks_py(text)
+    return _sections(text, body_start, front_matter, blocks)
+
+
+@lru_cache(maxsize=1)
+def _parser_rs():
+    from markdown_it_pyrs import MarkdownIt
+
+    return MarkdownIt("commonmark").enable_many(["table", "front_matter"])
+
+
+def _byte_to_char(text: str, offsets: set[int]) -> dict[int, int]:
+    """UTF-8 byte offsets -> character offsets, in one pass over the bytes."""
+    if text.isascii():
+        return {b: b for b in offsets}
+    data = text.encode("utf-8")
+    out: dict[int, int] = {}
+    prev_b, prev_c = 0, 0
+    for b in sorted(offsets):
+        # characters in data[prev_b:b] = bytes that are not UTF-8 continuation bytes
+        prev_c += len(data[prev_b:b].translate(None, _CONTINUATION))
+        prev_b = b
+        out[b] = prev_c
+    return out
+
+
+_CONTINUATION = bytes(range(0x80, 0xC0))
+
+
+def _blocks_rs(text: str) -> tuple[int, str, list[Block]]:
+    root = _parser_rs().tree(text)
+    nodes = root.children
+    raw: list[tuple] = []
+    offsets: set[int] = set()
+
+    def items_of(node, depth: int) -> list[tuple[int, int]]:
+        found = []
+        for item in node.children:
+            if item.name == "list_item" and item.srcmap:
+                found.append((item.srcmap[0], depth))
+                offsets.add(item.srcmap[0])
+                for sub in item.children:
+                    if sub.name in ("bullet_list", "ordered_list"):
+                        found.extend(items_of(sub, depth + 1))
+        return found
+
+    for node in nodes:
+        if not node.srcmap or node.name == "definition":  # link definitions are not content blocks
+            continue
+        a, b = node.srcmap
+        offsets.update((a, b))
+        raw.append((node, a, b, items_of(node, 1) if node.name in ("bullet_list", "ordered_list") else ()))
+    conv = _byte_to_char(text, offsets)
+    body_start, front_matter = 0, ""
+    blocks: list[Block] = []
+    for node, a, b, items in raw:
+        a, b = conv[a], conv[b]
+        a = text.rfind("\n", 0, a) + 1  # blocks start at their line start, as line maps give them
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        name = node.name
+        if name == "front_matter":
+            body_start, front_matter = _line_after(text, b), node.meta.get("content", "")
+        elif name in ("heading", "lheading"):
+            blocks.append(Block("heading", a, b, int(node.meta.get("level", 1)), _text_rs(node)))
+        elif name == "paragraph":
+            blocks.append(Block("paragraph", a, b))
+        elif name in ("fence", "code_block"):
+            blocks.append(Block("code", a, b, meta={"lang": str(node.meta.get("info", "")).strip()}))
+        elif name == "table":
+            blocks.append(Block("table", a, b))
+        elif name in ("bullet_list", "ordered_list"):
+            blocks.append(Block("list", a, b, meta={"items": [(text.rfind("\n", 0, conv[p]) + 1, d) for p, d in items],
+                                                     "ordered": name == "ordered_list"}))
+        else:
+            blocks.append(Block(name, a, b))
+    return body_start, front_matter, blocks
+
+
+def _line_after(text: str, pos: int) -> int:
+    nl = text.find("\n", pos)
+    return len(text) if nl < 0 else nl + 1
+
+
+def _text_rs(node) -> str:
+    parts = [d.meta.get("content", "") for d in node.walk() if d.name in ("text", "code_inline")]
+    return "".join(parts).strip()
+
+
+def _blocks_py(text: str) -> tuple[int, str, list[Block]]:
     tokens = _parser().parse(text)
     starts = line_starts(text)
     n_lines = len(starts)
@@ -90,13 +187,16 @@ def parse_markdown(text: str) -> MarkdownDoc:
             while j < len(tokens) and not (tokens[j].level == 0 and tokens[j].type == tok.type.replace("open", "close")):
                 t = tokens[j]
                 if t.type == "list_item_open" and t.map is not None:
-                    items.append((at(t.map[0]), t.level))
+                    items.append((at(t.map[0]), (t.level + 1) // 2))  # nesting depth from 1
                 j += 1
             blocks.append(Block("list", a, b, meta={"items": items, "ordered": tok.type.startswith("ordered")}))
         else:  # blockquote, html_block, hr: kept as opaque blocks
             blocks.append(Block(tok.type.replace("_open", ""), a, b))
         i += 1
+    return body_start, front_matter, blocks
 
+
+def _sections(text: str, body_start: int, front_matter: str, blocks: list[Block]) -> MarkdownDoc:
     sections: list[Section] = []
     stack: list[tuple[int, str]] = []
     title = ""

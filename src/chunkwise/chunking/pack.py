@@ -88,13 +88,16 @@ def word_cuts(text: str, start: int, end: int) -> list[tuple[int, Level]]:
 class _Ctx:
     """What every level of one ``pack`` call shares."""
 
-    __slots__ = ("text", "sizer", "finders", "dirty")
+    __slots__ = ("text", "sizer", "finders", "dirty", "long")
 
-    def __init__(self, text: str, sizer: Sizer, finders: Sequence[Finder]):
+    def __init__(self, text: str, sizer: Sizer, finders: Sequence[Finder], budget: int):
         self.text = text
         self.sizer = sizer
         self.finders = finders
         self.dirty: list[int] = []  # sorted cut positions that split a word
+        # A segment this many characters long will almost surely need cutting inside: it is measured
+        # through its finer child straight away rather than measured twice.
+        self.long = 8 * budget
 
 
 class _Segments:
@@ -108,7 +111,17 @@ class _Segments:
         self.depth = depth
         self.pos = [start, *positions, end]
         self.lev = [Level.END, *levels, Level.END]
-        self.prefix = [0, *accumulate(ctx.sizer.count_many([text[a:b] for a, b in zip(self.pos, self.pos[1:])]))]
+        self._children: dict[int, _Segments | None] = {}
+        bounds = list(zip(self.pos, self.pos[1:]))
+        long = [k for k, (a, b) in enumerate(bounds) if b - a > ctx.long] if depth <= len(ctx.finders) else []
+        if long:
+            skip = set(long)
+            short = ctx.sizer.count_many([text[a:b] for k, (a, b) in enumerate(bounds) if k not in skip])
+            it = iter(short)
+            counts = [self.child(k).prefix[-1] if k in skip else next(it) for k in range(len(bounds))]
+        else:
+            counts = ctx.sizer.count_many([text[a:b] for a, b in bounds])
+        self.prefix = [0, *accumulate(counts)]
         self.by_level: dict[Level, list[int]] = {}
         for i in range(1, len(self.pos)):
             self.by_level.setdefault(self.lev[i], []).append(i)
@@ -116,7 +129,6 @@ class _Segments:
         for p in positions:
             if text[p] not in _PLAIN_SPACE and text[p - 1] not in _PLAIN_SPACE and not clean_cut(text, p):
                 insort(ctx.dirty, p)
-        self._children: dict[int, _Segments | None] = {}
 
     def segment_of(self, s: int) -> int:
         return bisect_right(self.pos, s) - 1
@@ -129,7 +141,7 @@ class _Segments:
                 cuts: Iterable = ctx.finders[self.depth](ctx.text, a, b)
             elif self.depth == n_fine:
                 cuts = word_cuts(ctx.text, a, b)
-            elif self.depth == n_fine + 1 and self.prefix[k + 1] - self.prefix[k] > 1:
+            elif self.depth == n_fine + 1 and (b - a > 1) and ctx.sizer.count(ctx.text[a:b]) - ctx.sizer.overhead > 1:
                 st, en = ctx.sizer.spans(ctx.text[a:b])
                 cuts = [(a + e, Level.WORD if _cjk_pair(ctx.text, a + e) else Level.UNIT) for e in en]
             else:
@@ -200,7 +212,7 @@ def pack(
     """
     if budget < 1:
         raise ValueError("budget must be at least one unit")
-    ctx = _Ctx(text, sizer, fine)
+    ctx = _Ctx(text, sizer, fine, budget)
     top = _Segments(ctx, start, end, cuts, 0)
     pieces: list[Piece] = []
     s = skip_ws(text, start, end)

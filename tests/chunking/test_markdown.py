@@ -1,0 +1,42 @@
+"""The Rust and Python Markdown backends must find the same structure (same sections, same blocks)."""
+import pytest
+from conftest import chroma_texts
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chunkwise.chunking.markdown import parse_markdown
+
+pytest.importorskip("markdown_it_pyrs")
+
+LINES = ["# Heading", "## Sub", "Setext", "------", "====", "```bash", "# comment", "```", "| a | b |",
+         "| --- | --- |", "| 1 | 2 |", "1. step", "   - sub", "- item", "> quote", "    code", "<div>", "</div>",
+         "---", "title: x", "plain words é ü 東京 😀.", "", "", "***", "[ref]: http://x"]
+
+
+def same(text):
+    rs, py = parse_markdown(text, "rs"), parse_markdown(text, "py")
+    assert rs.body_start == py.body_start
+    assert rs.title == py.title
+    assert [(s.start, s.end, s.heading_path) for s in rs.sections] == [(s.start, s.end, s.heading_path) for s in py.sections]
+    for a, b in zip(rs.sections, py.sections):
+        assert [(x.kind, x.start, x.end, x.level, x.text) for x in a.blocks] == \
+               [(x.kind, x.start, x.end, x.level, x.text) for x in b.blocks]
+        items_a = [x.meta.get("items") for x in a.blocks]
+        items_b = [x.meta.get("items") for x in b.blocks]
+        assert items_a == items_b
+
+
+def test_backends_agree_on_examples(examples):
+    for name, text in examples.items():
+        same(text)
+
+
+def test_backends_agree_on_benchmark_corpora():
+    for text in chroma_texts().values():
+        same(text)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(LINES), max_size=25))
+def test_backends_agree_on_generated_markdown(lines):
+    same("\n".join(lines) + "\n")
