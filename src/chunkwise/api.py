@@ -8,7 +8,7 @@ from typing import Any
 
 from chunkwise.config import ChunkConfig
 from chunkwise.errors import InputError
-from chunkwise.types import Chunk
+from chunkwise.types import Chunk, Document, Page
 
 _MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdx", ".mdown"}
 
@@ -59,6 +59,47 @@ def chunk_file(path: str | Path, config: ChunkConfig | None = None, chunker=None
 
         chunker = type(chunker)(replace(chunker.config, format=fmt), chunker.sizer)
     return chunker.chunk(text)
+
+
+def chunk_document(doc: Document, chunker=None, **options: Any) -> list[Chunk]:
+    """Chunk an extracted Document: offsets into ``doc.text``, front matter left out, heading paths
+    from the document's own structure, and the page (and last page, if it crosses one) on each chunk."""
+    from dataclasses import replace
+
+    from chunkwise.chunking.structure import StructureChunker
+
+    if chunker is None:
+        fmt = "markdown" if doc.media_type == "text/markdown" else "text"
+        chunker = make_chunker(None, format=fmt, title=options.pop("title", doc.title), **options)
+    if isinstance(chunker, StructureChunker) and doc.blocks:
+        chunks = chunker.chunk_blocks(doc.text, doc.blocks, doc.body_start, doc.title)
+    elif isinstance(chunker, StructureChunker):
+        chunks = chunker.chunk(doc.text)  # the Markdown parser skips front matter itself
+    else:
+        body = doc.text[doc.body_start :]
+        chunks = [replace(c, start_char=c.start_char + doc.body_start, end_char=c.end_char + doc.body_start)
+                  for c in chunker.chunk(body)]
+    return attach_pages(chunks, doc.pages)
+
+
+def attach_pages(chunks: list[Chunk], pages: tuple[Page, ...] | list[Page]) -> list[Chunk]:
+    """Set ``page``/``page_end`` from the document's page map (characters between pages belong to the
+    page before)."""
+    if not pages:
+        return chunks
+    from bisect import bisect_right
+    from dataclasses import replace
+
+    starts = [p.start for p in pages]
+
+    def page_at(pos: int) -> int:
+        return pages[max(0, bisect_right(starts, pos) - 1)].number
+
+    out = []
+    for c in chunks:
+        first, last = page_at(c.start_char), page_at(max(c.start_char, c.end_char - 1))
+        out.append(replace(c, page=first, page_end=last if last != first else None))
+    return out
 
 
 @dataclass(frozen=True)

@@ -196,10 +196,14 @@ def _blocks_py(text: str) -> tuple[int, str, list[Block]]:
     return body_start, front_matter, blocks
 
 
-def _sections(text: str, body_start: int, front_matter: str, blocks: list[Block]) -> MarkdownDoc:
+def sections_from_blocks(text: str, blocks: list[Block], body_start: int = 0, title: str = "") -> MarkdownDoc:
+    """Sections for an extracted document (PDF, DOCX, HTML) from its heading and content blocks."""
+    return _sections(text, body_start, "", [b for b in blocks if b.kind != "page_break"], title)
+
+
+def _sections(text: str, body_start: int, front_matter: str, blocks: list[Block], title: str = "") -> MarkdownDoc:
     sections: list[Section] = []
     stack: list[tuple[int, str]] = []
-    title = ""
     cur_start, cur_path, cur_blocks = body_start, (), []
 
     def close(end: int) -> None:

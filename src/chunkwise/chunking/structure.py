@@ -16,7 +16,13 @@ from typing import Iterator
 from chunkwise.chunking import boundaries
 from chunkwise.chunking.base import BaseChunker, Draft, drafts_from_pieces
 from chunkwise.chunking.levels import Level
-from chunkwise.chunking.markdown import Section, fold_empty_headings, front_matter_title, parse_markdown
+from chunkwise.chunking.markdown import (
+    Section,
+    fold_empty_headings,
+    front_matter_title,
+    parse_markdown,
+    sections_from_blocks,
+)
 from chunkwise.chunking.pack import pack
 from chunkwise.chunking.tables import table_drafts
 from chunkwise.types import Block
@@ -58,7 +64,14 @@ class StructureChunker(BaseChunker):
 
     def _chunk(self, text: str):
         sections, title = self.sections(text)
-        title = self.config.title or title
+        return self._chunk_sections(text, sections, self.config.title or title)
+
+    def chunk_blocks(self, text: str, blocks, body_start: int = 0, title: str = ""):
+        """Chunk an extracted document whose structure (headings, lists, tables) is already known."""
+        doc = sections_from_blocks(text, list(blocks), body_start)
+        return self.for_text(text)._chunk_sections(text, list(doc.sections), self.config.title or title or doc.title)
+
+    def _chunk_sections(self, text: str, sections, title: str):
         drafts: list[Draft] = []
         for sec in sections:
             drafts.extend(self.section_drafts(text, sec, title))
@@ -119,7 +132,9 @@ class StructureChunker(BaseChunker):
         cuts: list[tuple[int, Level]] = []
         floors: list[tuple[int, int, Level]] = []
         for blk in blocks:
-            if blk.kind != "heading":  # a heading stays glued to the block that follows it
+            if blk.kind == "list_item":  # extracted list items: item-level cuts between them
+                cuts.append((blk.end, Level.ITEM if blk.level <= 1 else Level.LINE))
+            elif blk.kind != "heading":  # a heading stays glued to the block that follows it
                 cuts.append((blk.end, Level.BLOCK))
             cuts.extend(self.block_cuts(text, blk))
             if blk.kind in ("code", "table"):
