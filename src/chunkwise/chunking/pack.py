@@ -97,30 +97,24 @@ class _Ctx:
         self.dirty: list[int] = []  # sorted cut positions that split a word
         # A segment this many characters long will almost surely need cutting inside: it is measured
         # through its finer child straight away rather than measured twice.
-        self.long = 8 * budget
+        self.long = 4 * budget
 
 
 class _Segments:
     """A region cut at its candidates, measured once, with prefix sums for O(log n) reach queries.
     Segments too long for the budget get a child one level finer, built on first need."""
 
-    def __init__(self, ctx: _Ctx, start: int, end: int, cuts: Iterable[tuple[int, Level]], depth: int):
+    def __init__(self, ctx: _Ctx, start: int, end: int, cuts: Iterable[tuple[int, Level]], depth: int,
+                 counts: list[int] | None = None):
         text = ctx.text
-        positions, levels = merge_cuts(cuts, start, end)
+        positions, levels = cuts if isinstance(cuts, tuple) else merge_cuts(cuts, start, end)
         self.ctx = ctx
         self.depth = depth
         self.pos = [start, *positions, end]
         self.lev = [Level.END, *levels, Level.END]
         self._children: dict[int, _Segments | None] = {}
-        bounds = list(zip(self.pos, self.pos[1:]))
-        long = [k for k, (a, b) in enumerate(bounds) if b - a > ctx.long] if depth <= len(ctx.finders) else []
-        if long:
-            skip = set(long)
-            short = ctx.sizer.count_many([text[a:b] for k, (a, b) in enumerate(bounds) if k not in skip])
-            it = iter(short)
-            counts = [self.child(k).prefix[-1] if k in skip else next(it) for k in range(len(bounds))]
-        else:
-            counts = ctx.sizer.count_many([text[a:b] for a, b in bounds])
+        if counts is None:
+            counts = self._measure()
         self.prefix = [0, *accumulate(counts)]
         self.by_level: dict[Level, list[int]] = {}
         for i in range(1, len(self.pos)):
@@ -129,6 +123,37 @@ class _Segments:
         for p in positions:
             if text[p] not in _PLAIN_SPACE and text[p - 1] not in _PLAIN_SPACE and not clean_cut(text, p):
                 insort(ctx.dirty, p)
+
+    def _measure(self) -> list[int]:
+        """Counts of every segment in one batched call. A segment long enough that it will surely be
+        cut inside is measured through its finer pieces instead (found now, counted in the same
+        call), so no text is measured twice."""
+        ctx, text = self.ctx, self.ctx.text
+        bounds = list(zip(self.pos, self.pos[1:]))
+        finder = ctx.finders[self.depth] if self.depth < len(ctx.finders) else None
+        if finder is None and self.depth != len(ctx.finders):
+            return ctx.sizer.count_many([text[a:b] for a, b in bounds])
+        pieces: list[str] = []
+        plan: list[tuple[int, tuple | None]] = []  # (number of pieces, fine cuts) per segment
+        for a, b in bounds:
+            if b - a > ctx.long:
+                fine = merge_cuts(finder(text, a, b) if finder else word_cuts(text, a, b), a, b)
+                edges = [a, *fine[0], b]
+                pieces.extend(text[x:y] for x, y in zip(edges, edges[1:]))
+                plan.append((len(edges) - 1, fine))
+            else:
+                pieces.append(text[a:b])
+                plan.append((1, None))
+        all_counts = ctx.sizer.count_many(pieces)
+        counts, i = [], 0
+        for k, (n, fine) in enumerate(plan):
+            part = all_counts[i : i + n]
+            i += n
+            if fine is not None:
+                a, b = bounds[k]
+                self._children[k] = _Segments(ctx, a, b, fine, self.depth + 1, part)
+            counts.append(sum(part))
+        return counts
 
     def segment_of(self, s: int) -> int:
         return bisect_right(self.pos, s) - 1

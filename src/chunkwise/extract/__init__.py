@@ -1,0 +1,34 @@
+"""Extraction: one module per format, each ``bytes -> Document`` with offsets into the extracted text.
+
+Format libraries load lazily, only when a file of that format is met.
+"""
+from __future__ import annotations
+
+import importlib
+
+from chunkwise.errors import DependencyError, InputError
+from chunkwise.types import Document
+
+MARKDOWN = "text/markdown"
+TEXT = "text/plain"
+HTML = "text/html"
+PDF = "application/pdf"
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+
+_MODULES = {MARKDOWN: "text", TEXT: "text", HTML: "html", PDF: "pdf", DOCX: "docx"}
+_EXTRAS = {"html": "html", "pdf": "pdf", "docx": "docx"}
+
+
+def extract_bytes(data: bytes, source: str, media_type: str) -> Document:
+    """Turn one source's bytes into a Document, or raise InputError saying why it cannot be read."""
+    name = _MODULES.get(media_type)
+    if name is None:
+        raise InputError(f"{source}: unsupported type {media_type}; chunkwise reads Markdown, text, HTML, PDF, DOCX")
+    try:
+        module = importlib.import_module(f"chunkwise.extract.{name}")
+    except ImportError as exc:
+        extra = _EXTRAS.get(name, "all")
+        raise DependencyError(f"{source}: reading {name.upper()} needs: pip install 'chunkwise[{extra}]' ({exc.name})") from exc
+    if name == "text":
+        return module.extract(data, source, media_type)
+    return module.extract(data, source)

@@ -1,0 +1,101 @@
+"""Extraction audit: is this file's text fit to chunk? Counted per file, before anyone blames the
+chunker (seed 004): empty pages, characters per page, `(cid:` glyph garbage, replacement characters,
+language, running headers/footers, tables, pages that need OCR."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from chunkwise.types import Document
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    source: str
+    status: str  # ok | warn | skipped | error
+    format: str = ""
+    pages: int | None = None
+    empty_pages: int = 0
+    chars: int = 0
+    chars_per_page: float | None = None
+    cid_artifacts: int = 0
+    replacement_chars: int = 0
+    language: str = ""
+    language_prob: float = 0.0
+    repeated_lines: tuple[str, ...] = ()
+    tables: int = 0
+    needs_ocr: bool = False
+    warnings: tuple[str, ...] = field(default=())
+    error: str = ""
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["repeated_lines"] = list(self.repeated_lines)
+        d["warnings"] = list(self.warnings)
+        return d
+
+
+_SHORT = {
+    "text/markdown": "markdown",
+    "text/plain": "text",
+    "text/html": "html",
+    "application/pdf": "pdf",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+}
+
+
+def _tables(doc: Document) -> int:
+    tables = sum(1 for b in doc.blocks if b.kind == "table")
+    if doc.media_type == "text/markdown" and not doc.blocks:
+        from chunkwise.chunking.markdown import parse_markdown
+
+        tables = sum(1 for s in parse_markdown(doc.text).sections for b in s.blocks if b.kind == "table")
+    return tables
+
+
+def _repeated(doc: Document) -> tuple[str, ...]:
+    if len(doc.pages) < 2:
+        return ()
+    try:
+        from chunkwise.normalise.headers import find_repeated_lines
+    except ImportError:  # pragma: no cover - normalise ships with the package
+        return ()
+    return tuple(sorted(find_repeated_lines([doc.text[p.start : p.end] for p in doc.pages])))
+
+
+def audit_document(doc: Document) -> AuditRow:
+    from chunkwise.extract.language import detect
+
+    text = doc.text[doc.body_start :]
+    empty = sum(1 for p in doc.pages if p.needs_ocr)
+    lang, prob = detect(text)
+    cid = text.count("(cid:")
+    fffd = text.count("\ufffd")
+    warnings = list(doc.warnings)
+    if cid and not any("(cid:" in w for w in warnings):
+        warnings.append(f"{cid} '(cid:' glyph artifacts: the PDF's fonts lack a text mapping; consider OCR")
+    if fffd and not any("U+FFFD" in w or "replacement" in w.lower() for w in warnings):
+        warnings.append(f"{fffd} replacement characters: bytes that did not decode")
+    if doc.pages and empty == len(doc.pages):
+        warnings.append("no page has a text layer: the file needs OCR before it can be chunked")
+    status = "warn" if warnings else "ok"
+    return AuditRow(
+        source=doc.source,
+        status=status,
+        format=_SHORT.get(doc.media_type, doc.media_type),
+        pages=len(doc.pages) or None,
+        empty_pages=empty,
+        chars=len(text),
+        chars_per_page=round(len(text) / len(doc.pages), 1) if doc.pages else None,
+        cid_artifacts=cid,
+        replacement_chars=fffd,
+        language=lang,
+        language_prob=prob,
+        repeated_lines=_repeated(doc),
+        tables=_tables(doc),
+        needs_ocr=empty > 0,
+        warnings=tuple(dict.fromkeys(warnings)),
+    )
+
+
+def audit_failure(source: str, error: str, skipped: bool = False) -> AuditRow:
+    return AuditRow(source=source, status="skipped" if skipped else "error", error=error)
