@@ -7,11 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from chunkwise.config import ChunkConfig
-from chunkwise.errors import InputError
+from chunkwise.errors import DependencyError, InputError
 from chunkwise.types import Chunk, Document, Page
-
-_MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdx", ".mdown"}
-
 
 def make_chunker(config: ChunkConfig | None = None, **options: Any):
     """Build a reusable chunker: ``make_chunker(strategy="recursive", size=256).chunk(text)``."""
@@ -31,46 +28,147 @@ def chunk_text(text: str, config: ChunkConfig | None = None, **options: Any) -> 
     return make_chunker(config, **options).chunk(text)
 
 
-def read_text(path: str | Path) -> str:
-    """Decode a text file exactly (UTF-8, UTF-8 with BOM kept as a character, UTF-16 with BOM)."""
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read ({exc.strerror or exc})") from exc
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return raw.decode("utf-16")
-    if b"\x00" in raw[:8192]:
-        raise InputError(f"{p}: looks binary (NUL bytes); not a text file")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{p}: not valid UTF-8 at byte {exc.start}; re-save it as UTF-8") from exc
+def audit(paths, root: str | Path | None = None, max_bytes: int = 50_000_000):
+    """Extraction audit rows, one per source (failures included), in a stable order."""
+    from chunkwise.extract.audit import audit_document, audit_failure
+
+    for item in iter_documents(paths, root=root, max_bytes=max_bytes):
+        if isinstance(item, SourceFailure):
+            yield audit_failure(item.source, item.error, item.skipped)
+        else:
+            yield audit_document(item)
 
 
 def chunk_file(path: str | Path, config: ChunkConfig | None = None, chunker=None, **options: Any) -> list[Chunk]:
-    """Chunk a Markdown or text file; the format follows the suffix unless the config says otherwise."""
-    text = read_text(path)
-    fmt = "markdown" if Path(path).suffix.lower() in _MARKDOWN_SUFFIXES else "text"
+    """Chunk one file of any supported format (Markdown, text, HTML, PDF, DOCX)."""
+    doc = load_document(path)
     if chunker is None:
-        chunker = make_chunker(config, format=fmt, **options)
-    elif chunker.config.format != fmt:
-        from dataclasses import replace
+        chunker = make_chunker(config, **_doc_options(doc, config, options))
+    else:
+        chunker = for_document(chunker, doc)
+    return chunk_document(doc, chunker)
 
-        chunker = type(chunker)(replace(chunker.config, format=fmt), chunker.sizer)
-    return chunker.chunk(text)
+
+def _doc_options(doc: Document, config: ChunkConfig | None, options: dict) -> dict:
+    opts = dict(options)
+    opts.setdefault("format", "markdown" if doc.media_type == "text/markdown" else "text")
+    if not (config and config.title) and "title" not in opts and doc.title:
+        opts["title"] = doc.title
+    return opts
+
+
+def for_document(chunker, doc: Document):
+    """The same chunker, with the format (and title, when the config has none) this document needs."""
+    from dataclasses import replace
+
+    want = _doc_options(doc, chunker.config, {})
+    cfg = chunker.config
+    new = replace(cfg, format=want["format"], title=cfg.title or want.get("title", ""))
+    return chunker if new == cfg else type(chunker)(new, chunker.sizer)
+
+
+@dataclass(frozen=True)
+class SourceFailure:
+    """A source that produced no Document, and why. ``skipped`` marks empty files: reported, not errors."""
+
+    source: str
+    error: str
+    skipped: bool = False
+
+
+def iter_documents(paths, root: str | Path | None = None, max_bytes: int = 50_000_000):
+    """Files, folders and globs -> Documents, or a SourceFailure per file that cannot be used. One bad
+    file never stops the run, and the good files come out exactly as they would alone."""
+    from dataclasses import replace
+
+    from chunkwise.extract import extract_bytes
+    from chunkwise.sources import SourceError, iter_sources
+
+    for src in iter_sources(paths, root=root, max_bytes=max_bytes):
+        if isinstance(src, SourceError):
+            yield SourceFailure(src.doc_id or str(src.path), src.error, src.error.endswith("skipped"))
+            continue
+        try:
+            doc = extract_bytes(src.path.read_bytes(), src.doc_id, src.media_type)
+        except (InputError, DependencyError) as exc:
+            msg = str(exc)
+            yield SourceFailure(src.doc_id, msg, msg.endswith("skipped"))
+            continue
+        except OSError as exc:
+            yield SourceFailure(src.doc_id, f"{src.doc_id}: cannot read ({exc.strerror or exc})")
+            continue
+        yield replace(doc, sha256=src.sha256)
+
+
+def load_document(path: str | Path) -> Document:
+    """One file -> Document, raising InputError when it cannot be used."""
+    for item in iter_documents([path]):
+        if isinstance(item, SourceFailure):
+            raise InputError(item.error)
+        return item
+    raise InputError(f"{path}: no such file")
+
+
+_MARKUP = ("text/markdown", "text/plain")
+
+
+def normalised_view(doc: Document):
+    """The Document as chunked: normalised text with blocks, pages and body start moved along, plus the
+    map back to ``doc.text`` (None when nothing changed). Markdown and text get character repairs only
+    (invisible and bidirectional controls, soft hyphens, NFC) so their syntax survives; extracted
+    formats also get whitespace, hyphenation and running-header repair."""
+    from bisect import bisect_left
+    from dataclasses import replace
+
+    from chunkwise import normalise as nm
+
+    if doc.media_type in _MARKUP:
+        norm = nm.Normalised.identity(doc.text)
+        for step in (nm.remove_invisible, nm.remove_soft_hyphens, nm.nfc):
+            norm = norm.then(step(norm.text))
+    else:
+        norm = nm.normalise_document(doc, strip_headers=len(doc.pages) > 2)
+    if norm.text == doc.text:
+        return doc, None
+    to_orig = norm.to_original
+
+    def fwd(o: int) -> int:
+        return bisect_left(to_orig, o)
+
+    view = replace(
+        doc,
+        text=norm.text,
+        blocks=tuple(replace(b, start=fwd(b.start), end=max(fwd(b.start), fwd(b.end))) for b in doc.blocks),
+        pages=tuple(replace(p, start=fwd(p.start), end=fwd(p.end)) for p in doc.pages),
+        body_start=fwd(doc.body_start),
+    )
+    return view, norm
 
 
 def chunk_document(doc: Document, chunker=None, **options: Any) -> list[Chunk]:
-    """Chunk an extracted Document: offsets into ``doc.text``, front matter left out, heading paths
-    from the document's own structure, and the page (and last page, if it crosses one) on each chunk."""
+    """Chunk an extracted Document: offsets into ``doc.text`` (the original), chunk text normalised,
+    front matter left out, heading paths from the document's own structure, and the page (and last
+    page, if it crosses one) on each chunk."""
+    from dataclasses import replace
+
+    view, norm = normalised_view(doc)
+    chunks = _chunk_view(view, chunker, **options)
+    if norm is None:
+        return chunks
+    out = []
+    for c in chunks:
+        a, b = norm.original_span(c.start_char, c.end_char)
+        out.append(replace(c, start_char=a, end_char=b))
+    return out
+
+
+def _chunk_view(doc: Document, chunker=None, **options: Any) -> list[Chunk]:
     from dataclasses import replace
 
     from chunkwise.chunking.structure import StructureChunker
 
     if chunker is None:
-        fmt = "markdown" if doc.media_type == "text/markdown" else "text"
-        chunker = make_chunker(None, format=fmt, title=options.pop("title", doc.title), **options)
+        chunker = make_chunker(None, **_doc_options(doc, None, options))
     if isinstance(chunker, StructureChunker) and doc.blocks:
         chunks = chunker.chunk_blocks(doc.text, doc.blocks, doc.body_start, doc.title)
     elif isinstance(chunker, StructureChunker):

@@ -7,7 +7,7 @@ import pytest
 
 from chunkwise.cli.main import build_parser, main
 
-COMMANDS = ["chunk", "plan"]
+COMMANDS = ["audit", "chunk", "plan"]
 
 
 def run(*args):
@@ -48,8 +48,8 @@ def test_chunk_reports_a_bad_file_and_goes_on(tmp_path, capsys):
     (tmp_path / "latin1.md").write_bytes("caf\xe9 cr\xe8me".encode("latin-1"))
     assert main(["chunk", str(tmp_path)]) == 1
     captured = capsys.readouterr()
-    assert "good.md" in captured.out and "1 failed" in captured.out
-    assert "not valid UTF-8" in captured.err
+    assert "good.md" in captured.out and "2 failed" in captured.out  # binary .txt and latin-1 .md
+    assert "invalid UTF-8 at byte 3" in captured.err and "re-save the file as UTF-8" in captured.err
 
 
 def test_plan_json_matches_seed_001():

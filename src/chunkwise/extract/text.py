@@ -1,0 +1,137 @@
+"""Markdown and plain text -> Document. The decoded file *is* the original text every offset points into.
+
+Decoding: UTF-8; UTF-8 with a BOM (the BOM is dropped and a warning says so: offsets then index the
+decoded text *without* it, i.e. byte offset 3 of the file is character 0); UTF-16 and UTF-32 with a BOM.
+Invalid bytes raise ``InputError`` naming the byte offset and line, rather than decoding lossily: a
+silently replaced character makes a chunk that can never be matched exactly, and re-saving the file as
+UTF-8 is a one-minute fix. Blocks are left empty: the chunker parses Markdown itself.
+
+Markdown front matter (``---`` ... ``---`` or ``...`` at the very top) is read with PyYAML's
+``BaseLoader``, as safe as ``safe_load`` but keeping every scalar as written: ``safe_load`` would turn
+``id: 0012`` into 10 (octal), ``version: 1.10`` into 1.1 and ``title: yes`` into True.
+"""
+from __future__ import annotations
+
+import codecs
+import hashlib
+import re
+
+from chunkwise.errors import ConfigError, InputError
+from chunkwise.types import Document
+
+MEDIA_TYPES = ("text/plain", "text/markdown")
+_KEEP = ("title", "id", "acl", "updated_at", "language", "version", "author")
+_LF = b"\n"
+_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+_BLANK = " \t\n\r\f\v\x85\u00a0\u2028\u2029\u200b\u200c\u200d\u2060\ufeff"
+_OPEN_RE = re.compile(r"(-{3,})[ \t]*(?:\r\n|\r|\n)")
+_LINE_RE = re.compile(r"([^\r\n]*)(\r\n|\r|\n|$)")
+# (BOM, codec, label): UTF-32 first, its little-endian BOM begins with UTF-16's.
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le", "UTF-32"),
+    (codecs.BOM_UTF32_BE, "utf-32-be", "UTF-32"),
+    (codecs.BOM_UTF8, "utf-8", "UTF-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le", "UTF-16"),
+    (codecs.BOM_UTF16_BE, "utf-16-be", "UTF-16"),
+)
+
+
+def extract(data: bytes, source: str, media_type: str) -> Document:
+    """Decode one Markdown or text file. Raises ``InputError`` for undecodable bytes and for an empty
+    file ("... is empty; skipped"), never a UnicodeDecodeError."""
+    if media_type not in MEDIA_TYPES:
+        raise ConfigError(f"extract.text reads {' and '.join(MEDIA_TYPES)}, not {media_type}; use extract_bytes()")
+    text, warnings = decode(data, source)
+    metadata: dict = {}
+    body_start = 0
+    if media_type == "text/markdown":
+        metadata, body_start, fm_warnings = front_matter(text, source)
+        warnings += fm_warnings
+    if not text[body_start:].strip(_BLANK):
+        what = "empty after its front matter" if body_start else "empty"
+        raise InputError(f"{source} is {what}; skipped")
+    return Document(
+        doc_id=metadata.get("id") or source,
+        source=source,
+        media_type=media_type,
+        text=text,
+        metadata=metadata,
+        sha256=hashlib.sha256(data).hexdigest(),
+        body_start=body_start,
+        warnings=tuple(warnings),
+    )
+
+
+def decode(data: bytes, source: str) -> tuple[str, list[str]]:
+    """Strict decode by BOM, else UTF-8; a BOM is never part of the returned text."""
+    for bom, codec, label in _BOMS:
+        if data.startswith(bom):
+            skip = len(bom)
+            break
+    else:
+        bom, codec, label, skip = b"", "utf-8", "UTF-8", 0
+    try:
+        text = data[skip:].decode(codec)
+    except UnicodeDecodeError as exc:
+        at = exc.start + skip
+        line = f"line {data.count(_LF, 0, at) + 1}: " if codec == "utf-8" else ""
+        bad = " ".join(f"0x{b:02x}" for b in data[at : min(at + 4, exc.end + skip)])
+        raise InputError(
+            f"{source}: invalid {label} at byte {at} ({line}{bad}); re-save the file as UTF-8"
+            + (" (e.g. iconv -f cp1252 -t utf-8 if it came from Windows)" if codec == "utf-8" else "")
+        ) from None
+    warnings = []
+    if bom:
+        warnings.append(f"{label} byte order mark removed ({skip} bytes); offsets index the decoded text without it")
+    return text, warnings
+
+
+def front_matter(text: str, source: str) -> tuple[dict, int, list[str]]:
+    """``(metadata, body_start, warnings)`` for YAML front matter at the very top of Markdown, else
+    ``({}, 0, [])``. Same fences as markdown-it's front-matter plugin: the closing line is at least as
+    many dashes as the opening, or ``...``; an unclosed block is not front matter. Bad YAML warns."""
+    opening = _OPEN_RE.match(text)
+    if not opening:
+        return {}, 0, []
+    width = len(opening.group(1))
+    for m in _LINE_RE.finditer(text, opening.end()):
+        line = m.group(1).rstrip(" \t")
+        fence = line.lstrip(" ")
+        if (len(line) - len(fence) < 4 and len(fence) >= width and not fence.strip("-")) or line == "...":
+            body_start = m.end()
+            meta, warnings = _parse_yaml(text[opening.end() : m.start()], source)
+            return meta, body_start, warnings
+        if m.end() == len(text):
+            break
+    return {}, 0, []
+
+
+def _parse_yaml(block: str, source: str) -> tuple[dict, list[str]]:
+    import yaml  # PyYAML: loaded only when a file has front matter
+
+    try:
+        data = yaml.load(block, Loader=yaml.BaseLoader)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" at line {where.line + 2}" if where is not None else ""
+        return {}, [f"{source}: front matter is not valid YAML{at}; metadata ignored (the block stays out of chunks)"]
+    if data is None:
+        return {}, []
+    if not isinstance(data, dict):
+        return {}, [f"{source}: front matter is not a key: value mapping; metadata ignored"]
+    meta, warnings = {}, []
+    for key in _KEEP:
+        value = data.get(key)
+        if value is None or (isinstance(value, str) and value.strip() in _NULLS):
+            continue
+        if key == "acl":
+            value = [value] if isinstance(value, str) else value
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                warnings.append(f"{source}: front matter acl must be a name or a list of names; ignored")
+                continue
+            meta[key] = [v.strip() for v in value if v.strip() not in _NULLS]
+        elif isinstance(value, str):
+            meta[key] = value.strip()
+        else:
+            warnings.append(f"{source}: front matter {key} must be a single value, not a list or mapping; ignored")
+    return meta, warnings

@@ -1,0 +1,94 @@
+"""Media type from the suffix, confirmed by the first bytes: a PNG renamed ``.txt`` must never be decoded
+and indexed as text, and a ``.pdf`` that is not a PDF should fail here with a plain message rather
+than deep inside a parser. Each check reads a few KiB (a DOCX check reads the zip's central directory),
+never a whole file.
+"""
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+MARKDOWN = "text/markdown"
+PLAIN = "text/plain"
+HTML = "text/html"
+PDF = "application/pdf"
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+
+SUFFIXES = {
+    ".md": MARKDOWN,
+    ".markdown": MARKDOWN,
+    ".txt": PLAIN,
+    ".html": HTML,
+    ".htm": HTML,
+    ".pdf": PDF,
+    ".docx": DOCX,
+}
+TEXT_TYPES = frozenset({MARKDOWN, PLAIN, HTML})
+HEAD_BYTES = 8192  # how much of a file the content checks look at
+
+# Text with one of these byte order marks legitimately contains NUL bytes (UTF-16/32).
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
+_MAGIC = (
+    (b"%PDF-", "a PDF document", ".pdf"),
+    (b"\x89PNG\r\n\x1a\n", "a PNG image", ".png"),
+    (b"\xff\xd8\xff", "a JPEG image", ".jpg"),
+    (b"GIF87a", "a GIF image", ".gif"),
+    (b"GIF89a", "a GIF image", ".gif"),
+    (b"PK\x03\x04", "a ZIP archive (DOCX, XLSX, ...)", ".zip or .docx"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "a legacy Office document", ".doc"),
+    (b"\x1f\x8b", "a gzip archive", ".gz"),
+    (b"\x7fELF", "an executable", ""),
+)
+
+
+def media_type_for(name: str) -> str | None:
+    """The media type a file name claims, or None for a suffix chunkwise does not read."""
+    return SUFFIXES.get(Path(name).suffix.lower())
+
+
+def unsupported_message(name: str) -> str:
+    suffix = Path(name).suffix
+    what = f"type '{suffix}'" if suffix else "type (no file extension)"
+    return f"{name}: unsupported file {what}; supported: {', '.join(SUFFIXES)}"
+
+
+def check_head(name: str, media_type: str, head: bytes) -> str | None:
+    """Why the first bytes contradict ``media_type`` (a message saying what to do), or None if they
+    fit. ``head`` is the start of the file, ideally ``HEAD_BYTES`` long."""
+    if not head:
+        return f"{name} is empty; skipped"
+    if media_type in TEXT_TYPES:
+        return _check_text(name, head)
+    if media_type == PDF and b"%PDF-" not in head[:1024]:
+        return f"{name}: not a PDF (no %PDF- header); it may be damaged or another format renamed .pdf"
+    if media_type == DOCX and not head.startswith(b"PK\x03\x04"):
+        return f"{name}: not a .docx (not a zip container); if it is an old Word .doc, re-save it as .docx"
+    return None
+
+
+def _check_text(name: str, head: bytes) -> str | None:
+    if head.startswith(_BOMS):
+        return None
+    for magic, what, suffix in _MAGIC:
+        if head.startswith(magic):
+            hint = f"rename it to {suffix} if that is what it is" if suffix else "remove it from the input"
+            return f"{name}: binary content ({what}) behind a text suffix; not decoded; {hint}"
+    if b"\x00" in head:
+        return (
+            f"{name}: binary content (NUL bytes) behind a text suffix; not decoded; if it is UTF-16 text "
+            "without a byte order mark, re-save it as UTF-8"
+        )
+    return None
+
+
+def check_docx(name: str, path: Path) -> str | None:
+    """A .docx must be a zip holding ``word/document.xml``; only the central directory is read."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            if "word/document.xml" not in zf.namelist():
+                return f"{name}: a zip file but not a Word document (no word/document.xml); re-save it as .docx"
+    except zipfile.BadZipFile:
+        return f"{name}: not a valid .docx (damaged or truncated zip); re-save it from Word"
+    except OSError as exc:
+        return f"{name}: cannot read ({exc.strerror or exc}); check its permissions"
+    return None

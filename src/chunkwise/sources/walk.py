@@ -1,0 +1,228 @@
+"""Files, folders and globs -> a deterministic stream of ``SourceFile`` or ``SourceError``.
+
+A bad file never stops the stream: it becomes a ``SourceError`` with a message saying what to do,
+and the good files beside it come through exactly as they would alone. Symbolic links that lead out of
+the root are reported and never read (a link to /etc or a home folder must not end up in an index).
+Links to folders inside the root are not descended: the walk reaches their targets under their own
+paths, which keeps doc ids unique and makes link cycles harmless.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from chunkwise.errors import ConfigError
+from chunkwise.sources.sniff import DOCX, HEAD_BYTES, check_docx, check_head, media_type_for, unsupported_message
+
+BLOCK = 1 << 20  # sha256 is streamed in 1 MiB blocks: memory stays flat whatever the file size
+_MAGIC_CHARS = frozenset("*?[")
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A readable file of a supported type. ``doc_id`` is its POSIX path relative to the root (NFC)."""
+
+    path: Path
+    doc_id: str
+    media_type: str
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class SourceError:
+    """A file (or folder, or pattern) that cannot be used, with a message saying what to do."""
+
+    path: Path
+    doc_id: str
+    error: str
+
+
+def iter_sources(
+    paths: Iterable[str | os.PathLike], root: str | os.PathLike | None = None, max_bytes: int = 50_000_000
+) -> Iterator[SourceFile | SourceError]:
+    """Expand files, folders (recursively, sorted by name) and globs. ``doc_id`` is relative to
+    ``root`` when given, else to the folder given (a glob: its fixed leading folders; a single file: its
+    parent). Hidden files and folders are skipped while walking. Bad settings raise ``ConfigError`` now,
+    not at the first ``next()``."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
+        raise ConfigError(f"max_bytes must be a positive number of bytes, got {max_bytes!r}; e.g. 50000000")
+    base = None
+    if root is not None:
+        base = Path(os.path.abspath(root))
+        if not base.is_dir():
+            raise ConfigError(f"root {root} is not a folder; pass the folder that holds the documents")
+    return _iterate([os.fspath(p) for p in paths], base, max_bytes)
+
+
+def _iterate(args: list[str], base: Path | None, max_bytes: int) -> Iterator[SourceFile | SourceError]:
+    seen: set[Path] = set()
+    ids: dict[str, Path] = {}
+    for arg in args:
+        for item in _expand(arg, base):
+            if isinstance(item, SourceError):
+                yield item
+                continue
+            path, top = item
+            if path in seen:  # the same file reached twice (a folder and a glob over it)
+                continue
+            seen.add(path)
+            result = inspect_file(path, top, max_bytes)
+            if isinstance(result, SourceFile):
+                if result.doc_id in ids:
+                    yield SourceError(path, result.doc_id, f"{result.doc_id}: same doc_id as {ids[result.doc_id]}; "
+                                      "pass a common root (--root) so every file gets its own id")
+                    continue
+                ids[result.doc_id] = path
+            if result is not None:
+                yield result
+
+
+def _expand(arg: str, base: Path | None) -> Iterator[tuple[Path, Path] | SourceError]:
+    """(file, root) pairs for one argument, or a SourceError when it names nothing."""
+    path = Path(os.path.abspath(arg))
+    if path.is_dir():
+        yield from _walk(path, base or path)
+    elif os.path.lexists(path):  # before globbing: "report [draft].md" is a file name, not a pattern
+        yield path, base or path.parent
+    elif _MAGIC_CHARS.intersection(arg):
+        import glob
+
+        top = base or _glob_root(arg)
+        matches = sorted(glob.glob(arg, recursive=True))
+        if not matches:
+            yield SourceError(path, arg, f"{arg}: matched no files; check the pattern (and quote it for the shell)")
+        for match in matches:
+            p = Path(os.path.abspath(match))
+            if p.is_dir() and not p.is_symlink():
+                yield from _walk(p, top)
+            else:
+                yield p, top
+    else:
+        yield SourceError(path, arg, f"{arg}: no such file or folder")
+
+
+def _glob_root(pattern: str) -> Path:
+    """The fixed folders in front of a pattern's first wildcard: ``docs/**/*.md`` -> ``docs``."""
+    fixed = []
+    for part in Path(pattern).parts[:-1]:
+        if _MAGIC_CHARS.intersection(part):
+            break
+        fixed.append(part)
+    return Path(os.path.abspath(os.path.join(*fixed) if fixed else "."))
+
+
+def _walk(folder: Path, root: Path) -> Iterator[tuple[Path, Path] | SourceError]:
+    """Depth-first, entries sorted by name, iterative (no recursion limit on deep trees)."""
+    stack = [_listing(folder, root)]
+    while stack:
+        entry = next(stack[-1], None)
+        if entry is None:
+            stack.pop()
+        elif isinstance(entry, SourceError):
+            yield entry
+        elif not entry.name.startswith("."):
+            path = Path(entry.path)
+            if _is_real_dir(entry):
+                stack.append(_listing(path, root))
+            else:
+                yield path, root
+
+
+def _is_real_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _listing(folder: Path, root: Path) -> Iterator[os.DirEntry | SourceError]:
+    try:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        name = _rel(folder, root) or folder.name
+        yield SourceError(folder, name, f"{name}/: cannot list folder ({exc.strerror or exc}); check its permissions")
+        return
+    yield from entries
+
+
+def _rel(path: Path, root: Path) -> str | None:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
+def inspect_file(path: Path, root: Path, max_bytes: int) -> SourceFile | SourceError | None:
+    """Check one file: inside the root, a regular file of a known type, under the size limit, content
+    matching its suffix; then its sha256. None for a link to a folder inside the root (walked anyway)."""
+    rel = _rel(path, root)
+    if rel is None:
+        return SourceError(path, path.name, f"{path}: outside the root {root}; pass a --root that contains it")
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        return SourceError(path, shown, f"{shown}: file name is not valid UTF-8; rename the file")
+    doc_id = unicodedata.normalize("NFC", rel)
+    try:
+        real = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return SourceError(path, doc_id, f"{doc_id}: broken or looping symbolic link; fix or remove it")
+    if not real.is_relative_to(root.resolve()):
+        return SourceError(path, doc_id, f"{doc_id}: symbolic link to {real}, outside the root {root}; not "
+                           "followed (copy the file into the root to include it)")
+    if real.is_dir() or _under_linked_dir(path, root):
+        return None
+    media_type = media_type_for(path.name)
+    if media_type is None:
+        return SourceError(path, doc_id, unsupported_message(doc_id))
+    try:
+        return _read(path, doc_id, media_type, max_bytes)
+    except OSError as exc:
+        return SourceError(path, doc_id, f"{doc_id}: cannot read ({exc.strerror or exc}); check its permissions")
+
+
+def _under_linked_dir(path: Path, root: Path) -> bool:
+    """A glob may reach a file through a linked folder inside the root; the walk would not."""
+    return any(p.is_symlink() for p in path.parents if p != root and p.is_relative_to(root))
+
+
+def _read(path: Path, doc_id: str, media_type: str, max_bytes: int) -> SourceFile | SourceError:
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        return SourceError(path, doc_id, f"{doc_id}: not a regular file (a pipe, socket or device); skipped")
+    if st.st_size > max_bytes:
+        return SourceError(path, doc_id, _too_big(doc_id, st.st_size, max_bytes))
+    digest, size = hashlib.sha256(), 0
+    buf = bytearray(BLOCK)
+    view = memoryview(buf)
+    with open(path, "rb") as f:
+        while n := f.readinto(buf):
+            if size == 0 and (problem := check_head(doc_id, media_type, bytes(view[: min(n, HEAD_BYTES)]))):
+                return SourceError(path, doc_id, problem)
+            digest.update(view[:n])
+            size += n
+            if size > max_bytes:  # grew since stat
+                return SourceError(path, doc_id, _too_big(doc_id, size, max_bytes))
+    if size == 0:
+        return SourceError(path, doc_id, check_head(doc_id, media_type, b"") or f"{doc_id} is empty; skipped")
+    if media_type == DOCX and (problem := check_docx(doc_id, path)):
+        return SourceError(path, doc_id, problem)
+    return SourceFile(path, doc_id, media_type, size, digest.hexdigest())
+
+
+def _too_big(doc_id: str, size: int, limit: int) -> str:
+    return f"{doc_id} is {_amount(size)}, over the {_amount(limit)} limit; raise --max-bytes"
+
+
+def _amount(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n:,} bytes"
