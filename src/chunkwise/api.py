@@ -127,7 +127,8 @@ def normalised_view(doc: Document):
         for step in (nm.remove_invisible, nm.remove_soft_hyphens, nm.nfc):
             norm = norm.then(step(norm.text))
     else:
-        norm = nm.normalise_document(doc, strip_headers=len(doc.pages) > 2)
+        # running headers need evidence: with fewer than four pages a repeated line may be content
+        norm = nm.normalise_document(doc, strip_headers=len(doc.pages) >= 4)
     if norm.text == doc.text:
         return doc, None
     to_orig = norm.to_original

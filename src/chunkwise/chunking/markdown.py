@@ -94,15 +94,19 @@ def _blocks_rs(text: str) -> tuple[int, str, list[Block]]:
     raw: list[tuple] = []
     offsets: set[int] = set()
 
-    def items_of(node, depth: int) -> list[tuple[int, int]]:
+    def items_of(node) -> list[tuple[int, int]]:
+        """List items at every depth, without recursion (lists can nest thousands deep)."""
         found = []
-        for item in node.children:
-            if item.name == "list_item" and item.srcmap:
-                found.append((item.srcmap[0], depth))
-                offsets.add(item.srcmap[0])
-                for sub in item.children:
-                    if sub.name in ("bullet_list", "ordered_list"):
-                        found.extend(items_of(sub, depth + 1))
+        stack = [(node, 1)]
+        while stack:
+            lst, depth = stack.pop()
+            for item in lst.children:
+                if item.name == "list_item" and item.srcmap:
+                    found.append((item.srcmap[0], depth))
+                    offsets.add(item.srcmap[0])
+                    stack.extend((sub, depth + 1) for sub in item.children
+                                 if sub.name in ("bullet_list", "ordered_list"))
+        found.sort()
         return found
 
     for node in nodes:
@@ -110,7 +114,7 @@ def _blocks_rs(text: str) -> tuple[int, str, list[Block]]:
             continue
         a, b = node.srcmap
         offsets.update((a, b))
-        raw.append((node, a, b, items_of(node, 1) if node.name in ("bullet_list", "ordered_list") else ()))
+        raw.append((node, a, b, items_of(node) if node.name in ("bullet_list", "ordered_list") else ()))
     conv = _byte_to_char(text, offsets)
     body_start, front_matter = 0, ""
     blocks: list[Block] = []

@@ -155,6 +155,10 @@ class _Segments:
             counts.append(sum(part))
         return counts
 
+    @property
+    def total(self) -> int:
+        return self.prefix[-1]
+
     def segment_of(self, s: int) -> int:
         return bisect_right(self.pos, s) - 1
 
@@ -166,9 +170,13 @@ class _Segments:
                 cuts: Iterable = ctx.finders[self.depth](ctx.text, a, b)
             elif self.depth == n_fine:
                 cuts = word_cuts(ctx.text, a, b)
-            elif self.depth == n_fine + 1 and (b - a > 1) and ctx.sizer.count(ctx.text[a:b]) - ctx.sizer.overhead > 1:
+            elif self.depth == n_fine + 1 and (b - a > 1):
                 st, en = ctx.sizer.spans(ctx.text[a:b])
-                cuts = [(a + e, Level.WORD if _cjk_pair(ctx.text, a + e) else Level.UNIT) for e in en]
+                if len(st) > 1:
+                    self._children[k] = _Units(ctx, a, st, en)
+                    return self._children[k]
+                self._children[k] = None
+                return None
             else:
                 self._children[k] = None
                 return None
@@ -186,7 +194,7 @@ class _Segments:
         if kid is None:
             return self.prefix[k], True
         inner, exact = kid.units_before(s)
-        return self.prefix[k] + inner, exact and kid.prefix[-1] == self.prefix[k + 1] - self.prefix[k]
+        return self.prefix[k] + inner, exact and kid.total == self.prefix[k + 1] - self.prefix[k]
 
     def best_cut(self, k: int, j: int) -> int:
         """Highest-level candidate index in (k, j], the furthest one at that level."""
@@ -214,6 +222,30 @@ class _Segments:
         if kid is None:  # a single unit: nothing finer exists
             return self.pos[k + 1], self.prefix[k + 1] - base, Level.UNIT, self.pos[k + 1], exact
         return kid.reach(s, budget, overlap)
+
+
+class _Units:
+    """The bottom level: the units (tokens, characters) of one word longer than the budget. Cuts are
+    computed from the unit spans directly, never materialised (a 20 MB run without spaces is 20
+    million characters)."""
+
+    def __init__(self, ctx: _Ctx, start: int, starts: Sequence[int], ends: Sequence[int]):
+        self.ctx, self.start, self.starts, self.ends = ctx, start, starts, ends
+        self.total = len(starts)
+
+    def units_before(self, s: int) -> tuple[int, bool]:
+        return bisect_left(self.starts, s - self.start), True
+
+    def reach(self, s: int, budget: int, overlap: int) -> tuple[int, int, Level, int, bool]:
+        a, text = self.start, self.ctx.text
+        t0 = bisect_left(self.starts, s - a)
+        t1 = min(t0 + budget, self.total)
+        p = a + self.ends[t1 - 1]
+        if t1 == self.total:  # the rest of the word fits: the parent decides what follows
+            p = a + self.ends[-1]
+        level = Level.WORD if _cjk_pair(text, p) else Level.UNIT
+        nxt = a + self.starts[t1 - overlap] if overlap and t1 - overlap > t0 and t1 < self.total else p
+        return p, t1 - t0, level, nxt, True
 
 
 def pack(

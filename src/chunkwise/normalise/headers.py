@@ -16,6 +16,7 @@ from chunkwise.errors import ConfigError
 from chunkwise.normalise.offsets import Edit, Normalised, apply_edits
 from chunkwise.types import Document
 
+MAX_HEADER_CHARS = 80
 _LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)?")
 _DIGITS_RE = re.compile(r"\d+")
 _ROMAN_RE = re.compile(r"[ivxlcdm]{1,7}", re.IGNORECASE)
@@ -46,7 +47,10 @@ def find_repeated_lines(pages: Sequence[str], min_share: float = 0.6, edge: int 
     with_text = [p for p in pages if p.strip()]
     if len(with_text) < 2:
         return set()
-    counts = Counter(k for p in with_text for k in {key for _, _, key in edge_lines(p, edge)})
+    # Running headers are short; a long line repeated at a page edge is prose that happens to recur
+    # (boilerplate paragraphs, generated documents) and is kept.
+    counts = Counter(k for p in with_text for k in {key for _, _, key in edge_lines(p, edge)
+                                                     if len(key) <= MAX_HEADER_CHARS})
     need = max(2, math.ceil(min_share * len(with_text) - 1e-9))
     return {k for k, c in counts.items() if c >= need}
 
