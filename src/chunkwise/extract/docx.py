@@ -54,9 +54,10 @@ def extract(data: bytes, source: str) -> Document:
     docx = _import_docx()
     doc = _open(docx, data, source)
     out = _Text()
+    styles = _Styles(doc)
     for el in _body_elements(doc.element.body):
         if el.tag == _W + "p":
-            _paragraph(docx.text.paragraph.Paragraph(el, doc), out)
+            _paragraph(docx.text.paragraph.Paragraph(el, doc), out, styles)
         elif el.tag == _W + "tbl":
             _table(docx.table.Table(el, doc), out)
     return Document(
@@ -100,14 +101,36 @@ def _body_elements(body):
             yield el
 
 
-def _paragraph(p, out: _Text) -> None:
+class _Styles:
+    """Paragraph styles by id, looked up once: python-docx's ``Paragraph.style`` re-resolves the style
+    part on every call, which made extraction quadratic-feeling on long documents."""
+
+    def __init__(self, doc) -> None:
+        from docx.enum.style import WD_STYLE_TYPE
+
+        self.by_id = {}
+        for style in doc.styles:
+            if style.type == WD_STYLE_TYPE.PARAGRAPH:
+                self.by_id[style.style_id] = style
+        try:
+            self.default = doc.styles.default(WD_STYLE_TYPE.PARAGRAPH)
+        except (KeyError, ValueError):
+            self.default = None
+
+    def of(self, p):
+        sid = p._p.style
+        return self.by_id.get(sid, self.default) if sid else self.default
+
+
+def _paragraph(p, out: _Text, styles: _Styles) -> None:
     if p._p.find(f".//{_W}br[@{_W}type='page']") is not None:
         out.mark("page_break")
     text = "\n".join(line.strip() for line in _paragraph_text(p).splitlines() if line.strip())
     if not text:
         return
-    style = _style_name(p)
-    level = _heading_level(p, style)
+    style_obj = styles.of(p)
+    style = (style_obj.name or "") if style_obj is not None else ""
+    level = _heading_level(p, style, style_obj)
     if level:
         title = _WS.sub(" ", text)
         out.block("heading", title, level, title)
@@ -127,20 +150,13 @@ def _paragraph_text(p) -> str:
     return "".join(r.text for r in p._p.xpath(_RUNS))
 
 
-def _style_name(p) -> str:
-    try:
-        return (p.style.name or "") if p.style is not None else ""
-    except (KeyError, ValueError):  # a style id the styles part does not define
-        return ""
-
-
-def _heading_level(p, style: str) -> int:
+def _heading_level(p, style: str, style_obj=None) -> int:
     """Heading N / Title from the style name, else an explicit outline level (custom heading styles)."""
     if style == "Title":
         return 1
     if m := _HEADING_STYLE.match(style):
         return min(int(m.group(1)), 6)
-    for el in (p._p, getattr(p.style, "element", None)):
+    for el in (p._p, getattr(style_obj, "element", None)):
         lvl = el.find(f"{_W}pPr/{_W}outlineLvl") if el is not None else None
         if lvl is not None and (val := lvl.get(_W + "val", "")).isdigit() and int(val) < 9:
             return min(int(val) + 1, 6)
