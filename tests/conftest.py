@@ -3,6 +3,13 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI runs the same examples every time (a red build must be reproducible); locally each run explores
+# new ones. HYPOTHESIS_PROFILE=explore overrides either way.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "explore"))
 
 os.environ.setdefault("TIKTOKEN_CACHE_DIR", "")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -21,7 +28,8 @@ def sizer(unit: str, tokenizer: str = "minilm", backend: str = "auto"):
 
 @pytest.fixture(scope="session")
 def examples() -> dict[str, str]:
-    return {p.name: p.read_text(encoding="utf-8") for p in sorted(EXAMPLES.iterdir()) if p.is_file()}
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(EXAMPLES.iterdir())
+            if p.is_file() and p.suffix in (".md", ".txt")}
 
 
 def chroma_texts() -> dict[str, str]:

@@ -124,7 +124,10 @@ class FixedChunker(BaseChunker):
                 out.append(Draft(a, b, e - i, Level.UNIT if review else Level.WORD, review,
                                  ("word_split",) if review else (), exact=not review))
             nxt = e - overlap
-            nxt = idx.word_start(nxt, i) if nxt > i else e
+            if nxt > i:
+                nxt = idx.word_start(nxt, i)
+                while nxt < e and not self._at_word_start(idx, nxt):  # never start inside a word
+                    nxt += 1
             i = nxt if nxt > i else e
         return out
 
