@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export HF_HUB_OFFLINE=1
+.venv/bin/chunkwise audit examples/
 .venv/bin/chunkwise chunk examples/ "$@"
