@@ -12,7 +12,8 @@ import re
 import zipfile
 
 from chunkwise.errors import DependencyError, InputError
-from chunkwise.types import Block, Document
+from chunkwise.extract.builder import TextBuilder
+from chunkwise.types import Document
 
 MEDIA_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -21,39 +22,11 @@ _TRAILING_DIGIT = re.compile(r"\s(\d)$")
 _WS = re.compile(r"\s+")
 
 
-class _Text:
-    """Document.text under construction: blocks joined by a blank line, spans recorded as written."""
-
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-        self.pos = 0
-        self.blocks: list[Block] = []
-
-    def block(self, kind: str, body: str, level: int = 0, text: str = "", meta: dict | None = None) -> int:
-        if self.pos:
-            self._put("\n\n")
-        start = self.pos
-        self._put(body)
-        self.blocks.append(Block(kind, start, self.pos, level, text, meta or {}))
-        return start
-
-    def mark(self, kind: str, meta: dict | None = None) -> None:
-        """A zero-width block (a page break) at the current end."""
-        self.blocks.append(Block(kind, self.pos, self.pos, meta=meta or {}))
-
-    def _put(self, s: str) -> None:
-        self.parts.append(s)
-        self.pos += len(s)
-
-    def value(self) -> str:
-        return "".join(self.parts)
-
-
 def extract(data: bytes, source: str) -> Document:
     """Extract one DOCX. Raises InputError for a file that is not a readable DOCX."""
     docx = _import_docx()
     doc = _open(docx, data, source)
-    out = _Text()
+    out = TextBuilder()
     styles = _Styles(doc)
     for el in _body_elements(doc.element.body):
         if el.tag == _W + "p":
@@ -122,7 +95,7 @@ class _Styles:
         return self.by_id.get(sid, self.default) if sid else self.default
 
 
-def _paragraph(p, out: _Text, styles: _Styles) -> None:
+def _paragraph(p, out: TextBuilder, styles: _Styles) -> None:
     if p._p.find(f".//{_W}br[@{_W}type='page']") is not None:
         out.mark("page_break")
     text = "\n".join(line.strip() for line in _paragraph_text(p).splitlines() if line.strip())
@@ -184,20 +157,8 @@ def _list_level(p, style: str) -> int:
     return int(m.group(1)) if m else 1
 
 
-def _table(table, out: _Text) -> None:
-    """Pipe rows: header (first row), a separator, then one line per row; meta has the row spans."""
-    rows = [r for r in (_cells(row) for row in table.rows) if any(r)]
-    if not rows:
-        return
-    width = max(len(r) for r in rows)
-    rows = [r + [""] * (width - len(r)) for r in rows]
-    lines = [_pipe(rows[0]), "| " + " | ".join(["---"] * width) + " |", *(_pipe(r) for r in rows[1:])]
-    start = out.block("table", "\n".join(lines), meta={"header": rows[0]})
-    spans, pos = [], start + len(lines[0]) + len(lines[1]) + 2
-    for line in lines[2:]:
-        spans.append((pos, pos + len(line)))
-        pos += len(line) + 1
-    out.blocks[-1].meta["rows"] = spans
+def _table(table, out: TextBuilder) -> None:
+    out.table([_cells(row) for row in table.rows])
 
 
 def _cells(row) -> list[str]:
@@ -208,10 +169,6 @@ def _cells(row) -> list[str]:
             out.append(_WS.sub(" ", cell.text).strip())
         prev = cell._tc
     return out
-
-
-def _pipe(cells: list[str]) -> str:
-    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
 
 def _metadata(doc) -> dict:

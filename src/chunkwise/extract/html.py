@@ -13,7 +13,8 @@ import hashlib
 import re
 
 from chunkwise.errors import DependencyError
-from chunkwise.types import Block, Document
+from chunkwise.extract.builder import TextBuilder
+from chunkwise.types import Document
 
 MEDIA_TYPE = "text/html"
 _NEVER = frozenset({"script", "style", "iframe", "noscript", "template", "svg", "head", "object",
@@ -33,36 +34,12 @@ _PROSE = "p, h1, h2, h3, h4, h5, h6, article, main"
 _EXIT = object()  # stack marker: leaving a block container
 
 
-class _Text:
-    """Document.text under construction: blocks joined by a blank line, spans recorded as written."""
-
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-        self.pos = 0
-        self.blocks: list[Block] = []
-
-    def block(self, kind: str, body: str, level: int = 0, text: str = "", meta: dict | None = None) -> int:
-        if self.pos:
-            self._put("\n\n")
-        start = self.pos
-        self._put(body)
-        self.blocks.append(Block(kind, start, self.pos, level, text, meta or {}))
-        return start
-
-    def _put(self, s: str) -> None:
-        self.parts.append(s)
-        self.pos += len(s)
-
-    def value(self) -> str:
-        return "".join(self.parts)
-
-
 def extract(data: bytes, source: str) -> Document:
     """Extract the main content of one HTML file."""
     parser = _import_parser()
     html, warnings = _decode(data)
     tree = parser(html)
-    out = _Text()
+    out = TextBuilder()
     _Walker(out).run(_content_root(tree))
     if not out.pos:
         warnings.append("no visible main content")
@@ -152,7 +129,7 @@ def _text_of(node, inside: bool, keep_space: bool = False) -> str:
 class _Walker:
     """Depth-first over the content root with an explicit stack (deep nesting cannot overflow)."""
 
-    def __init__(self, out: _Text) -> None:
+    def __init__(self, out: TextBuilder) -> None:
         self.out = out
         self.buf: list[str] = []
         self.ctx: list[tuple[str, int]] = [("paragraph", 0)]
@@ -208,7 +185,7 @@ class _Walker:
             _table(node, inside, self.out)
 
 
-def _code(pre, inside: bool, out: _Text) -> None:
+def _code(pre, inside: bool, out: TextBuilder) -> None:
     """A fenced block; the fence outgrows any backtick run inside the code."""
     code = _text_of(pre, inside, keep_space=True).strip("\n").rstrip()
     if not code.strip():
@@ -240,27 +217,12 @@ def _rows(table, inside: bool) -> list[list[str]]:
     return rows
 
 
-def _table(table, inside: bool, out: _Text) -> None:
+def _table(table, inside: bool, out: TextBuilder) -> None:
     """Pipe rows: header (th row or first row), separator, one line per row; meta has row spans."""
     caption = table.css_first("caption")
     if caption is not None and not _skip(caption, inside) and (text := _text_of(caption, inside)):
         out.block("paragraph", text)
-    rows = _rows(table, inside)
-    if not rows:
-        return
-    width = max(len(r) for r in rows)
-    rows = [r + [""] * (width - len(r)) for r in rows]
-    lines = [_pipe(rows[0]), "| " + " | ".join(["---"] * width) + " |", *(_pipe(r) for r in rows[1:])]
-    start = out.block("table", "\n".join(lines), meta={"header": rows[0]})
-    spans, pos = [], start + len(lines[0]) + len(lines[1]) + 2
-    for line in lines[2:]:
-        spans.append((pos, pos + len(line)))
-        pos += len(line) + 1
-    out.blocks[-1].meta["rows"] = spans
-
-
-def _pipe(cells: list[str]) -> str:
-    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+    out.table(_rows(table, inside))
 
 
 def _metadata(tree) -> dict:

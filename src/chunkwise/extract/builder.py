@@ -1,0 +1,51 @@
+"""Document text under construction, shared by the extractors that build text from a tree (DOCX,
+HTML): blocks joined by a blank line, every span recorded as it is written, tables as pipe rows."""
+from __future__ import annotations
+
+from chunkwise.types import Block
+
+
+class TextBuilder:
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.pos = 0
+        self.blocks: list[Block] = []
+
+    def block(self, kind: str, body: str, level: int = 0, text: str = "", meta: dict | None = None) -> int:
+        if self.pos:
+            self._put("\n\n")
+        start = self.pos
+        self._put(body)
+        self.blocks.append(Block(kind, start, self.pos, level, text, meta or {}))
+        return start
+
+    def mark(self, kind: str, meta: dict | None = None) -> None:
+        """A zero-width block (a page break) at the current end."""
+        self.blocks.append(Block(kind, self.pos, self.pos, meta=meta or {}))
+
+    def table(self, rows: list[list[str]]) -> None:
+        """Pipe rows — header (first row), a separator, one line per row — so the chunker can repeat
+        the header; ``meta`` holds the header cells and each row's span."""
+        rows = [r for r in rows if any(r)]
+        if not rows:
+            return
+        width = max(len(r) for r in rows)
+        rows = [r + [""] * (width - len(r)) for r in rows]
+        lines = [_pipe(rows[0]), "| " + " | ".join(["---"] * width) + " |", *(_pipe(r) for r in rows[1:])]
+        start = self.block("table", "\n".join(lines), meta={"header": rows[0]})
+        spans, pos = [], start + len(lines[0]) + len(lines[1]) + 2
+        for line in lines[2:]:
+            spans.append((pos, pos + len(line)))
+            pos += len(line) + 1
+        self.blocks[-1].meta["rows"] = spans
+
+    def _put(self, s: str) -> None:
+        self.parts.append(s)
+        self.pos += len(s)
+
+    def value(self) -> str:
+        return "".join(self.parts)
+
+
+def _pipe(cells: list[str]) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
