@@ -8,7 +8,15 @@ from functools import lru_cache
 def _identifier():
     from langid.langid import LanguageIdentifier, model
 
-    return LanguageIdentifier.from_modelstring(model, norm_probs=True)
+    ident = LanguageIdentifier.from_modelstring(model, norm_probs=True)
+    # Only living languages a document corpus plausibly holds: langid's full set (97) labels short
+    # technical English as Latin or Esperanto now and then.
+    ident.set_languages(LANGUAGES)
+    return ident
+
+
+LANGUAGES = ("en de fr es it pt nl sv da no fi pl cs sk sl hr sr bg ru uk el tr hu ro lt lv et "
+             "ja zh ko ar he fa hi bn ur th vi id ms").split()
 
 
 def detect(text: str, sample: int = 20_000) -> tuple[str, float]:
