@@ -66,6 +66,21 @@ def config_for(strategy, unit_spec, data):
                        header=header, title="Runbook", format=fmt, **extra)
 
 
+def heading_lines(text, config):
+    """Heading lines are carried by the header (not the chunk text) when it holds the path."""
+    if config.header not in ("path", "full") or config.strategy not in HEADING_AWARE:
+        return set()
+    if config.format == "markdown":
+        doc = parse_markdown(text)
+        spans = [(b.start, b.end) for sec in doc.sections for b in sec.blocks if b.kind == "heading"]
+        spans += [(sec.start, sec.blocks[0].start) for sec in doc.sections if sec.blocks]  # folded parents
+    else:
+        from chunkwise.chunking.structure import StructureChunker
+        spans = [(b.start, b.end) for sec in StructureChunker.text_sections(text) for b in sec.blocks
+                 if b.kind == "heading"]
+    return {i for a, b in spans for i in range(a, b)}
+
+
 def check(text, config, metadata_end=0):
     s = sizer(config.unit, config.tokenizer, config.backend)
     chunker = build_chunker(config, s)
@@ -81,7 +96,9 @@ def check(text, config, metadata_end=0):
     covered = bytearray(len(text))
     for c in chunks:
         covered[c.start_char : c.end_char] = b"\x01" * (c.end_char - c.start_char)
-    lost = [i for i, ch in enumerate(text) if i >= metadata_end and not ch.isspace() and not covered[i]]
+    headings = heading_lines(text, config)
+    lost = [i for i, ch in enumerate(text)
+            if i >= metadata_end and not ch.isspace() and not covered[i] and i not in headings]
     assert not lost, (lost[:5], text[lost[0] - 5 : lost[0] + 5])
     if not chunker.overlapping and config.overlap == 0:
         assert all(a.end_char <= b.start_char for a, b in zip(chunks, chunks[1:]))

@@ -107,6 +107,12 @@ class StructureChunker(BaseChunker):
     def section_drafts(self, text: str, sec: Section, title: str) -> list[Draft]:
         budget, _ = self.body_budget(sec.heading_path, title)
         meta = {"heading_path": sec.heading_path, "section": sec.ordinal}
+        if self.config.header in ("path", "full") and sec.blocks and sec.blocks[0].kind == "heading":
+            # The heading path is in the embedded header, so heading lines stay out of the chunk text:
+            # renaming a heading then changes the embedding of its chunks, not their identity (seed 001).
+            sec = Section(sec.blocks[0].end, sec.end, sec.heading_path, sec.ordinal, sec.blocks[1:])
+            if not text[sec.start : sec.end].strip():
+                return []
         if self.table_mode == "groups" and any(b.kind == "table" for b in sec.blocks):
             return self._with_table_groups(text, sec, budget, meta)
         return self._pack_blocks(text, sec.start, sec.end, sec.blocks, budget, meta)

@@ -1,0 +1,118 @@
+"""ChunkRecord: every field of seed 001's record plus what retrieval and evaluation need later."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, replace
+from typing import Sequence
+
+from chunkwise import ids
+from chunkwise.types import Chunk, Document
+
+READY, REVIEW = "ready", "review"
+
+
+@dataclass(frozen=True)
+class ChunkRecord:
+    chunk_id: str
+    doc_id: str
+    source_uri: str
+    chunk_index: int
+    heading_path: tuple[str, ...]
+    start_char: int
+    end_char: int
+    page: int | None
+    page_end: int | None
+    doc_updated_at: str
+    ingested_at: str
+    language: str
+    acl: tuple[str, ...]
+    content_hash: str
+    embed_model: str
+    embed_key: str
+    text: str  # what a person or an LLM reads (normalised slice of the source)
+    embed_text: str  # what is embedded and keyword-indexed (header included)
+    size: int
+    title: str
+    author: str
+    source_version: str  # sha256 of the source bytes
+    chunker: str  # chunk config fingerprint
+    header_mode: str
+    quality: str  # ready | review
+    reasons: tuple[str, ...]
+    section_id: str  # the enclosing section (parent for expansion); neighbours come from chunk_index
+
+    def same_as(self, other: "ChunkRecord") -> bool:
+        """Equal apart from the ingestion timestamp: rewriting it would not be a change."""
+        return replace(self, ingested_at=other.ingested_at) == other
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["heading_path"] = list(self.heading_path)
+        d["acl"] = list(self.acl)
+        d["reasons"] = list(self.reasons)
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=True)
+
+
+def build_records(
+    doc: Document,
+    chunks: Sequence[Chunk],
+    *,
+    chunker: str,
+    header_mode: str,
+    embed_model: str,
+    acl: Sequence[str],
+    now: str,
+    language: str = "",
+    source_uri: str | None = None,
+) -> list[ChunkRecord]:
+    """Records for one document's chunks. A chunk with no access tags is stored but marked ``review``
+    (fail closed: retrieval never serves it), as is a chunk the chunker flagged."""
+    meta = doc.metadata or {}
+    acl_tags = tuple(sorted({str(a) for a in acl if str(a).strip()}))
+    updated = str(meta.get("updated_at") or "")
+    lang = str(meta.get("language") or language or "")
+    seen: dict[str, int] = {}
+    out: list[ChunkRecord] = []
+    for c in chunks:
+        chash = ids.hash_text(c.text)
+        occurrence = seen[chash] = seen.get(chash, -1) + 1
+        reasons = list(c.reasons)
+        if c.needs_review and not reasons:
+            reasons.append("needs_review")
+        if not acl_tags:
+            reasons.append("missing_acl")
+        if not c.text.strip():
+            reasons.append("empty_text")
+        out.append(ChunkRecord(
+            chunk_id=ids.chunk_id(doc.doc_id, chash, occurrence),
+            doc_id=doc.doc_id,
+            source_uri=source_uri or doc.source,
+            chunk_index=c.index,
+            heading_path=tuple(c.heading_path),
+            start_char=c.start_char,
+            end_char=c.end_char,
+            page=c.page,
+            page_end=c.page_end,
+            doc_updated_at=updated,
+            ingested_at=now,
+            language=lang,
+            acl=acl_tags,
+            content_hash=chash,
+            embed_model=embed_model,
+            embed_key=ids.embed_key(embed_model, c.embed_text),
+            text=c.text,
+            embed_text=c.embed_text,
+            size=c.size,
+            title=str(meta.get("title") or ""),
+            author=str(meta.get("author") or ""),
+            source_version=doc.sha256,
+            chunker=chunker,
+            header_mode=header_mode,
+            quality=REVIEW if reasons else READY,
+            reasons=tuple(reasons),
+            section_id=ids.section_id(doc.doc_id, tuple(c.heading_path), c.section),
+        ))
+    return out

@@ -1,0 +1,36 @@
+"""The only place ids and hashes are made (seed 001): three hashes answer three questions.
+
+- ``content_hash`` = sha256(normalised text): is this the same words?
+- ``chunk_id`` = first 128 bits of sha256(doc_id, content_hash, occurrence): which record is this?
+- ``embed_key`` = sha256(model name@version, exactly the embedded text): is the stored vector valid?
+
+Fields are joined with the unit separator U+001F so no field can run into the next. 128 bits keep the
+birthday risk negligible at a billion chunks (64 bits would be ~3%).
+"""
+from __future__ import annotations
+
+import hashlib
+
+SEP = "\x1f"
+
+
+def sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def hash_text(text: str) -> str:
+    """Whitespace-insensitive: re-wrapping a paragraph is not a content change."""
+    return sha256_hex(" ".join(text.split()))
+
+
+def chunk_id(doc_id: str, content_hash: str, occurrence: int) -> str:
+    return sha256_hex(SEP.join((doc_id, content_hash, str(occurrence))))[:32]
+
+
+def embed_key(model: str, embedded_text: str) -> str:
+    return sha256_hex(model + SEP + embedded_text)
+
+
+def section_id(doc_id: str, heading_path: tuple[str, ...], ordinal: int | None) -> str:
+    """The enclosing section of a chunk (its parent for expansion), stable while the path and ordinal are."""
+    return sha256_hex(SEP.join((doc_id, *heading_path, str(ordinal))))[:32]

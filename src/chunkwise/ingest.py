@@ -1,0 +1,164 @@
+"""Idempotent ingestion (seed 001 block 7): per document a set difference on chunk ids.
+
+Ids only in the new set are added, ids only in the store are removed, ids in both are kept; a kept
+chunk is re-embedded only when its embed_key changed, and its metadata is refreshed in place. A
+document whose source bytes, chunking config, access tags and embedder are all unchanged is skipped
+without re-chunking. Each document is written in one transaction; documents under an ingested folder
+that no longer exist lose their chunks; vectors are cached by embed_key and shared.
+"""
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from chunkwise import api
+from chunkwise.config import ChunkConfig
+from chunkwise.enrich import build_records
+from chunkwise.errors import ChunkwiseError
+
+
+@dataclass
+class IngestStats:
+    added: int = 0
+    removed: int = 0
+    embedded: int = 0
+    metadata_updated: int = 0
+    unchanged: int = 0
+    skipped_documents: int = 0
+    in_store: int = 0
+    errors: list[dict] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def acl_for(doc, default: Sequence[str], acl_map: Mapping[str, Sequence[str]] | None) -> tuple[str, ...]:
+    """Front matter ``acl`` first, then the first matching glob of the map, then the default."""
+    meta = (doc.metadata or {}).get("acl")
+    if meta:
+        return tuple(meta if isinstance(meta, (list, tuple)) else [meta])
+    for pattern, tags in (acl_map or {}).items():
+        if fnmatch.fnmatchcase(doc.doc_id, pattern):
+            return tuple(tags)
+    return tuple(default)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def ingest(
+    paths: Sequence[str | os.PathLike],
+    db: str | os.PathLike,
+    config: ChunkConfig | None = None,
+    *,
+    embedder=None,
+    acl: Sequence[str] = (),
+    acl_map: Mapping[str, Sequence[str]] | None = None,
+    dry_run: bool = False,
+    now: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> IngestStats:
+    """Ingest files and folders into the store at ``db``; returns chunk-level statistics."""
+    from chunkwise.store import SQLiteStore
+
+    config = config or ChunkConfig()
+    now = now or _now()
+    model = embedder.name if embedder is not None else "none"
+    chunker = api.make_chunker(config)
+    stats = IngestStats()
+    with SQLiteStore(db) as store:
+        run = None if dry_run else store.start_run(now)
+        for raw in paths:
+            root = Path(raw).resolve()
+            base = root if root.is_dir() else root.parent
+            seen: set[str] = set()
+            for item in api.iter_documents([root], root=base):
+                if isinstance(item, api.SourceFailure):
+                    seen.add(item.source)  # a file that failed this time keeps its old chunks
+                    if not item.skipped:
+                        stats.errors.append({"path": item.source, "error": item.error})
+                    continue
+                seen.add(item.doc_id)
+                if progress:
+                    progress(item.doc_id)
+                try:
+                    _ingest_document(store, item, str(base), chunker, config, embedder, model,
+                                     acl_for(item, acl, acl_map), now, stats, dry_run)
+                except ChunkwiseError as exc:
+                    stats.errors.append({"path": item.doc_id, "error": str(exc)})
+            if root.is_dir():
+                if dry_run:
+                    stats.removed += _count_missing(store, str(base), seen)
+                else:
+                    with store.atomic():
+                        stats.removed += store.remove_missing(str(base), seen)
+        if not dry_run:
+            with store.atomic():
+                store.gc_vectors()
+                store.finish_run(run, _now(), stats.to_dict())
+        stats.in_store = store.count()
+    return stats
+
+
+def _count_missing(store, root: str, seen: set[str]) -> int:
+    rows = store.db.execute("SELECT doc_id, chunk_count FROM documents WHERE root = ?", (root,))
+    return sum(n for d, n in rows if d not in seen)
+
+
+def _ingest_document(store, doc, root, chunker, config, embedder, model, acl, now, stats, dry_run) -> None:
+    inputs = hashlib.sha256(json.dumps([config.fingerprint(), model, list(acl)]).encode()).hexdigest()[:32]
+    state = store.document_state(doc.doc_id)
+    if state is not None and state[0] == doc.sha256 and state[1] == inputs:
+        stats.skipped_documents += 1
+        stats.unchanged += state[2]
+        return
+    chunks = api.chunk_document(doc, api.for_document(chunker, doc))
+    records = build_records(doc, chunks, chunker=config.fingerprint(), header_mode=config.header,
+                            embed_model=model, acl=acl, now=now)
+    new = {r.chunk_id: r.to_dict() for r in records}
+    old = store.records_of(doc.doc_id)
+    added = [r for cid, r in new.items() if cid not in old]
+    removed = [cid for cid in old if cid not in new]
+    updated, need = [], [r for r in added]
+    for cid, r in new.items():
+        if cid not in old:
+            continue
+        before = dict(old[cid], ingested_at=r["ingested_at"])
+        if before["embed_key"] != r["embed_key"]:
+            need.append(r)
+        if before != r:
+            updated.append(r)  # refreshed in place; a new source version alone is not counted as a change
+        if dict(before, source_version=r["source_version"]) != r:
+            stats.metadata_updated += 1
+        else:
+            stats.unchanged += 1
+    stats.added += len(added)
+    stats.removed += len(removed)
+    if embedder is not None:
+        stats.embedded += len(need)
+    if dry_run:
+        return
+    vectors = []
+    if embedder is not None:
+        missing = sorted(store.missing_vectors(r["embed_key"] for r in need))
+        texts = {r["embed_key"]: r["embed_text"] for r in need}
+        for i in range(0, len(missing), 64):
+            keys = missing[i : i + 64]
+            vectors.extend(zip(keys, embedder.embed([texts[k] for k in keys])))
+    doc_row = {
+        "doc_id": doc.doc_id, "root": root, "source_uri": doc.source, "source_version": doc.sha256,
+        "inputs": inputs, "title": doc.title, "author": str((doc.metadata or {}).get("author") or ""),
+        "updated_at": str((doc.metadata or {}).get("updated_at") or ""), "ingested_at": now,
+        "chunk_count": len(records),
+    }
+    with store.atomic():
+        store.write_document(doc_row, added, updated, removed)
+        if vectors:
+            store.put_vectors(model, [(k, list(map(float, v))) for k, v in vectors])

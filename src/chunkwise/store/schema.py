@@ -1,0 +1,61 @@
+"""Schema and recorded migrations. Each migration runs once, in order, inside a transaction, and is
+recorded with its number; opening a newer store with older code fails with a clear message."""
+from __future__ import annotations
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (1, "documents, chunks, vectors, runs", """
+CREATE TABLE documents (
+    doc_id TEXT PRIMARY KEY,
+    root TEXT NOT NULL,
+    source_uri TEXT NOT NULL,
+    source_version TEXT NOT NULL,
+    inputs TEXT NOT NULL,            -- fingerprint of everything that decides the records
+    title TEXT, author TEXT, updated_at TEXT,
+    ingested_at TEXT NOT NULL,
+    chunk_count INTEGER NOT NULL
+);
+CREATE INDEX documents_root ON documents(root);
+CREATE TABLE chunks (
+    rowid INTEGER PRIMARY KEY,
+    chunk_id TEXT NOT NULL UNIQUE,
+    doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    chunk_index INTEGER NOT NULL,
+    record TEXT NOT NULL,            -- the full ChunkRecord as JSON
+    text TEXT NOT NULL,
+    embed_text TEXT NOT NULL,
+    embed_model TEXT NOT NULL,
+    embed_key TEXT NOT NULL,
+    acl TEXT NOT NULL,               -- space-separated tags, also indexed by FTS for filtering
+    quality TEXT NOT NULL,
+    size INTEGER NOT NULL
+);
+CREATE INDEX chunks_doc ON chunks(doc_id, chunk_index);
+CREATE INDEX chunks_key ON chunks(embed_key);
+CREATE TABLE vectors (
+    embed_key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL             -- float32, little-endian
+);
+CREATE TABLE runs (
+    run_id INTEGER PRIMARY KEY,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    stats TEXT
+);
+-- External-content FTS5 (contentless tables cannot delete rows before SQLite 3.43).
+CREATE VIRTUAL TABLE chunks_fts USING fts5(embed_text, acl, content='chunks', content_rowid='rowid');
+CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, embed_text, acl) VALUES (new.rowid, new.embed_text, new.acl);
+END;
+CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, embed_text, acl) VALUES ('delete', old.rowid, old.embed_text, old.acl);
+END;
+CREATE TRIGGER chunks_au AFTER UPDATE OF embed_text, acl ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, embed_text, acl) VALUES ('delete', old.rowid, old.embed_text, old.acl);
+    INSERT INTO chunks_fts(rowid, embed_text, acl) VALUES (new.rowid, new.embed_text, new.acl);
+END;
+"""),
+]
+
+LATEST = MIGRATIONS[-1][0]

@@ -1,0 +1,164 @@
+"""SQLite store: WAL, foreign keys, recorded migrations, one transaction per document.
+
+SQL lives here and nowhere else, so another backend can implement the same small surface:
+``document_state``, ``records_of``, ``write_document``, ``remove_missing``, ``missing_vectors``,
+``put_vectors``, ``gc_vectors``, runs.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import struct
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+from chunkwise.errors import ChunkwiseError, ConfigError
+from chunkwise.store.schema import LATEST, MIGRATIONS
+
+
+class StoreBusy(ChunkwiseError):
+    """Another ingest holds the write lock."""
+
+
+class SQLiteStore:
+    def __init__(self, path: str | Path, timeout: float = 30.0) -> None:
+        self.path = str(path)
+        self.db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self._migrate()
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> "SQLiteStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- schema --------------------------------------------------------------------------------
+    def _migrate(self) -> None:
+        self.db.execute("CREATE TABLE IF NOT EXISTS migrations (number INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)")
+        done = {n for (n,) in self.db.execute("SELECT number FROM migrations")}
+        if done and max(done) > LATEST:
+            raise ConfigError(f"{self.path} was written by a newer chunkwise (schema {max(done)} > {LATEST}); upgrade chunkwise")
+        for number, name, sql in MIGRATIONS:
+            if number in done:
+                continue
+            with self.atomic():
+                for statement in _statements(sql):
+                    self.db.execute(statement)
+                self.db.execute("INSERT INTO migrations VALUES (?, ?, datetime('now'))", (number, name))
+
+    @contextmanager
+    def atomic(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; taken eagerly (BEGIN IMMEDIATE) so a second writer waits, then fails
+        with a clear message instead of corrupting anything."""
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise StoreBusy(f"{self.path} is being written by another ingest; retry when it finishes") from exc
+            raise
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        else:
+            self.db.execute("COMMIT")
+
+    # -- reads ---------------------------------------------------------------------------------
+    def document_state(self, doc_id: str) -> tuple[str, str, int] | None:
+        row = self.db.execute("SELECT source_version, inputs, chunk_count FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
+        return tuple(row) if row else None
+
+    def records_of(self, doc_id: str) -> dict[str, dict]:
+        rows = self.db.execute("SELECT chunk_id, record FROM chunks WHERE doc_id = ?", (doc_id,))
+        return {cid: json.loads(rec) for cid, rec in rows}
+
+    def missing_vectors(self, keys: Iterable[str]) -> set[str]:
+        keys = set(keys)
+        if not keys:
+            return set()
+        have: set[str] = set()
+        ordered = sorted(keys)
+        for i in range(0, len(ordered), 500):
+            part = ordered[i : i + 500]
+            have.update(k for (k,) in self.db.execute(
+                f"SELECT embed_key FROM vectors WHERE embed_key IN ({','.join('?' * len(part))})", part))
+        return keys - have
+
+    def count(self, table: str = "chunks") -> int:
+        if table not in ("chunks", "documents", "vectors"):
+            raise ValueError(table)
+        return self.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+    def vector(self, embed_key: str) -> list[float] | None:
+        row = self.db.execute("SELECT dim, vector FROM vectors WHERE embed_key = ?", (embed_key,)).fetchone()
+        return list(struct.unpack(f"<{row[0]}f", row[1])) if row else None
+
+    # -- writes (call inside atomic()) ----------------------------------------------------------
+    def write_document(self, doc_row: dict, added: Sequence[dict], updated: Sequence[dict], removed: Sequence[str]) -> None:
+        db = self.db
+        db.execute(
+            "INSERT INTO documents VALUES (:doc_id, :root, :source_uri, :source_version, :inputs, :title, :author,"
+            " :updated_at, :ingested_at, :chunk_count) ON CONFLICT(doc_id) DO UPDATE SET root=excluded.root,"
+            " source_uri=excluded.source_uri, source_version=excluded.source_version, inputs=excluded.inputs,"
+            " title=excluded.title, author=excluded.author, updated_at=excluded.updated_at,"
+            " ingested_at=excluded.ingested_at, chunk_count=excluded.chunk_count", doc_row)
+        for i in range(0, len(removed), 500):
+            part = list(removed[i : i + 500])
+            db.execute(f"DELETE FROM chunks WHERE chunk_id IN ({','.join('?' * len(part))})", part)
+        db.executemany(
+            "INSERT INTO chunks (chunk_id, doc_id, chunk_index, record, text, embed_text, embed_model, embed_key,"
+            " acl, quality, size) VALUES (?,?,?,?,?,?,?,?,?,?,?)", [_row(r) for r in added])
+        db.executemany(
+            "UPDATE chunks SET doc_id=?, chunk_index=?, record=?, text=?, embed_text=?, embed_model=?, embed_key=?,"
+            " acl=?, quality=?, size=? WHERE chunk_id=?", [(*_row(r)[1:], r["chunk_id"]) for r in updated])
+
+    def put_vectors(self, model: str, items: Sequence[tuple[str, Sequence[float]]]) -> None:
+        self.db.executemany(
+            "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
+            [(key, model, len(vec), struct.pack(f"<{len(vec)}f", *vec)) for key, vec in items])
+
+    def remove_missing(self, root: str, seen: set[str]) -> int:
+        """Delete documents under ``root`` that this run did not see; returns the chunks removed."""
+        gone = [d for (d,) in self.db.execute("SELECT doc_id FROM documents WHERE root = ?", (root,)) if d not in seen]
+        removed = 0
+        for doc_id in gone:
+            removed += self.db.execute("SELECT count(*) FROM chunks WHERE doc_id = ?", (doc_id,)).fetchone()[0]
+            self.db.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
+        return removed
+
+    def gc_vectors(self) -> int:
+        cur = self.db.execute("DELETE FROM vectors WHERE embed_key NOT IN (SELECT embed_key FROM chunks)")
+        return cur.rowcount
+
+    def start_run(self, now: str) -> int:
+        return self.db.execute("INSERT INTO runs (started_at) VALUES (?)", (now,)).lastrowid
+
+    def finish_run(self, run_id: int, now: str, stats: dict) -> None:
+        self.db.execute("UPDATE runs SET finished_at = ?, stats = ? WHERE run_id = ?", (now, json.dumps(stats), run_id))
+
+
+def _row(r: dict) -> tuple:
+    return (r["chunk_id"], r["doc_id"], r["chunk_index"], json.dumps(r, ensure_ascii=False, sort_keys=True),
+            r["text"], r["embed_text"], r["embed_model"], r["embed_key"], " ".join(r["acl"]), r["quality"], r["size"])
+
+
+def _statements(sql: str) -> list[str]:
+    """Split a migration into statements, keeping trigger bodies (which contain ';') whole."""
+    out, buf = [], []
+    for line in sql.strip().splitlines():
+        buf.append(line)
+        joined = "\n".join(buf).strip()
+        if joined.endswith(";") and (not joined.upper().startswith("CREATE TRIGGER") or joined.upper().endswith("END;")):
+            out.append(joined)
+            buf = []
+    if "\n".join(buf).strip():
+        out.append("\n".join(buf).strip())
+    return out

@@ -1,0 +1,150 @@
+"""Idempotent ingestion into SQLite, on the seed-001 router guide (steps 1-4 and 7 of block 7)."""
+import sqlite3
+from dataclasses import dataclass
+
+from chunkwise.config import ChunkConfig
+from chunkwise.ingest import ingest
+
+GUIDE = """# Router X200 Guide
+
+## Setup
+
+### Resetting
+Hold the reset button for 10 seconds until the light blinks. This restores the factory settings.
+
+### Firmware updates
+Open the settings menu and choose update. The download is 40 megabytes.
+
+## Support
+
+### Warranty
+The warranty lasts 24 months from the date of purchase.
+"""
+CONFIG = ChunkConfig(strategy="structure", size=128, header="path")
+
+
+@dataclass
+class FakeEmbedder:
+    """Counts calls; vectors are a deterministic function of the text."""
+
+    name: str = "fake@1"
+    calls: int = 0
+
+    def embed(self, texts):
+        self.calls += len(texts)
+        return [[float(len(t)), float(sum(map(ord, t)) % 97)] for t in texts]
+
+
+def run(root, db, embedder, **kw):
+    s = ingest([root], db, kw.pop("config", CONFIG), embedder=embedder, acl=("public",), **kw)
+    assert not s.errors, s.errors
+    return s
+
+
+def row(s):
+    return (s.added, s.removed, s.embedded, s.metadata_updated, s.in_store)
+
+
+SEED_TABLE = [  # seed 001 block 7: added, removed, embedded, metadata updated, in store
+    ("first ingest", (3, 0, 3, 0, 3)),
+    ("run it again, nothing changed", (0, 0, 0, 0, 3)),
+    ("edit one sentence (24 -> 36 months)", (1, 1, 1, 0, 3)),
+    ("insert a new section before Support", (1, 0, 1, 1, 4)),
+    ("rename a heading, text unchanged", (0, 0, 1, 4, 4)),
+    ("upgrade the embedding model", (0, 0, 4, 4, 4)),
+    ("the source document is deleted", (0, 4, 0, 0, 0)),
+]
+
+
+def test_seven_steps_of_seed_001(tmp_path):
+    root = tmp_path / "kb"
+    root.mkdir()
+    doc = root / "router-x200.md"
+    db = tmp_path / "index.db"
+    emb = FakeEmbedder()
+    text = GUIDE
+    edits = [
+        lambda t: t,
+        lambda t: t,
+        lambda t: t.replace("24 months", "36 months"),
+        lambda t: t.replace("## Support", "## Safety\nKeep the router away from water.\n\n## Support"),
+        lambda t: t.replace("### Resetting", "### Factory reset"),
+        lambda t: t,
+        None,
+    ]
+    ids_before_insert = None
+    for (label, expected), edit in zip(SEED_TABLE, edits):
+        if edit is None:
+            doc.unlink()
+        else:
+            text = edit(text)
+            doc.write_text(text, encoding="utf-8")
+        if label.startswith("upgrade"):
+            emb = FakeEmbedder(name="fake@2")
+        if label.startswith("insert"):
+            ids_before_insert = {r[0] for r in sqlite3.connect(db).execute("SELECT chunk_id FROM chunks")}
+        got = row(run(root, db, emb))
+        assert got == expected, (label, got)
+        if label.startswith("insert"):  # exercise 2: the other sections keep their ids
+            after = {r[0] for r in sqlite3.connect(db).execute("SELECT chunk_id FROM chunks")}
+            assert ids_before_insert <= after
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT count(*) FROM vectors").fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM chunks_fts").fetchone()[0] == 0
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_same_text_in_two_documents_and_twice_in_one(tmp_path):
+    from chunkwise import api
+    from chunkwise.enrich import build_records
+
+    def records(doc_id, text):
+        doc = api.Document(doc_id, doc_id, "text/markdown", text)
+        chunks = api.chunk_document(doc, strategy="structure", size=128, header="path")
+        return build_records(doc, chunks, chunker="c", header_mode="path", embed_model="m@1", acl=["p"], now="t")
+
+    a, b = records("kb/x200", GUIDE)[2], records("kb/x300", GUIDE)[2]
+    assert a.content_hash == b.content_hash and a.chunk_id != b.chunk_id
+    twice = records("kb/faq", "# FAQ\n## A\nSee the manual.\n## B\nSee the manual.\n")
+    assert twice[0].content_hash == twice[1].content_hash and twice[0].chunk_id != twice[1].chunk_id
+
+
+def test_ids_do_not_depend_on_hash_seed(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("from chunkwise import ids; print(ids.chunk_id('kb/x', ids.hash_text('Hold the reset button.'), 0),"
+            " ids.embed_key('m@1', 'Setup > Resetting\\nHold the reset button.'))")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin"}).stdout for seed in ("0", "1", "12345")}
+    assert len(outs) == 1
+
+
+def test_dry_run_writes_nothing(tmp_path):
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "a.md").write_text(GUIDE, encoding="utf-8")
+    s = ingest([root], tmp_path / "i.db", CONFIG, dry_run=True, acl=("public",))
+    assert s.added > 0 and s.in_store == 0
+
+
+def test_acl_change_retags_without_reembedding(tmp_path):
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "a.md").write_text(GUIDE, encoding="utf-8")
+    db, emb = tmp_path / "i.db", FakeEmbedder()
+    run(root, db, emb)
+    calls = emb.calls
+    s = ingest([root], db, CONFIG, embedder=emb, acl=("staff",))
+    assert s.embedded == 0 and emb.calls == calls and s.metadata_updated == s.in_store
+    tags = {r[0] for r in sqlite3.connect(db).execute("SELECT acl FROM chunks")}
+    assert tags == {"staff"}
+
+
+def test_chunks_without_acl_are_marked_review(tmp_path):
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "a.md").write_text(GUIDE, encoding="utf-8")
+    ingest([root], tmp_path / "i.db", CONFIG)
+    q = {r[0] for r in sqlite3.connect(tmp_path / "i.db").execute("SELECT quality FROM chunks")}
+    assert q == {"review"}
