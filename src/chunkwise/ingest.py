@@ -20,7 +20,7 @@ from typing import Callable, Mapping, Sequence
 from chunkwise import api
 from chunkwise.config import ChunkConfig
 from chunkwise.enrich import build_records
-from chunkwise.errors import ChunkwiseError
+from chunkwise.errors import ChunkwiseError, ConfigError
 
 
 @dataclass
@@ -69,6 +69,7 @@ def ingest(
     from chunkwise.store import SQLiteStore
 
     config = config or ChunkConfig()
+    _check_fits_model(config, embedder)
     now = now or _now()
     model = embedder.name if embedder is not None else "none"
     chunker = api.make_chunker(config)
@@ -105,6 +106,20 @@ def ingest(
                 store.finish_run(run, _now(), stats.to_dict())
         stats.in_store = store.count()
     return stats
+
+
+def _check_fits_model(config: ChunkConfig, embedder) -> None:
+    """Fail before any work when chunks could exceed what the model reads (it would silently embed
+    only their head): the cap plus [CLS]/[SEP] must fit the model's window."""
+    limit = getattr(embedder, "max_tokens", None)
+    if not limit or config.unit != "tokens" or config.tokenizer.lower() not in ("minilm", "all-minilm-l6-v2"):
+        return
+    need = config.size + (0 if config.special_tokens else 2)
+    if need > limit:
+        raise ConfigError(
+            f"chunks of {config.size} tokens plus [CLS]/[SEP] exceed {embedder.name}'s {limit}-token window; "
+            f"use --size {limit - 2} (or --size {limit} --special-tokens)"
+        )
 
 
 def _count_missing(store, root: str, seen: set[str]) -> int:

@@ -7,7 +7,7 @@ import pytest
 
 from chunkwise.cli.main import build_parser, main
 
-COMMANDS = ["audit", "chunk", "plan"]
+COMMANDS = ["audit", "chunk", "ingest", "plan"]
 
 
 def run(*args):
@@ -74,3 +74,22 @@ def test_bad_usage_is_one_clean_line(args, needle):
     out = run(*args)
     assert out.returncode in (1, 2)
     assert "Traceback" not in out.stderr and needle in out.stderr
+
+
+def test_ingest_twice_changes_nothing(tmp_path, capsys):
+    db = str(tmp_path / "index.db")
+    assert main(["ingest", "examples/", "--db", db, "--acl", "staff", "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["added"] == first["in_store"] > 0 and first["embedded"] == first["added"]
+    assert main(["ingest", "examples/", "--db", db, "--acl", "staff", "--json"]) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert {k: second[k] for k in ("added", "removed", "embedded", "metadata_updated")} == dict.fromkeys(
+        ("added", "removed", "embedded", "metadata_updated"), 0)
+    assert second["skipped_documents"] == 7 and second["in_store"] == first["in_store"]
+
+
+def test_ingest_bad_config_file_is_a_clean_error(tmp_path):
+    bad = tmp_path / "c.toml"
+    bad.write_text("[chunking\nsize = 1", encoding="utf-8")
+    out = run("ingest", "examples/", "--db", str(tmp_path / "i.db"), "--config", str(bad))
+    assert out.returncode == 2 and "not valid TOML" in out.stderr

@@ -148,3 +148,16 @@ def test_chunks_without_acl_are_marked_review(tmp_path):
     ingest([root], tmp_path / "i.db", CONFIG)
     q = {r[0] for r in sqlite3.connect(tmp_path / "i.db").execute("SELECT quality FROM chunks")}
     assert q == {"review"}
+
+
+def test_chunks_too_long_for_the_model_fail_before_any_work(tmp_path):
+    import pytest
+
+    from chunkwise.errors import ConfigError
+
+    class Small(FakeEmbedder):
+        max_tokens = 256
+
+    with pytest.raises(ConfigError, match="--size 254"):
+        ingest([tmp_path], tmp_path / "i.db", ChunkConfig(size=256), embedder=Small())
+    assert not (tmp_path / "i.db").exists()

@@ -8,7 +8,7 @@ from pathlib import Path
 from chunkwise import api
 from chunkwise.cli.output import emit_json, emit_jsonl, preview, table
 from chunkwise.config import BACKENDS, HEADERS, STRATEGIES, UNITS, ChunkConfig
-from chunkwise.errors import ChunkwiseError
+from chunkwise.errors import ChunkwiseError, ConfigError
 
 def _chunk_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategy", default="auto", choices=STRATEGIES, help="chunking strategy (default: auto)")
@@ -22,6 +22,10 @@ def _chunk_options(p: argparse.ArgumentParser) -> None:
                    help="contextual header in the embedded text, counted in the cap")
     p.add_argument("--window", type=int, default=3, help="sentences per window (sentence_window)")
     p.add_argument("--special-tokens", action="store_true", help="count [CLS]/[SEP] in every chunk")
+
+
+_CHUNK_FLAGS = ("strategy", "size", "overlap", "unit", "tokenizer", "backend", "header", "window", "special_tokens")
+_DEFAULTS = {"strategy": "auto"}
 
 
 def _config(args: argparse.Namespace) -> ChunkConfig:
@@ -91,6 +95,64 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _load_toml(path: str | None) -> dict:
+    """``chunkwise.toml``: a [chunking] table with ChunkConfig fields, and an [ingest] table with
+    ``embedder``, ``acl`` (list) and ``acl_map`` (glob -> tags)."""
+    if not path:
+        return {}
+    import tomllib
+
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the config file ({exc.strerror})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    import json
+
+    from chunkwise.embed import make_embedder
+    from chunkwise.ingest import ingest
+
+    conf = _load_toml(args.config)
+    chunking = dict(conf.get("chunking", {}))
+    given = {k: v for k, v in vars(args).items() if k in _CHUNK_FLAGS and v is not None}
+    config = ChunkConfig(**{**_DEFAULTS, **chunking, **given})
+    settings = conf.get("ingest", {})
+    embedder = make_embedder(args.embedder or settings.get("embedder", "hashing"))
+    acl = tuple(t for t in (args.acl or ",".join(settings.get("acl", []))).split(",") if t.strip())
+    acl_map = settings.get("acl_map", {})
+    if args.acl_map:
+        try:
+            acl_map = json.loads(Path(args.acl_map).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"--acl-map {args.acl_map}: expected a JSON object of glob -> [tags] ({exc})") from exc
+    progress = None
+    if sys.stderr.isatty() and not args.json:
+        def progress(doc_id: str) -> None:
+            print(f"\r\x1b[Kingesting {doc_id}", end="", file=sys.stderr, flush=True)
+    stats = ingest(args.paths, args.db, config, embedder=embedder, acl=acl, acl_map=acl_map,
+                   dry_run=args.dry_run, progress=progress)
+    if progress:
+        print("\r\x1b[K", end="", file=sys.stderr)
+    if args.json:
+        emit_json(stats.to_dict())
+    else:
+        label = "would change (dry run)" if args.dry_run else "ingested into " + str(args.db)
+        rows = [("added", stats.added), ("removed", stats.removed), ("embedded", stats.embedded),
+                ("metadata updated", stats.metadata_updated), ("unchanged", stats.unchanged),
+                ("skipped documents", stats.skipped_documents), ("in store", stats.in_store),
+                ("errors", len(stats.errors))]
+        print(label)
+        print(table(["", "chunks"], rows, right=(1,)))
+        for err in stats.errors:
+            print(f"error: {err['path']}: {err['error']}", file=sys.stderr)
+    return 1 if stats.errors else 0
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
     p = api.plan(args.size, args.overlap, args.doc_words, args.evidence)
     if args.json:
@@ -122,6 +184,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-bytes", type=int, default=50_000_000, help="refuse files larger than this")
     p.add_argument("--json", action="store_true", help="JSON Lines, one chunk per line")
     p.set_defaults(func=cmd_chunk)
+
+    p = sub.add_parser("ingest", help="chunk, embed and index files into a SQLite store (idempotent)")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files, folders, globs")
+    p.add_argument("--db", required=True, help="SQLite file (created if missing)")
+    p.add_argument("--config", help="chunkwise.toml with [chunking] and [ingest] tables")
+    p.add_argument("--strategy", choices=STRATEGIES, default=None)
+    p.add_argument("--size", type=int, default=None)
+    p.add_argument("--overlap", type=int, default=None)
+    p.add_argument("--unit", choices=UNITS, default=None)
+    p.add_argument("--tokenizer", default=None)
+    p.add_argument("--backend", choices=BACKENDS, default=None)
+    p.add_argument("--header", choices=HEADERS, default=None)
+    p.add_argument("--window", type=int, default=None)
+    p.add_argument("--special-tokens", action="store_true", default=None)
+    p.add_argument("--embedder", help="none, hashing (default), hashing-256, minilm, ...")
+    p.add_argument("--acl", help="default access tags, comma-separated")
+    p.add_argument("--acl-map", help='JSON file {"glob": ["tag", ...]}, globs relative to the root')
+    p.add_argument("--dry-run", action="store_true", help="print the diff without writing")
+    p.add_argument("--json", action="store_true", help="one JSON document with the run statistics")
+    p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("audit", help="extraction audit: pages, empty pages, garbage, language, OCR needs")
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, folders, globs")
