@@ -101,8 +101,13 @@ def ingest(
                     with store.atomic():
                         stats.removed += store.remove_missing(str(base), seen)
         if not dry_run:
+            from chunkwise import __version__
+
             with store.atomic():
                 store.gc_vectors()
+                store.put_settings({"config": json.dumps(asdict(config), default=list, sort_keys=True),
+                                    "fingerprint": config.fingerprint(), "embedder": model,
+                                    "tool_version": __version__})
                 store.finish_run(run, _now(), stats.to_dict())
         stats.in_store = store.count()
     return stats

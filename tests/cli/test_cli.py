@@ -7,7 +7,7 @@ import pytest
 
 from chunkwise.cli.main import build_parser, main
 
-COMMANDS = ["audit", "chunk", "ingest", "plan"]
+COMMANDS = ["audit", "check", "chunk", "ingest", "manifest", "plan"]
 
 
 def run(*args):
@@ -93,3 +93,30 @@ def test_ingest_bad_config_file_is_a_clean_error(tmp_path):
     bad.write_text("[chunking\nsize = 1", encoding="utf-8")
     out = run("ingest", "examples/", "--db", str(tmp_path / "i.db"), "--config", str(bad))
     assert out.returncode == 2 and "not valid TOML" in out.stderr
+
+
+def test_check_and_manifest(tmp_path, capsys):
+    import sqlite3
+
+    db = str(tmp_path / "index.db")
+    assert main(["ingest", "examples/", "--db", db, "--acl", "staff", "--json"]) == 0
+    capsys.readouterr()
+    assert main(["check", "--db", db, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] and report["chunks"] == report["ready"] + report["review"] > 0
+    assert report["embed_models"] == ["hashing-384@1"]
+    assert main(["manifest", "--db", db, "--json"]) == 0
+    m = json.loads(capsys.readouterr().out)
+    assert len(m["documents"]) == 7 and m["chunks"] == report["chunks"] and m["fingerprint"]
+    con = sqlite3.connect(db)  # corrupt the collection: a second model's chunk and a lost vector
+    con.execute("UPDATE chunks SET embed_model = 'other@1' WHERE rowid = (SELECT min(rowid) FROM chunks)")
+    con.execute("DELETE FROM vectors WHERE rowid = (SELECT min(rowid) FROM vectors)")
+    con.commit()
+    assert main(["check", "--db", db]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL" in out and "mixed" in out and "without a vector" in out
+
+
+def test_check_without_a_store_is_a_clear_error(tmp_path):
+    out = run("check", "--db", str(tmp_path / "missing.db"))
+    assert out.returncode == 1 and "chunkwise ingest" in out.stderr

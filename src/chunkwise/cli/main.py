@@ -153,6 +153,39 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return 1 if stats.errors else 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from chunkwise.quality import check
+
+    report = check(args.db)
+    if args.json:
+        emit_json(report.to_dict())
+    else:
+        rows = [("chunks", report.chunks), ("ready", report.ready), ("review", report.review),
+                ("  without access tags", report.missing_acl),
+                *((f"  {k}", v) for k, v in sorted(report.review_reasons.items()) if k != "missing_acl"),
+                ("duplicate ids", report.duplicate_ids), ("empty text", report.empty_text),
+                ("over the cap", report.oversized), ("embedding models", ", ".join(report.embed_models) or "-"),
+                ("chunks without a vector", report.missing_vectors), ("unused vectors", report.orphan_vectors)]
+        print(table(["check", "value"], rows, right=(1,)))
+        print("gate: PASS" if report.ok else "gate: FAIL - " + "; ".join(report.failures))
+    return 0 if report.ok else 1
+
+
+def cmd_manifest(args: argparse.Namespace) -> int:
+    from chunkwise.quality import manifest
+
+    m = manifest(args.db)
+    if args.json:
+        emit_json(m)
+        return 0
+    print(f"chunkwise {m['tool_version']}  config {m['fingerprint']}  {m['tokenizer']}  embed {m['embed_model']}")
+    print(table(["document", "source version", "chunks", "ingested"],
+                [(d["doc_id"], d["source_version"][:16], d["chunks"], d["ingested_at"]) for d in m["documents"]],
+                right=(2,)))
+    print(f"{len(m['documents'])} documents, {m['chunks']} chunks")
+    return 0
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
     p = api.plan(args.size, args.overlap, args.doc_words, args.evidence)
     if args.json:
@@ -204,6 +237,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="print the diff without writing")
     p.add_argument("--json", action="store_true", help="one JSON document with the run statistics")
     p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("check", help="quality gate over a store; exit 1 when it fails")
+    p.add_argument("--db", required=True, help="SQLite file written by chunkwise ingest")
+    p.add_argument("--json", action="store_true", help="one JSON document")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("manifest", help="config, tokenizer, model, tool version and per-document versions")
+    p.add_argument("--db", required=True, help="SQLite file written by chunkwise ingest")
+    p.add_argument("--json", action="store_true", help="one JSON document")
+    p.set_defaults(func=cmd_manifest)
 
     p = sub.add_parser("audit", help="extraction audit: pages, empty pages, garbage, language, OCR needs")
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, folders, globs")

@@ -58,4 +58,8 @@ END;
 """),
 ]
 
+MIGRATIONS.append((2, "settings of the last ingest (config, embedder, tool version)", """
+CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""))
+
 LATEST = MIGRATIONS[-1][0]

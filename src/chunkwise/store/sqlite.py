@@ -138,6 +138,12 @@ class SQLiteStore:
         cur = self.db.execute("DELETE FROM vectors WHERE embed_key NOT IN (SELECT embed_key FROM chunks)")
         return cur.rowcount
 
+    def put_settings(self, values: dict[str, str]) -> None:
+        self.db.executemany("INSERT OR REPLACE INTO settings VALUES (?, ?)", list(values.items()))
+
+    def settings(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT key, value FROM settings"))
+
     def start_run(self, now: str) -> int:
         return self.db.execute("INSERT INTO runs (started_at) VALUES (?)", (now,)).lastrowid
 
