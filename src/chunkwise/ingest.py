@@ -143,10 +143,41 @@ def _ingest_document(store, doc, root, chunker, config, embedder, model, acl, no
     records = build_records(doc, chunks, chunker=config.fingerprint(), header_mode=config.header,
                             embed_model=model, acl=acl, now=now)
     new = {r.chunk_id: r.to_dict() for r in records}
-    old = store.records_of(doc.doc_id)
+    if dry_run:
+        _diff(store.records_of(doc.doc_id), new, embedder, stats)
+        return
+    doc_row = {
+        "doc_id": doc.doc_id, "root": root, "source_uri": doc.source, "source_version": doc.sha256,
+        "inputs": inputs, "title": doc.title, "author": str((doc.metadata or {}).get("author") or ""),
+        "updated_at": str((doc.metadata or {}).get("updated_at") or ""), "ingested_at": now,
+        "chunk_count": len(records),
+    }
+    # The diff is taken inside the write lock: a concurrent ingest may have written this document
+    # since it was read, and a diff against a stale read would insert duplicates.
+    with store.atomic():
+        state = store.document_state(doc.doc_id)
+        if state is not None and state[0] == doc.sha256 and state[1] == inputs:
+            stats.skipped_documents += 1
+            stats.unchanged += state[2]
+            return
+        added, updated, removed, need = _diff(store.records_of(doc.doc_id), new, embedder, stats)
+        vectors = []
+        if embedder is not None:
+            missing = sorted(store.missing_vectors(r["embed_key"] for r in need))
+            texts = {r["embed_key"]: r["embed_text"] for r in need}
+            for i in range(0, len(missing), 64):
+                keys = missing[i : i + 64]
+                vectors.extend(zip(keys, embedder.embed([texts[k] for k in keys])))
+        store.write_document(doc_row, added, updated, removed)
+        if vectors:
+            store.put_vectors(model, [(k, list(map(float, v))) for k, v in vectors])
+
+
+def _diff(old: dict, new: dict, embedder, stats: IngestStats):
+    """Set difference on chunk ids; returns (added, updated, removed, records needing a vector)."""
     added = [r for cid, r in new.items() if cid not in old]
     removed = [cid for cid in old if cid not in new]
-    updated, need = [], [r for r in added]
+    updated, need = [], list(added)
     for cid, r in new.items():
         if cid not in old:
             continue
@@ -163,22 +194,4 @@ def _ingest_document(store, doc, root, chunker, config, embedder, model, acl, no
     stats.removed += len(removed)
     if embedder is not None:
         stats.embedded += len(need)
-    if dry_run:
-        return
-    vectors = []
-    if embedder is not None:
-        missing = sorted(store.missing_vectors(r["embed_key"] for r in need))
-        texts = {r["embed_key"]: r["embed_text"] for r in need}
-        for i in range(0, len(missing), 64):
-            keys = missing[i : i + 64]
-            vectors.extend(zip(keys, embedder.embed([texts[k] for k in keys])))
-    doc_row = {
-        "doc_id": doc.doc_id, "root": root, "source_uri": doc.source, "source_version": doc.sha256,
-        "inputs": inputs, "title": doc.title, "author": str((doc.metadata or {}).get("author") or ""),
-        "updated_at": str((doc.metadata or {}).get("updated_at") or ""), "ingested_at": now,
-        "chunk_count": len(records),
-    }
-    with store.atomic():
-        store.write_document(doc_row, added, updated, removed)
-        if vectors:
-            store.put_vectors(model, [(k, list(map(float, v))) for k, v in vectors])
+    return added, updated, removed, need
