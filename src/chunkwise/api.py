@@ -146,20 +146,41 @@ def normalised_view(doc: Document):
     return view, norm
 
 
-def chunk_document(doc: Document, chunker=None, **options: Any) -> list[Chunk]:
+def chunk_document(doc: Document, chunker=None, boundaries=(), **options: Any) -> list[Chunk]:
     """Chunk an extracted Document: offsets into ``doc.text`` (the original), chunk text normalised,
     front matter left out, heading paths from the document's own structure, and the page (and last
-    page, if it crosses one) on each chunk."""
+    page, if it crosses one) on each chunk. ``boundaries`` (original offsets, e.g. where access tags
+    change) are hard: no chunk crosses one."""
     from dataclasses import replace
 
     view, norm = normalised_view(doc)
-    chunks = _chunk_view(view, chunker, **options)
+    if boundaries:
+        chunks = _chunk_between(view, norm, sorted(set(boundaries)), chunker, **options)
+    else:
+        chunks = _chunk_view(view, chunker, **options)
     if norm is None:
         return chunks
     out = []
     for c in chunks:
         a, b = norm.original_span(c.start_char, c.end_char)
         out.append(replace(c, start_char=a, end_char=b))
+    return out
+
+
+def _chunk_between(view: Document, norm, cuts: list[int], chunker=None, **options: Any) -> list[Chunk]:
+    """Chunk each stretch between hard boundaries on its own (offsets stay document-wide)."""
+    from bisect import bisect_left
+    from dataclasses import replace
+
+    fwd = (lambda o: bisect_left(norm.to_original, o)) if norm is not None else (lambda o: o)
+    edges = sorted({view.body_start, len(view.text), *(min(max(fwd(c), view.body_start), len(view.text)) for c in cuts)})
+    out: list[Chunk] = []
+    for a, b in zip(edges, edges[1:]):
+        part = replace(view, text=view.text[:b], body_start=a,
+                       blocks=tuple(x for x in view.blocks if a <= x.start and x.end <= b))
+        for c in _chunk_view(part, chunker, **options):
+            if c.start_char >= a:
+                out.append(replace(c, index=len(out)))
     return out
 
 

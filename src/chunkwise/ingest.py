@@ -20,6 +20,7 @@ from typing import Callable, Mapping, Sequence
 from chunkwise import api
 from chunkwise.config import ChunkConfig
 from chunkwise.enrich import build_records
+from chunkwise.enrich.acl import acl_regions
 from chunkwise.errors import ChunkwiseError, ConfigError
 
 
@@ -139,9 +140,10 @@ def _ingest_document(store, doc, root, chunker, config, embedder, model, acl, no
         stats.skipped_documents += 1
         stats.unchanged += state[2]
         return
-    chunks = api.chunk_document(doc, api.for_document(chunker, doc))
+    regions = acl_regions(doc)
+    chunks = api.chunk_document(doc, api.for_document(chunker, doc), boundaries=[p for a, b, _ in regions for p in (a, b)])
     records = build_records(doc, chunks, chunker=config.fingerprint(), header_mode=config.header,
-                            embed_model=model, acl=acl, now=now)
+                            embed_model=model, acl=acl, now=now, regions=regions)
     new = {r.chunk_id: r.to_dict() for r in records}
     if dry_run:
         _diff(store.records_of(doc.doc_id), new, embedder, stats)

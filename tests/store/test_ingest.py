@@ -161,3 +161,53 @@ def test_chunks_too_long_for_the_model_fail_before_any_work(tmp_path):
     with pytest.raises(ConfigError, match="--size 254"):
         ingest([tmp_path], tmp_path / "i.db", ChunkConfig(size=256), embedder=Small())
     assert not (tmp_path / "i.db").exists()
+
+
+SECTIONED = """# Payments handbook
+
+General rules everyone may read. Deploys happen on weekdays only.
+
+## Settlement exports
+<!-- acl: finance -->
+
+Settlement exports are kept for 30 days. Exception: audits may keep them for seven years.
+
+### Export format
+Exports are CSV files with one row per payout.
+
+## Paging
+Page on-call within 15 minutes with the deploy ID.
+"""
+
+
+def test_section_acl_markers_never_cross(tmp_path):
+    import json as _json
+
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "handbook.md").write_text(SECTIONED, encoding="utf-8")
+    for strategy in ("auto", "recursive", "fixed"):
+        db = tmp_path / f"{strategy}.db"
+        ingest([root], db, ChunkConfig(strategy=strategy, size=512), acl=("staff",))
+        rows = [_json.loads(r) for (r,) in sqlite3.connect(db).execute("SELECT record FROM chunks ORDER BY chunk_index")]
+        by_tag = {}
+        for r in rows:
+            by_tag.setdefault(tuple(r["acl"]), []).append(r["text"])
+        finance = " ".join(by_tag[("finance",)])
+        staff = " ".join(by_tag[("staff",)])
+        assert "seven years" in finance and "one row per payout" in finance, strategy
+        assert "seven years" not in staff and "weekdays" in staff and "15 minutes" in staff, strategy
+        assert "weekdays" not in finance and "15 minutes" not in finance, strategy
+
+
+def test_acl_map_first_match_wins(tmp_path):
+    import json as _json
+
+    root = tmp_path / "kb"
+    (root / "finance").mkdir(parents=True)
+    (root / "finance" / "a.md").write_text("# A\n\nLedger rules.\n", encoding="utf-8")
+    (root / "b.md").write_text("# B\n\nPublic rules.\n", encoding="utf-8")
+    db = tmp_path / "i.db"
+    ingest([root], db, CONFIG, acl=("staff",), acl_map={"finance/*": ["finance"], "*": ["everyone"]})
+    tags = {d: _json.loads(r)["acl"] for d, r in sqlite3.connect(db).execute("SELECT doc_id, record FROM chunks")}
+    assert tags == {"finance/a.md": ["finance"], "b.md": ["everyone"]}

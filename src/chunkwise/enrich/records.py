@@ -67,6 +67,7 @@ def build_records(
     now: str,
     language: str = "",
     source_uri: str | None = None,
+    regions: Sequence[tuple[int, int, tuple[str, ...]]] = (),
 ) -> list[ChunkRecord]:
     """Records for one document's chunks. A chunk with no access tags is stored but marked ``review``
     (fail closed: retrieval never serves it), as is a chunk the chunker flagged."""
@@ -76,13 +77,16 @@ def build_records(
     lang = str(meta.get("language") or language or "")
     seen: dict[str, int] = {}
     out: list[ChunkRecord] = []
+    from chunkwise.enrich.acl import tags_for
+
     for c in chunks:
+        chunk_acl = tags_for(c.start_char, c.end_char, regions, acl_tags)
         chash = ids.hash_text(c.text)
         occurrence = seen[chash] = seen.get(chash, -1) + 1
         reasons = list(c.reasons)
         if c.needs_review and not reasons:
             reasons.append("needs_review")
-        if not acl_tags:
+        if not chunk_acl:
             reasons.append("missing_acl")
         if not c.text.strip():
             reasons.append("empty_text")
@@ -99,7 +103,7 @@ def build_records(
             doc_updated_at=updated,
             ingested_at=now,
             language=lang,
-            acl=acl_tags,
+            acl=chunk_acl,
             content_hash=chash,
             embed_model=embed_model,
             embed_key=ids.embed_key(embed_model, c.embed_text),
