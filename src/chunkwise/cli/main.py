@@ -130,14 +130,15 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             acl_map = json.loads(Path(args.acl_map).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ConfigError(f"--acl-map {args.acl_map}: expected a JSON object of glob -> [tags] ({exc})") from exc
-    progress = None
-    if sys.stderr.isatty() and not args.json:
-        def progress(doc_id: str) -> None:
-            print(f"\r\x1b[Kingesting {doc_id}", end="", file=sys.stderr, flush=True)
+    bar = None
+    if sys.stderr.isatty() and not args.json:  # a progress bar for people, nothing for pipes and --json
+        from tqdm import tqdm
+
+        bar = tqdm(unit=" docs", desc="ingest", leave=False, file=sys.stderr)
     stats = ingest(args.paths, args.db, config, embedder=embedder, acl=acl, acl_map=acl_map,
-                   dry_run=args.dry_run, progress=progress)
-    if progress:
-        print("\r\x1b[K", end="", file=sys.stderr)
+                   dry_run=args.dry_run, progress=None if bar is None else (lambda _doc: bar.update()))
+    if bar is not None:
+        bar.close()
     if args.json:
         emit_json(stats.to_dict())
     else:
