@@ -385,6 +385,7 @@ def environment(args: argparse.Namespace) -> dict[str, Any]:
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "platform": platform.platform(),
         "nproc": affinity or os.cpu_count(),
+        "loadavg": os.getloadavg() if hasattr(os, "getloadavg") else None,
         "chunkwise": f"{module.__version__} ({Path(module.__file__).parent}, git {git_head()})",
         "sqlite3": sqlite3.sqlite_version,
         "versions": {k: v for k, v in extras.items() if v},
@@ -397,10 +398,15 @@ def fmt(value: float | None, spec: str) -> str:
     return "" if value is None else format(value, spec)
 
 
+def fmt_load(load: tuple[float, ...] | None) -> str:
+    return "n/a" if load is None else " ".join(f"{x:.2f}" for x in load)
+
+
 def header_lines(env: dict[str, Any]) -> list[str]:
     versions = ", ".join(f"{k} {v}" for k, v in env["versions"].items()) or "none"
     return ["# chunkwise ingest benchmark", "",
-            f"- Python: {env['python']}; {env['platform']}; nproc={env['nproc']}",
+            f"- Python: {env['python']}; {env['platform']}; nproc={env['nproc']}; "
+            f"load average at start {fmt_load(env['loadavg'])}",
             f"- chunkwise {env['chunkwise']}; SQLite {env['sqlite3']}",
             f"- Optional: {versions}",
             f"- Corpora: generated Markdown (seed {SEED}) in {env['tmp']}; acl=bench; "

@@ -76,9 +76,18 @@ class SourceFailure:
     skipped: bool = False
 
 
-def iter_documents(paths, root: str | Path | None = None, max_bytes: int = 50_000_000):
+@dataclass(frozen=True)
+class Unchanged:
+    """A source the caller already holds in this exact version (its ``unchanged`` test said so)."""
+
+    doc_id: str
+    sha256: str
+
+
+def iter_documents(paths, root: str | Path | None = None, max_bytes: int = 50_000_000, unchanged=None):
     """Files, folders and globs -> Documents, or a SourceFailure per file that cannot be used. One bad
-    file never stops the run, and the good files come out exactly as they would alone."""
+    file never stops the run, and the good files come out exactly as they would alone. ``unchanged``
+    (SourceFile -> bool) lets a caller skip reading and extracting files it already has."""
     from dataclasses import replace
 
     from chunkwise.extract import extract_bytes
@@ -87,6 +96,9 @@ def iter_documents(paths, root: str | Path | None = None, max_bytes: int = 50_00
     for src in iter_sources(paths, root=root, max_bytes=max_bytes):
         if isinstance(src, SourceError):
             yield SourceFailure(src.doc_id or str(src.path), src.error, src.error.endswith("skipped"))
+            continue
+        if unchanged is not None and unchanged(src):
+            yield Unchanged(src.doc_id, src.sha256)
             continue
         try:
             doc = extract_bytes(src.path.read_bytes(), src.doc_id, src.media_type)

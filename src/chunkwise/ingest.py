@@ -75,13 +75,23 @@ def ingest(
     model = embedder.name if embedder is not None else "none"
     chunker = api.make_chunker(config)
     stats = IngestStats()
+    # Everything besides the source bytes that decides a document's records; the same for the run.
+    inputs = hashlib.sha256(json.dumps(
+        [config.fingerprint(), model, sorted(acl), sorted((k, list(v)) for k, v in (acl_map or {}).items())]
+    ).encode()).hexdigest()[:32]
     with SQLiteStore(db) as store:
         run = None if dry_run else store.start_run(now)
         for raw in paths:
             root = Path(raw).resolve()
             base = root if root.is_dir() else root.parent
             seen: set[str] = set()
-            for item in api.iter_documents([root], root=base):
+            known = store.document_states(str(base))
+            for item in api.iter_documents([root], root=base, unchanged=lambda src: _unchanged(src, known, inputs)):
+                if isinstance(item, api.Unchanged):  # same bytes, same inputs: skipped before reading
+                    seen.add(item.doc_id)
+                    stats.skipped_documents += 1
+                    stats.unchanged += known[item.doc_id][2]
+                    continue
                 if isinstance(item, api.SourceFailure):
                     seen.add(item.source)  # a file that failed this time keeps its old chunks
                     if not item.skipped:
@@ -92,7 +102,7 @@ def ingest(
                     progress(item.doc_id)
                 try:
                     _ingest_document(store, item, str(base), chunker, config, embedder, model,
-                                     acl_for(item, acl, acl_map), now, stats, dry_run)
+                                     acl_for(item, acl, acl_map), now, stats, dry_run, inputs)
                 except ChunkwiseError as exc:
                     stats.errors.append({"path": item.doc_id, "error": str(exc)})
             if root.is_dir():
@@ -133,8 +143,12 @@ def _count_missing(store, root: str, seen: set[str]) -> int:
     return sum(n for d, n in rows if d not in seen)
 
 
-def _ingest_document(store, doc, root, chunker, config, embedder, model, acl, now, stats, dry_run) -> None:
-    inputs = hashlib.sha256(json.dumps([config.fingerprint(), model, list(acl)]).encode()).hexdigest()[:32]
+def _unchanged(src, known: dict, inputs: str) -> bool:
+    state = known.get(src.doc_id)
+    return state is not None and state[0] == src.sha256 and state[1] == inputs
+
+
+def _ingest_document(store, doc, root, chunker, config, embedder, model, acl, now, stats, dry_run, inputs) -> None:
     state = store.document_state(doc.doc_id)
     if state is not None and state[0] == doc.sha256 and state[1] == inputs:
         stats.skipped_documents += 1

@@ -8,6 +8,7 @@ paths, which keeps doc ids unique and makes link cycles harmless.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import stat
@@ -177,7 +178,7 @@ def inspect_file(path: Path, root: Path, max_bytes: int) -> SourceFile | SourceE
         real = path.resolve(strict=True)
     except (OSError, RuntimeError):
         return SourceError(path, doc_id, f"{doc_id}: broken or looping symbolic link; fix or remove it")
-    if not real.is_relative_to(root.resolve()):
+    if not real.is_relative_to(_resolved(root)):
         return SourceError(path, doc_id, f"{doc_id}: symbolic link to {real}, outside the root {root}; not "
                            "followed (copy the file into the root to include it)")
     if real.is_dir() or _under_linked_dir(path, root):
@@ -189,6 +190,11 @@ def inspect_file(path: Path, root: Path, max_bytes: int) -> SourceFile | SourceE
         return _read(path, doc_id, media_type, max_bytes)
     except OSError as exc:
         return SourceError(path, doc_id, f"{doc_id}: cannot read ({exc.strerror or exc}); check its permissions")
+
+
+@functools.lru_cache(maxsize=64)
+def _resolved(root: Path) -> Path:
+    return root.resolve()
 
 
 def _under_linked_dir(path: Path, root: Path) -> bool:
@@ -203,7 +209,7 @@ def _read(path: Path, doc_id: str, media_type: str, max_bytes: int) -> SourceFil
     if st.st_size > max_bytes:
         return SourceError(path, doc_id, _too_big(doc_id, st.st_size, max_bytes))
     digest, size = hashlib.sha256(), 0
-    buf = bytearray(BLOCK)
+    buf = bytearray(min(BLOCK, st.st_size + 1))  # small files: no 1 MiB allocation each
     view = memoryview(buf)
     with open(path, "rb") as f:
         while n := f.readinto(buf):

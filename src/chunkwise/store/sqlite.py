@@ -76,6 +76,11 @@ class SQLiteStore:
         row = self.db.execute("SELECT source_version, inputs, chunk_count FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
         return tuple(row) if row else None
 
+    def document_states(self, root: str) -> dict[str, tuple[str, str, int]]:
+        """(source_version, inputs, chunk_count) of every document under ``root``, in one query."""
+        rows = self.db.execute("SELECT doc_id, source_version, inputs, chunk_count FROM documents WHERE root = ?", (root,))
+        return {d: (v, i, n) for d, v, i, n in rows}
+
     def records_of(self, doc_id: str) -> dict[str, dict]:
         rows = self.db.execute("SELECT chunk_id, record FROM chunks WHERE doc_id = ?", (doc_id,))
         return {cid: json.loads(rec) for cid, rec in rows}
