@@ -71,11 +71,11 @@ def _iterate(args: list[str], base: Path | None, max_bytes: int) -> Iterator[Sou
             if isinstance(item, SourceError):
                 yield item
                 continue
-            path, top = item
+            path, top, plain = item if len(item) == 3 else (*item, False)
             if path in seen:  # the same file reached twice (a folder and a glob over it)
                 continue
             seen.add(path)
-            result = inspect_file(path, top, max_bytes)
+            result = _inspect_plain(path, top, max_bytes) if plain else inspect_file(path, top, max_bytes)
             if isinstance(result, SourceFile):
                 if result.doc_id in ids:
                     yield SourceError(path, result.doc_id, f"{result.doc_id}: same doc_id as {ids[result.doc_id]}; "
@@ -134,7 +134,32 @@ def _walk(folder: Path, root: Path) -> Iterator[tuple[Path, Path] | SourceError]
             if _is_real_dir(entry):
                 stack.append(_listing(path, root))
             else:
-                yield path, root
+                # A regular file met by the walk (which never enters linked folders) is inside the
+                # root by construction: no need to resolve its path, the expensive part of a no-op run.
+                yield path, root, _is_plain_file(entry)
+
+
+def _is_plain_file(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _inspect_plain(path: Path, root: Path, max_bytes: int) -> SourceFile | SourceError:
+    rel = _rel(path, root)
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return inspect_file(path, root, max_bytes)  # the slow path words the error
+    doc_id = unicodedata.normalize("NFC", rel) if not rel.isascii() else rel
+    media_type = media_type_for(path.name)
+    if media_type is None:
+        return SourceError(path, doc_id, unsupported_message(doc_id))
+    try:
+        return _read(path, doc_id, media_type, max_bytes)
+    except OSError as exc:
+        return SourceError(path, doc_id, f"{doc_id}: cannot read ({exc.strerror or exc}); check its permissions")
 
 
 def _is_real_dir(entry: os.DirEntry) -> bool:
