@@ -153,13 +153,7 @@ def _inspect_plain(path: Path, root: Path, max_bytes: int) -> SourceFile | Sourc
     except UnicodeEncodeError:
         return inspect_file(path, root, max_bytes)  # the slow path words the error
     doc_id = unicodedata.normalize("NFC", rel) if not rel.isascii() else rel
-    media_type = media_type_for(path.name)
-    if media_type is None:
-        return SourceError(path, doc_id, unsupported_message(doc_id))
-    try:
-        return _read(path, doc_id, media_type, max_bytes)
-    except OSError as exc:
-        return SourceError(path, doc_id, f"{doc_id}: cannot read ({exc.strerror or exc}); check its permissions")
+    return _typed_read(path, doc_id, max_bytes)
 
 
 def _is_real_dir(entry: os.DirEntry) -> bool:
@@ -208,6 +202,10 @@ def inspect_file(path: Path, root: Path, max_bytes: int) -> SourceFile | SourceE
                            "followed (copy the file into the root to include it)")
     if real.is_dir() or _under_linked_dir(path, root):
         return None
+    return _typed_read(path, doc_id, max_bytes)
+
+
+def _typed_read(path: Path, doc_id: str, max_bytes: int) -> SourceFile | SourceError:
     media_type = media_type_for(path.name)
     if media_type is None:
         return SourceError(path, doc_id, unsupported_message(doc_id))
