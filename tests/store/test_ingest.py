@@ -189,7 +189,8 @@ def test_section_acl_markers_never_cross(tmp_path):
     for strategy in ("auto", "recursive", "fixed"):
         db = tmp_path / f"{strategy}.db"
         ingest([root], db, ChunkConfig(strategy=strategy, size=512), acl=("staff",))
-        rows = [_json.loads(r) for (r,) in sqlite3.connect(db).execute("SELECT record FROM chunks ORDER BY chunk_index")]
+        rows = [{**_json.loads(r), "text": t} for r, t in
+                sqlite3.connect(db).execute("SELECT record, text FROM chunks ORDER BY chunk_index")]
         by_tag = {}
         for r in rows:
             by_tag.setdefault(tuple(r["acl"]), []).append(r["text"])

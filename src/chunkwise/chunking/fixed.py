@@ -20,6 +20,7 @@ from chunkwise.errors import ConfigError
 
 _STRETCH = 96  # characters per measured stretch (cut at whitespace)
 _SPACE = re.compile(r"\s")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 class _TokenIndex:
@@ -113,7 +114,7 @@ class FixedChunker(BaseChunker):
                 a += 1
             if i + budget >= n:
                 if a < end_text:
-                    out.append(Draft(a, end_text, n - i, Level.END, exact=False))
+                    out.append(Draft(a, end_text, n - i, Level.END, exact=not _CONTROL.search(text, a, end_text)))
                 break
             e = idx.word_start(i + budget, i)
             review = e == i + budget and not self._at_word_start(idx, e)
@@ -121,8 +122,11 @@ class FixedChunker(BaseChunker):
             while b > a and text[b - 1].isspace():
                 b -= 1
             if b > a:
+                # Control characters vanish in the tokenizer's normaliser and can join two words
+                # once the window is cut out: such windows are re-measured.
+                exact = not review and not _CONTROL.search(text, a, b)
                 out.append(Draft(a, b, e - i, Level.UNIT if review else Level.WORD, review,
-                                 ("word_split",) if review else (), exact=not review))
+                                 ("word_split",) if review else (), exact=exact))
             nxt = e - overlap
             if nxt > i:
                 nxt = idx.word_start(nxt, i)

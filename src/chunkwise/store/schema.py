@@ -20,7 +20,7 @@ CREATE TABLE chunks (
     chunk_id TEXT NOT NULL UNIQUE,
     doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
     chunk_index INTEGER NOT NULL,
-    record TEXT NOT NULL,            -- the full ChunkRecord as JSON
+    record TEXT NOT NULL,            -- the ChunkRecord as JSON, less the two texts kept in columns
     text TEXT NOT NULL,
     embed_text TEXT NOT NULL,
     embed_model TEXT NOT NULL,

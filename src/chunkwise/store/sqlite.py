@@ -82,8 +82,8 @@ class SQLiteStore:
         return {d: (v, i, n) for d, v, i, n in rows}
 
     def records_of(self, doc_id: str) -> dict[str, dict]:
-        rows = self.db.execute("SELECT chunk_id, record FROM chunks WHERE doc_id = ?", (doc_id,))
-        return {cid: json.loads(rec) for cid, rec in rows}
+        rows = self.db.execute("SELECT chunk_id, record, text, embed_text FROM chunks WHERE doc_id = ?", (doc_id,))
+        return {cid: {**json.loads(rec), "text": text, "embed_text": embed} for cid, rec, text, embed in rows}
 
     def missing_vectors(self, keys: Iterable[str]) -> set[str]:
         keys = set(keys)
@@ -157,7 +157,9 @@ class SQLiteStore:
 
 
 def _row(r: dict) -> tuple:
-    return (r["chunk_id"], r["doc_id"], r["chunk_index"], json.dumps(r, ensure_ascii=False, sort_keys=True),
+    # The texts live in their own columns (FTS indexes embed_text); the JSON holds everything else.
+    meta = {k: v for k, v in r.items() if k not in ("text", "embed_text")}
+    return (r["chunk_id"], r["doc_id"], r["chunk_index"], json.dumps(meta, ensure_ascii=False, sort_keys=True),
             r["text"], r["embed_text"], r["embed_model"], r["embed_key"], " ".join(r["acl"]), r["quality"], r["size"])
 
 
