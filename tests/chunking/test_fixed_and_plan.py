@@ -1,5 +1,4 @@
 """Fixed windows reproduce seed 000; the planner's closed forms match the real chunker (seed 001)."""
-import math
 import random
 
 import pytest

@@ -5,7 +5,7 @@ import pytest
 from conftest import chroma_texts, sizer
 
 from chunkwise.chunking.sizing import minilm_tokenizer_path, make_sizer
-from chunkwise import chunk_text, ConfigError, DependencyError
+from chunkwise import ConfigError, chunk_text
 
 LONG = " ".join(f"Rollback failure {i}: page on-call within 15 minutes with deploy ID pay-{i}." for i in range(400))
 

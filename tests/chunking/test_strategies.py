@@ -1,5 +1,4 @@
 """Behaviour of each strategy on hand-built cases and the sample corpus."""
-import pytest
 from conftest import sizer
 
 from chunkwise import chunk_file, chunk_text
