@@ -25,7 +25,6 @@ Run: ``.venv/bin/python benchmarks/chunking.py [--corpora DIR] [--repeat N] [--j
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import importlib.metadata
 import importlib.util
@@ -34,12 +33,13 @@ import math
 import os
 import platform
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
+
+from _timing import timed
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPORA = REPO_ROOT / ".." / "shared" / "data" / "chroma" / "corpora"
@@ -315,15 +315,7 @@ class Result:
 
 def timed_run(runner: Runner, texts: list[str]) -> tuple[float, float, list[Any]]:
     runner.reset()
-    gc.collect()
-    gc.disable()
-    try:
-        wall0, cpu0 = time.perf_counter(), time.process_time()
-        outputs = [runner.split(text) for text in texts]
-        wall1, cpu1 = time.perf_counter(), time.process_time()
-    finally:
-        gc.enable()
-    return wall1 - wall0, cpu1 - cpu0, outputs
+    return timed(lambda: [runner.split(text) for text in texts])
 
 
 def best_of(runner: Runner, texts: list[str], repeat: int) -> tuple[float, float, list[Any]]:

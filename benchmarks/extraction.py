@@ -24,7 +24,6 @@ Run: ``.venv/bin/python benchmarks/extraction.py [--repeat N] [--json FILE]``
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import importlib.metadata
 import io
@@ -35,11 +34,12 @@ import random
 import re
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from _timing import timed
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO_ROOT / "examples"
@@ -429,16 +429,6 @@ class Result:
     skipped: str | None = None
 
 
-def timed(run: Callable[[], Any]) -> tuple[float, float, Any]:
-    gc.collect()
-    gc.disable()
-    try:
-        wall0, cpu0 = time.perf_counter(), time.process_time()
-        out = run()
-        wall1, cpu1 = time.perf_counter(), time.process_time()
-    finally:
-        gc.enable()
-    return wall1 - wall0, cpu1 - cpu0, out
 
 
 def measure(c: Contender, repeat: int) -> Result:

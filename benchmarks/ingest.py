@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import gc
 import hashlib
 import importlib
 import importlib.metadata
@@ -51,11 +50,12 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from _timing import timed
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SEED = 20240612
@@ -137,17 +137,6 @@ def write_corpus(root: Path, count: int, low: int, high: int, seed: int = SEED) 
 # --------------------------------------------------------------------------- timing
 
 
-def timed(run: Callable[[], Any]) -> tuple[float, float, Any]:
-    """(wall s, CPU s of this process, result) of one call, GC collected before and off during it."""
-    gc.collect()
-    gc.disable()
-    try:
-        wall0, cpu0 = time.perf_counter(), time.process_time()
-        out = run()
-        wall1, cpu1 = time.perf_counter(), time.process_time()
-    finally:
-        gc.enable()
-    return wall1 - wall0, cpu1 - cpu0, out
 
 
 def best_of(repeat: int, run: Callable[[], Any]) -> tuple[float, float, Any]:
