@@ -62,4 +62,31 @@ MIGRATIONS.append((2, "settings of the last ingest (config, embedder, tool versi
 CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """))
 
+# Access tags as FTS tokens, so the permission filter runs inside MATCH, before ranking. A tag is
+# written as "g" + hex(utf-8) (one unicode61 token whatever characters the tag has); only chunks a
+# reader may ever see (quality 'ready', at least one tag) get tokens, so review chunks and untagged
+# chunks cannot match any query at all (fail closed). ``chunkwise_acl_index`` is registered on every
+# connection by the store and fills existing rows here.
+MIGRATIONS.append((3, "access tags indexed as FTS tokens (permission filter inside MATCH)", """
+ALTER TABLE chunks ADD COLUMN acl_index TEXT NOT NULL DEFAULT '';
+UPDATE chunks SET acl_index = chunkwise_acl_index(acl, quality);
+DROP TRIGGER chunks_ai;
+DROP TRIGGER chunks_ad;
+DROP TRIGGER chunks_au;
+DROP TABLE chunks_fts;
+CREATE VIRTUAL TABLE chunks_fts USING fts5(embed_text, acl_index, content='chunks', content_rowid='rowid');
+INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('rank', 'bm25(1.0, 0.0)');
+INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
+CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, embed_text, acl_index) VALUES (new.rowid, new.embed_text, new.acl_index);
+END;
+CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, embed_text, acl_index) VALUES ('delete', old.rowid, old.embed_text, old.acl_index);
+END;
+CREATE TRIGGER chunks_au AFTER UPDATE OF embed_text, acl_index ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, embed_text, acl_index) VALUES ('delete', old.rowid, old.embed_text, old.acl_index);
+    INSERT INTO chunks_fts(rowid, embed_text, acl_index) VALUES (new.rowid, new.embed_text, new.acl_index);
+END;
+"""))
+
 LATEST = MIGRATIONS[-1][0]

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
+from chunkwise.access import acl_index
 from chunkwise.errors import ChunkwiseError, ConfigError
 from chunkwise.store.schema import LATEST, MIGRATIONS
 
@@ -28,6 +29,7 @@ class SQLiteStore:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.create_function("chunkwise_acl_index", 2, acl_index, deterministic=True)
         self._migrate()
 
     def close(self) -> None:
@@ -120,10 +122,10 @@ class SQLiteStore:
             db.execute(f"DELETE FROM chunks WHERE chunk_id IN ({','.join('?' * len(part))})", part)
         db.executemany(
             "INSERT INTO chunks (chunk_id, doc_id, chunk_index, record, text, embed_text, embed_model, embed_key,"
-            " acl, quality, size) VALUES (?,?,?,?,?,?,?,?,?,?,?)", [_row(r) for r in added])
+            " acl, quality, size, acl_index) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", [_row(r) for r in added])
         db.executemany(
             "UPDATE chunks SET doc_id=?, chunk_index=?, record=?, text=?, embed_text=?, embed_model=?, embed_key=?,"
-            " acl=?, quality=?, size=? WHERE chunk_id=?", [(*_row(r)[1:], r["chunk_id"]) for r in updated])
+            " acl=?, quality=?, size=?, acl_index=? WHERE chunk_id=?", [(*_row(r)[1:], r["chunk_id"]) for r in updated])
 
     def put_vectors(self, model: str, items: Sequence[tuple[str, Sequence[float]]]) -> None:
         self.db.executemany(
@@ -160,7 +162,8 @@ def _row(r: dict) -> tuple:
     # The texts live in their own columns (FTS indexes embed_text); the JSON holds everything else.
     meta = {k: v for k, v in r.items() if k not in ("text", "embed_text")}
     return (r["chunk_id"], r["doc_id"], r["chunk_index"], json.dumps(meta, ensure_ascii=False, sort_keys=True),
-            r["text"], r["embed_text"], r["embed_model"], r["embed_key"], " ".join(r["acl"]), r["quality"], r["size"])
+            r["text"], r["embed_text"], r["embed_model"], r["embed_key"], " ".join(r["acl"]), r["quality"], r["size"],
+            acl_index(r["acl"], r["quality"]))
 
 
 def _statements(sql: str) -> list[str]:

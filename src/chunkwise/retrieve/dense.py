@@ -1,0 +1,53 @@
+"""Exact cosine search over unit vectors, reading only the rows the caller may see.
+
+Rows are stored in access-layout order, so the permitted rows are a few contiguous slices and the
+scan is one matrix–vector product per slice: no copy, no mask over rows the caller cannot see.
+Exact search returns k permitted results whenever k exist, which an approximate index that can
+only post-filter cannot promise (issue 5's usearch measurement: up to 45% of queries short).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+MANY_SLICES = 64  # beyond this many slices, one gather beats many small products
+
+
+def normalise(vectors):
+    """float32 rows of unit length; an all-zero row stays zero (it can never be similar to anything)."""
+    import numpy as np
+
+    m = np.asarray(vectors, dtype=np.float32)
+    if m.ndim == 1:
+        m = m.reshape(1, -1)
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    return np.divide(m, norms, out=np.zeros_like(m), where=norms > 0)
+
+
+@dataclass
+class DenseMatrix:
+    rows: "object"  # (n, dim) float32, unit length, in index-position order
+
+    @property
+    def dim(self) -> int:
+        return int(self.rows.shape[1])
+
+    def scores(self, query, slices: Sequence[tuple[int, int]]):
+        """(positions, cosine scores) of every row inside ``slices``."""
+        import numpy as np
+
+        q = normalise(query)[0]
+        if q.shape[0] != self.dim:
+            raise ValueError(f"query vector has {q.shape[0]} dimensions, the index {self.dim}")
+        if not slices:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        if len(slices) > MANY_SLICES:
+            pos = np.concatenate([np.arange(a, b) for a, b in slices])
+            return pos, self.rows[pos] @ q
+        pos = np.concatenate([np.arange(a, b) for a, b in slices])
+        vals = np.concatenate([self.rows[a:b] @ q for a, b in slices])
+        return pos, vals
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.rows.nbytes)

@@ -1,0 +1,162 @@
+"""SearchIndex: BM25, dense and hybrid search with the permission filter applied before ranking.
+
+The index holds only servable rows (see layout.py). It ranks positions; turning positions into
+hits (texts, citations) is the caller's business — an in-memory list for evaluation, a SQLite
+lookup of k rows for a store — so a million-chunk index need not hold a million Python objects.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
+
+from chunkwise.access import READY, normalise_groups
+from chunkwise.errors import ConfigError
+from chunkwise.retrieve.bm25 import SparseBM25, query_terms
+from chunkwise.retrieve.dense import DenseMatrix, normalise
+from chunkwise.retrieve.fusion import rrf, top_k
+from chunkwise.retrieve.layout import AccessLayout
+from chunkwise.retrieve.types import MODES, Hit
+
+HYBRID_DEPTH = 50  # each ranker's list length fed to RRF (at least k)
+
+
+def check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise ConfigError(f"unknown retrieval mode {mode!r}; use one of: {', '.join(MODES)}")
+    return mode
+
+
+def check_groups(groups) -> tuple[str, ...]:
+    g = normalise_groups(groups)
+    if not g:
+        raise ConfigError("no access groups given: pass the caller's groups (e.g. --groups staff,sre); "
+                          "chunks are only served to callers sharing one of their tags")
+    return g
+
+
+class SearchIndex:
+    def __init__(self, keys: Sequence, tags: Sequence[tuple[str, ...]], tiebreak: Sequence[int], *,
+                 texts: Iterable[str] | None = None, vectors=None) -> None:
+        """``keys[i]``, ``tags[i]``, ``tiebreak[i]``, ``texts``/``vectors`` row i: one servable row each.
+        ``tiebreak``: integers, smaller wins a tie (e.g. the rank of the chunk id in sorted order)."""
+        import numpy as np
+
+        self.layout = AccessLayout.build(tags, tiebreak)
+        order = self.layout.order
+        self.keys = [keys[i] for i in order]
+        self.tiebreak = np.asarray(tiebreak, dtype=np.int64)[order] if len(order) else np.zeros(0, np.int64)
+        self.bm25: SparseBM25 | None = None
+        if texts is not None:
+            texts = list(texts)
+            self.bm25 = SparseBM25.build((texts[i] for i in order), len(order))
+        self.dense: DenseMatrix | None = None
+        if vectors is not None:
+            rows = normalise(vectors)
+            if rows.shape[0] != len(order):
+                raise ValueError(f"{rows.shape[0]} vectors for {len(order)} rows")
+            self.dense = DenseMatrix(np.ascontiguousarray(rows[order]))
+
+    def __len__(self) -> int:
+        return self.layout.size
+
+    def rank_bm25(self, query: str, groups, k: int) -> list[tuple[object, float]]:
+        if self.bm25 is None:
+            raise ConfigError("this index was built without texts; BM25 needs them (build with texts=...)")
+        pos, vals = self.bm25.scores(query_terms(query))
+        if pos.size:
+            keep = self.layout.mask(groups)[pos]  # the mask, before the top-k
+            pos, vals = pos[keep], vals[keep]
+        return self._top(pos, vals, k)
+
+    def rank_dense(self, query_vector, groups, k: int) -> list[tuple[object, float]]:
+        if self.dense is None:
+            raise ConfigError("this index has no vectors; ingest with an embedder (e.g. --embedder minilm) "
+                              "or use --mode bm25")
+        pos, vals = self.dense.scores(query_vector, self.layout.slices(groups))
+        return self._top(pos, vals, k)
+
+    def _top(self, pos, vals, k):
+        if not pos.size:
+            return []
+        chosen = top_k(vals, k, self.tiebreak[pos])
+        return [(self.keys[int(pos[i])], float(vals[i])) for i in chosen]
+
+    def rank(self, query: str, groups, k: int, mode: str = "hybrid", query_vector=None,
+             depth: int = HYBRID_DEPTH) -> list[tuple[object, float]]:
+        """Top ``k`` (key, score) the caller may see, best first."""
+        check_mode(mode)
+        groups = check_groups(groups)
+        if k < 1:
+            raise ConfigError(f"k must be at least 1, got {k}")
+        if mode == "bm25":
+            return self.rank_bm25(query, groups, k)
+        if query_vector is None:
+            raise ConfigError(f"mode {mode!r} needs a query vector (give an embedder)")
+        if mode == "dense":
+            return self.rank_dense(query_vector, groups, k)
+        n = max(k, depth)
+        lists = [[key for key, _ in self.rank_bm25(query, groups, n)],
+                 [key for key, _ in self.rank_dense(query_vector, groups, n)]]
+        return rrf(lists)[:k]
+
+    @property
+    def nbytes(self) -> int:
+        return (self.bm25.nbytes if self.bm25 else 0) + (self.dense.nbytes if self.dense else 0)
+
+
+@dataclass(frozen=True)
+class Item:
+    """One chunk for an in-memory index (evaluation, experiments, tests)."""
+
+    chunk_id: str
+    doc_id: str
+    chunk_index: int
+    start_char: int
+    end_char: int
+    text: str
+    embed_text: str = ""
+    acl: tuple[str, ...] = ("all",)
+    quality: str = READY
+    source_uri: str = ""
+    heading_path: tuple[str, ...] = ()
+    page: int | None = None
+    section_id: str = ""
+    source_version: str = ""
+
+    def hit(self, score: float, rank: int) -> Hit:
+        return Hit(self.chunk_id, self.doc_id, self.chunk_index, self.start_char, self.end_char, score, rank,
+                   self.text, self.source_uri or self.doc_id, self.heading_path, self.page, self.acl,
+                   self.section_id, self.source_version)
+
+
+class MemoryIndex:
+    """A SearchIndex over a list of Items, answering with Hits. Unservable items are left out."""
+
+    def __init__(self, items: Sequence[Item], vectors=None, *, embedder=None, bm25: bool = True) -> None:
+        import numpy as np
+
+        keep = [i for i, it in enumerate(items) if it.quality == READY and it.acl]
+        self.items = [items[i] for i in keep]
+        self.by_id = {it.chunk_id: it for it in items}
+        if vectors is None and embedder is not None:
+            vectors = embedder.embed([it.embed_text or it.text for it in self.items]) if self.items else []
+        elif vectors is not None:
+            vectors = np.asarray(vectors, dtype=np.float32)[keep] if len(keep) else None
+        ids = [it.chunk_id for it in self.items]
+        rank_of = {c: r for r, c in enumerate(sorted(ids))}
+        self.embedder = embedder
+        self.index = SearchIndex(
+            ids, [it.acl for it in self.items], [rank_of[c] for c in ids],
+            texts=[it.embed_text or it.text for it in self.items] if bm25 else None,
+            vectors=vectors if vectors is not None and len(self.items) else None,
+        )
+
+    def search(self, query: str, groups, k: int = 5, mode: str = "hybrid", query_vector=None) -> list[Hit]:
+        if mode != "bm25" and query_vector is None and self.embedder is not None:
+            query_vector = self.embedder.embed([query])[0]
+        if not len(self.index):
+            check_mode(mode)
+            check_groups(groups)
+            return []
+        ranked = self.index.rank(query, groups, k, mode, query_vector)
+        return [self.by_id[c].hit(score, r) for r, (c, score) in enumerate(ranked, start=1)]

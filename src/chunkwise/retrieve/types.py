@@ -1,0 +1,98 @@
+"""What retrieval hands back: ranked chunk hits, merged passages, and the assembled context."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+MODES = ("bm25", "dense", "hybrid")
+EXPANSIONS = ("none", "neighbours", "parent")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One ranked chunk. ``rank`` is 1-based within one result list; ``score`` is the ranker's own
+    (BM25 larger-is-better, cosine, or fused RRF) and only comparable within that list."""
+
+    chunk_id: str
+    doc_id: str
+    chunk_index: int
+    start_char: int
+    end_char: int
+    score: float
+    rank: int
+    text: str = ""
+    source_uri: str = ""
+    heading_path: tuple[str, ...] = ()
+    page: int | None = None
+    acl: tuple[str, ...] = ()
+    section_id: str = ""
+    source_version: str = ""
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A contiguous piece of one document served as evidence: one hit, several merged hits, or a
+    hit grown by expansion. ``rank`` is the best rank among the hits it holds; ``expanded_from``
+    names the retrieved chunks an expanded passage grew from (empty when nothing was added)."""
+
+    doc_id: str
+    start_char: int
+    end_char: int
+    rank: int
+    score: float
+    text: str
+    chunk_ids: tuple[str, ...]
+    source_uri: str = ""
+    heading_path: tuple[str, ...] = ()
+    page: int | None = None
+    acl: tuple[str, ...] = ()
+    expanded_from: tuple[str, ...] = ()
+    section_id: str = ""
+    source_version: str = ""
+
+    @property
+    def span(self) -> tuple[str, int, int]:
+        return (self.doc_id, self.start_char, self.end_char)
+
+
+@dataclass(frozen=True)
+class Omission:
+    """Evidence that was found but not sent, and why (never silently dropped)."""
+
+    chunk_ids: tuple[str, ...]
+    reason: str  # "budget", "stale_link", "parent_not_permitted", "parent_over_budget"
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    query: str
+    mode: str
+    passages: tuple[Passage, ...]
+    context: str
+    context_tokens: int
+    omitted: tuple[Omission, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict:
+        return {
+            "query": self.query,
+            "mode": self.mode,
+            "results": [
+                {
+                    "rank": i + 1,
+                    "chunk_id": p.chunk_ids[0] if len(p.chunk_ids) == 1 else list(p.chunk_ids),
+                    "doc_id": p.doc_id,
+                    "source_uri": p.source_uri,
+                    "text": p.text,
+                    "score": p.score,
+                    "start_char": p.start_char,
+                    "end_char": p.end_char,
+                    "page": p.page,
+                    "heading_path": list(p.heading_path),
+                    "acl": list(p.acl),
+                    "expanded_from": list(p.expanded_from),
+                }
+                for i, p in enumerate(self.passages)
+            ],
+            "context_tokens": self.context_tokens,
+            "omitted": [{"chunk_ids": list(o.chunk_ids), "reason": o.reason, "detail": o.detail} for o in self.omitted],
+        }
