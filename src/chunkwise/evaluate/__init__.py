@@ -1,0 +1,1 @@
+"""Evaluation: golden sets, metrics (pure functions), benchmark importers. Nothing heavy is imported here."""
