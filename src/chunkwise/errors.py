@@ -23,3 +23,20 @@ class InputError(ChunkwiseError):
     """A source file that cannot be read or decoded; reported per file, never fatal to a whole run."""
 
     exit_code = 1
+
+
+class ExpansionError(ChunkwiseError):
+    """Growing a retrieved chunk into more context was refused; the chunk itself is still valid.
+    The three kinds are distinct so callers can tell a stale index from a permission or budget limit."""
+
+
+class StaleLink(ExpansionError):
+    """The chunk's document version is not the stored one: its neighbours or parent may have moved."""
+
+
+class ParentNotPermitted(ExpansionError):
+    """The caller may read the chunk but not all of its enclosing section."""
+
+
+class BudgetExceeded(ExpansionError):
+    """The expanded passage does not fit the token budget (it is never truncated to fit)."""

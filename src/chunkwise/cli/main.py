@@ -206,6 +206,35 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_search(args: argparse.Namespace) -> int:
+    from chunkwise.retrieve import Retriever
+
+    if not Path(args.db).is_file():
+        raise ConfigError(f"--db {args.db}: no such store; create it with: chunkwise ingest PATH --db {args.db}")
+    options = {} if args.embedder is None else {"embedder": args.embedder}
+    with Retriever(args.db, bm25=args.bm25, generator_tokenizer=args.generator_tokenizer, **options) as r:
+        result = r.search(args.query, args.groups, k=args.k, mode=args.mode, expand=args.expand,
+                          budget=args.budget, overfetch=args.overfetch)
+    if args.json:
+        emit_json(result.to_dict())
+        return 0
+    print(f"query: {result.query}  (mode {result.mode}, {len(result.passages)} passages, "
+          f"{result.context_tokens} context tokens in {r.tokenizer_name})")
+    for i, p in enumerate(result.passages, start=1):
+        where = " > ".join(p.heading_path)
+        page = f" p.{p.page}" if p.page is not None else ""
+        grown = f"  (expanded from {len(p.expanded_from)} hit chunk(s))" if p.expanded_from else ""
+        print(f"\n[{i}] {p.source_uri}{page}  chars {p.start_char}-{p.end_char}  score {p.score:.4g}{grown}")
+        if where:
+            print(f"    {where}")
+        print("    " + preview(p.text, 300))
+    for o in result.omitted:
+        print(f"\nnot sent ({o.reason}): {o.detail}", file=sys.stderr)
+    if not result.passages:
+        print("no permitted passage matches", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chunkwise", description="Chunk documents for RAG with exact offsets "
                                      "and hard size caps.")
@@ -238,6 +267,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="print the diff without writing")
     p.add_argument("--json", action="store_true", help="one JSON document with the run statistics")
     p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("search", help="search a store (BM25, dense or hybrid) with the caller's access groups")
+    p.add_argument("query", help="the question or keywords")
+    p.add_argument("--db", required=True, help="SQLite file written by chunkwise ingest")
+    p.add_argument("--groups", required=True, help="the caller's access groups, comma-separated (filter before ranking)")
+    p.add_argument("--k", type=int, default=5, help="passages to return after merging (default 5)")
+    p.add_argument("--mode", default="auto", choices=("auto", "bm25", "dense", "hybrid"),
+                   help="ranking (default auto: hybrid when the store has vectors, else bm25)")
+    p.add_argument("--expand", default="none", choices=("none", "neighbours", "parent"),
+                   help="grow hits to their neighbours or enclosing section (checked: version, access, budget)")
+    p.add_argument("--budget", type=int, default=None, help="hard cap on context tokens (generator tokenizer)")
+    p.add_argument("--generator-tokenizer", default=None,
+                   help="tokenizer the budget counts in (default cl100k_base when tiktoken is installed, else minilm)")
+    p.add_argument("--overfetch", type=int, default=3, help="fetch k x this many hits before merging (default 3)")
+    p.add_argument("--bm25", default="fts5", choices=("fts5", "sparse"), help="BM25 engine (default fts5)")
+    p.add_argument("--embedder", default=None, help="query embedder (default: the one the store was built with)")
+    p.add_argument("--json", action="store_true", help="one JSON document")
+    p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("check", help="quality gate over a store; exit 1 when it fails")
     p.add_argument("--db", required=True, help="SQLite file written by chunkwise ingest")

@@ -79,7 +79,8 @@ class SearchResult:
             "results": [
                 {
                     "rank": i + 1,
-                    "chunk_id": p.chunk_ids[0] if len(p.chunk_ids) == 1 else list(p.chunk_ids),
+                    "chunk_id": p.chunk_ids[0],
+                    "chunk_ids": list(p.chunk_ids),
                     "doc_id": p.doc_id,
                     "source_uri": p.source_uri,
                     "text": p.text,

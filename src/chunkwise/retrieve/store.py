@@ -1,0 +1,223 @@
+"""Search over a chunkwise SQLite store: rank, resolve, merge, expand, assemble.
+
+BM25 runs in SQLite FTS5 by default, the access filter inside ``MATCH`` (nothing to load; good to
+about 100k chunks), or in memory with the sparse scorer (``bm25="sparse"``: built once per
+Retriever, ~10 ms at a million chunks). Dense search loads the permitted-servable vectors once into
+an access-ordered matrix. Only the top rows are read back from SQLite to build hits.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+from typing import Callable, Sequence
+
+from chunkwise.access import acl_match, permitted
+from chunkwise.errors import ConfigError, ExpansionError
+from chunkwise.retrieve.bm25 import fts_match
+from chunkwise.retrieve.context import assemble
+from chunkwise.retrieve.expand import expand_neighbours, expand_parent
+from chunkwise.retrieve.fusion import rrf
+from chunkwise.retrieve.index import HYBRID_DEPTH, Item, SearchIndex, check_groups, check_mode
+from chunkwise.retrieve.merge import merge_hits
+from chunkwise.retrieve.types import EXPANSIONS, Hit, Omission, Passage, SearchResult
+
+BM25_BACKENDS = ("fts5", "sparse")
+
+
+def generator_sizer(name: str | None = None):
+    """The tokenizer the context budget is counted in: the generator's. cl100k_base when tiktoken
+    is installed, else MiniLM's, unless named (a tiktoken encoding, 'minilm' or a tokenizer.json)."""
+    from chunkwise.chunking.sizing import make_sizer
+
+    if name is None:
+        name = "cl100k_base" if importlib.util.find_spec("tiktoken") else "minilm"
+    return name, make_sizer("tokens", name)
+
+
+_HIT_SQL = """SELECT c.rowid, c.chunk_id, c.doc_id, c.chunk_index, c.record, c.text, c.embed_text, c.acl,
+    c.quality, d.source_uri, d.source_version FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"""
+
+
+def _item(row) -> Item:
+    cid, doc, idx, record, text, embed_text, acl, quality, uri, version = row
+    rec = json.loads(record)
+    return Item(cid, doc, idx, rec["start_char"], rec["end_char"], text, embed_text, tuple(acl.split()), quality,
+                rec.get("source_uri") or uri, tuple(rec.get("heading_path") or ()), rec.get("page"),
+                rec.get("section_id", ""), rec.get("source_version", ""))
+
+
+class Retriever:
+    """A long-lived searcher over one store (open once, search many times)."""
+
+    def __init__(self, db, *, embedder="auto", bm25: str = "fts5", generator_tokenizer: str | None = None) -> None:
+        from chunkwise.store import SQLiteStore
+
+        if bm25 not in BM25_BACKENDS:
+            raise ConfigError(f"unknown BM25 backend {bm25!r}; use one of: {', '.join(BM25_BACKENDS)}")
+        self.store = SQLiteStore(db)
+        self.db = self.store.db
+        self.bm25_backend = bm25
+        self.model = self.store.settings().get("embedder", "none")
+        if embedder == "auto":
+            from chunkwise.embed import make_embedder
+
+            embedder = make_embedder(self.model) if self.model != "none" else None
+        elif isinstance(embedder, str):
+            from chunkwise.embed import make_embedder
+
+            embedder = make_embedder(embedder)
+        if embedder is not None and embedder.name != self.model:
+            raise ConfigError(f"the store's vectors were made by {self.model}; a {embedder.name} query vector cannot "
+                              f"be compared with them (use --embedder {self.model} or re-ingest)")
+        self.embedder = embedder
+        self.tokenizer_name, self.sizer = generator_sizer(generator_tokenizer)
+        self._index: SearchIndex | None = None
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> "Retriever":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- ChunkSource (expansion) ---------------------------------------------------------------
+    def document_version(self, doc_id: str) -> str | None:
+        row = self.db.execute("SELECT source_version FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
+        return row[0] if row else None
+
+    def doc_chunks(self, doc_id: str) -> list[Item]:
+        return [_item(r[1:]) for r in self.db.execute(_HIT_SQL + " WHERE c.doc_id = ? ORDER BY c.chunk_index", (doc_id,))]
+
+    # -- ranking -------------------------------------------------------------------------------
+    def has_vectors(self) -> bool:
+        return self.embedder is not None and self.db.execute(
+            "SELECT 1 FROM chunks c JOIN vectors v ON v.embed_key = c.embed_key LIMIT 1").fetchone() is not None
+
+    def index(self) -> SearchIndex:
+        """The in-memory index of servable rows (vectors, and texts for the sparse BM25), built once."""
+        if self._index is None:
+            import numpy as np
+
+            want_vectors = self.embedder is not None
+            sql = ("SELECT c.rowid, c.acl, c.embed_text" + (", v.vector" if want_vectors else "")
+                   + " FROM chunks c" + (" LEFT JOIN vectors v ON v.embed_key = c.embed_key" if want_vectors else "")
+                   + " WHERE c.acl_index != '' ORDER BY c.rowid")
+            keys, tags, texts, blobs = [], [], [], []
+            for row in self.db.execute(sql):
+                if want_vectors and row[3] is None:
+                    continue  # a chunk whose vector is missing cannot be ranked by similarity
+                keys.append(row[0])
+                tags.append(tuple(row[1].split()))
+                texts.append(row[2])
+                if want_vectors:
+                    blobs.append(row[3])
+            vectors = None
+            if want_vectors and blobs:
+                vectors = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
+            self._index = SearchIndex(keys, tags, keys, texts=texts if self.bm25_backend == "sparse" else None,
+                                      vectors=vectors)
+        return self._index
+
+    def _rank_fts(self, query: str, groups, n: int) -> list[tuple[int, float]]:
+        match = fts_match(query, acl_match(groups))
+        if match is None:
+            return []
+        rows = self.db.execute("SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank, rowid LIMIT ?",
+                               (match, n))
+        return [(rowid, -rank) for rowid, rank in rows]
+
+    def _query_vector(self, query: str):
+        if self.embedder is None:
+            raise ConfigError("this store has no vectors (ingested with --embedder none): use --mode bm25, "
+                              "or re-ingest with --embedder hashing|minilm")
+        return self.embedder.embed([query])[0]
+
+    def rank(self, query: str, groups, n: int, mode: str) -> list[tuple[int, float]]:
+        """Top ``n`` (rowid, score) the caller may see; the filter is inside every query."""
+        if mode == "bm25":
+            if self.bm25_backend == "fts5":
+                return self._rank_fts(query, groups, n)
+            return self.index().rank_bm25(query, groups, n)
+        if mode == "dense":
+            return self.index().rank_dense(self._query_vector(query), groups, n)
+        depth = max(n, HYBRID_DEPTH)
+        vector = self._query_vector(query)
+        lists = [[r for r, _ in self.rank(query, groups, depth, "bm25")],
+                 [r for r, _ in self.index().rank_dense(vector, groups, depth)]]
+        return rrf(lists)[:n]
+
+    def hits(self, ranked: Sequence[tuple[int, float]], groups) -> list[Hit]:
+        if not ranked:
+            return []
+        ids = [r for r, _ in ranked]
+        rows = {r[0]: r for r in self.db.execute(_HIT_SQL + f" WHERE c.rowid IN ({','.join('?' * len(ids))})", ids)}
+        out = []
+        for rowid, score in ranked:
+            row = rows.get(rowid)
+            if row is None:
+                continue  # deleted since the index was built
+            item = _item(row[1:])
+            if not permitted(item.acl, item.quality, groups):
+                continue  # re-checked on the row itself: a tag changed since the index was built
+            out.append(item.hit(score, len(out) + 1))
+        return out
+
+    # -- the whole pipeline --------------------------------------------------------------------
+    def search(self, query: str, groups, *, k: int = 5, mode: str = "auto", expand: str = "none",
+               budget: int | None = None, overfetch: int = 3) -> SearchResult:
+        groups = check_groups(groups)
+        if mode == "auto":
+            mode = "hybrid" if self.has_vectors() else "bm25"
+        check_mode(mode)
+        if expand not in EXPANSIONS:
+            raise ConfigError(f"unknown expansion {expand!r}; use one of: {', '.join(EXPANSIONS)}")
+        if k < 1 or overfetch < 1:
+            raise ConfigError(f"k and overfetch must be at least 1 (got k={k}, overfetch={overfetch})")
+        if budget is not None and budget < 1:
+            raise ConfigError(f"--budget must be a positive number of tokens, got {budget}")
+        hits = self.hits(self.rank(query, groups, k * overfetch, mode), groups)
+        passages = merge_hits(hits, k)
+        return finish(query, mode, passages, self, groups, expand, budget, self.sizer.count)
+
+
+def finish(query: str, mode: str, passages: Sequence[Passage], source, groups, expand: str, budget: int | None,
+           measure: Callable[[str], int]) -> SearchResult:
+    """Expansion, then assembly: shared by the store retriever and in-memory evaluation."""
+    notes: list[Omission] = []
+    candidates: list[list[Passage]] = []
+    grow = {"neighbours": expand_neighbours, "parent": expand_parent}.get(expand)
+    for p in passages:
+        if grow is None:
+            candidates.append([p])
+            continue
+        try:
+            bigger = grow(source, p, groups, budget=budget, measure=measure)
+        except ExpansionError as exc:
+            notes.append(Omission(p.chunk_ids, _reason(exc), str(exc)))
+            candidates.append([p])
+            continue
+        candidates.append([bigger, p] if bigger is not p else [p])
+    ctx = assemble(candidates, budget, measure, omitted=notes)
+    return SearchResult(query, mode, ctx.passages, ctx.text, ctx.tokens, ctx.omitted)
+
+
+def _reason(exc: ExpansionError) -> str:
+    from chunkwise.errors import BudgetExceeded, ParentNotPermitted, StaleLink
+
+    if isinstance(exc, StaleLink):
+        return "stale_link"
+    if isinstance(exc, ParentNotPermitted):
+        return "parent_not_permitted"
+    if isinstance(exc, BudgetExceeded):
+        return "parent_over_budget"
+    return "expansion_failed"
+
+
+def search(db, query: str, groups, **options) -> SearchResult:
+    """One-shot search (opens the store, searches, closes). Options: k, mode, expand, budget,
+    overfetch, embedder, bm25, generator_tokenizer."""
+    init = {key: options.pop(key) for key in ("embedder", "bm25", "generator_tokenizer") if key in options}
+    with Retriever(db, **init) as r:
+        return r.search(query, groups, **options)
