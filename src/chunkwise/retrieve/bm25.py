@@ -53,11 +53,24 @@ class SparseBM25:
     n_rows: int
 
     @classmethod
-    def build(cls, texts: Iterable[str], n_rows: int) -> "SparseBM25":
-        """Index ``texts`` (in index-position order). One pass to map tokens to ids, then numpy."""
+    def build(cls, texts: Iterable[str], n_rows: int, background: Iterable[str] = ()) -> "SparseBM25":
+        """Index ``texts`` (in index-position order). One pass to map tokens to ids, then numpy.
+
+        ``background`` texts are counted in the collection statistics (N, document frequencies,
+        mean length) but never returned: rows a store holds but may not serve, so scores equal
+        what FTS5 computes over the whole table."""
         import numpy as np
 
         vocab: dict[str, int] = {}
+        bg_df: dict[int, int] = {}
+        bg_rows = bg_len = 0
+        for text in background:
+            bg_rows += 1
+            toks = tokenize(text)
+            bg_len += len(toks)
+            for t in set(toks):
+                i = vocab.setdefault(t, len(vocab))
+                bg_df[i] = bg_df.get(i, 0) + 1
         rows: list = []
         terms: list = []
         lengths = np.zeros(n_rows, dtype=np.float64)
@@ -74,9 +87,12 @@ class SparseBM25:
         key, tf = np.unique(term * n_rows + row, return_counts=True)  # sorted by term, then row
         term, row = key // n_rows, key % n_rows
         df = np.bincount(term, minlength=len(vocab))
-        avg = lengths.mean() if n_rows else 1.0
+        total_df = df.copy()
+        for i, c in bg_df.items():
+            total_df[i] += c
+        avg = (lengths.sum() + bg_len) / (n_rows + bg_rows) if n_rows + bg_rows else 1.0
         norm = K1 * (1 - B + B * lengths[row] / (avg or 1.0))
-        weights = (idf(n_rows, df)[term] * tf * (K1 + 1) / (tf + norm)).astype(np.float32)
+        weights = (idf(n_rows + bg_rows, total_df)[term] * tf * (K1 + 1) / (tf + norm)).astype(np.float32)
         indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
         return cls(vocab, indptr, row.astype(np.int32 if n_rows < 2**31 else np.int64), weights, n_rows)
 

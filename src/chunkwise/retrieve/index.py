@@ -36,7 +36,7 @@ def check_groups(groups) -> tuple[str, ...]:
 
 class SearchIndex:
     def __init__(self, keys: Sequence, tags: Sequence[tuple[str, ...]], tiebreak: Sequence[int], *,
-                 texts: Iterable[str] | None = None, vectors=None) -> None:
+                 texts: Iterable[str] | None = None, vectors=None, background: Iterable[str] = ()) -> None:
         """``keys[i]``, ``tags[i]``, ``tiebreak[i]``, ``texts``/``vectors`` row i: one servable row each.
         ``tiebreak``: integers, smaller wins a tie (e.g. the rank of the chunk id in sorted order)."""
         import numpy as np
@@ -48,7 +48,7 @@ class SearchIndex:
         self.bm25: SparseBM25 | None = None
         if texts is not None:
             texts = list(texts)
-            self.bm25 = SparseBM25.build((texts[i] for i in order), len(order))
+            self.bm25 = SparseBM25.build((texts[i] for i in order), len(order), background)
         self.dense: DenseMatrix | None = None
         if vectors is not None:
             rows = normalise(vectors)

@@ -23,8 +23,11 @@ def stitch(pieces: Sequence[tuple[int, int, str]]) -> str:
         if end is None:
             out, end = text, stop
             continue
-        if start >= end:  # touching or apart: keep a separator so words do not fuse
-            sep = "" if out.endswith(("\n", " ")) or text.startswith(("\n", " ")) else ("\n" if start > end else " ")
+        if start == end:  # touching: the source has nothing between them
+            out, end = out + text, stop
+            continue
+        if start > end:  # a gap the chunker left out (whitespace between blocks): keep words apart
+            sep = "" if out.endswith(("\n", " ")) or text.startswith(("\n", " ")) else ("\n\n" if start - end > 1 else " ")
             out, end = out + sep + text, stop
             continue
         if stop <= end:  # wholly inside what is already there

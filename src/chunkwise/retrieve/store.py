@@ -101,7 +101,9 @@ class Retriever:
             import numpy as np
 
             want_vectors = self.embedder is not None
-            sql = ("SELECT c.rowid, c.acl, c.embed_text" + (", v.vector" if want_vectors else "")
+            # FTS5's bm25() measures row length over all columns, access tokens included; the sparse
+            # index counts them too so both engines give the same scores.
+            sql = ("SELECT c.rowid, c.acl, c.embed_text || ' ' || c.acl_index" + (", v.vector" if want_vectors else "")
                    + " FROM chunks c" + (" LEFT JOIN vectors v ON v.embed_key = c.embed_key" if want_vectors else "")
                    + " WHERE c.acl_index != '' ORDER BY c.rowid")
             keys, tags, texts, blobs = [], [], [], []
@@ -116,8 +118,11 @@ class Retriever:
             vectors = None
             if want_vectors and blobs:
                 vectors = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
-            self._index = SearchIndex(keys, tags, keys, texts=texts if self.bm25_backend == "sparse" else None,
-                                      vectors=vectors)
+            sparse = self.bm25_backend == "sparse"
+            # Rows that can never be served still count in BM25's statistics, as they do in FTS5.
+            background = (t for (t,) in self.db.execute("SELECT embed_text FROM chunks WHERE acl_index = ''")) if sparse else ()
+            self._index = SearchIndex(keys, tags, keys, texts=texts if sparse else None, vectors=vectors,
+                                      background=background)
         return self._index
 
     def _rank_fts(self, query: str, groups, n: int) -> list[tuple[int, float]]:

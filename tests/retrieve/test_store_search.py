@@ -1,0 +1,137 @@
+"""Search over a real ingested store: FTS5 and sparse BM25 agree, the filter holds end to end,
+expansion notices a re-ingested document, and the CLI prints the documented JSON."""
+import json
+import random
+import sqlite3
+
+import pytest
+
+from chunkwise.access import permitted
+from chunkwise.cli.main import main
+from chunkwise.config import ChunkConfig
+from chunkwise.embed import make_embedder
+from chunkwise.errors import ConfigError, StaleLink
+from chunkwise.ingest import ingest
+from chunkwise.retrieve import Retriever, search
+from chunkwise.retrieve.expand import expand_parent
+from chunkwise.retrieve.merge import to_passage
+
+TOPICS = ["rollback", "deploy", "freeze", "incident", "pager", "backup", "restore", "billing", "refund", "audit"]
+FILLER = [f"w{i}" for i in range(60)] + ["the", "a", "step", "team", "check"]
+GROUPS = ["sre", "finance", "legal", "support", "eng"]
+CONFIG = ChunkConfig(strategy="structure", size=64, header="path")
+
+
+def make_corpus(root, n_docs=24, seed=7):
+    rng = random.Random(seed)
+    for d in range(n_docs):
+        parts = [f"# Manual {d}\n"]
+        for s in range(4):
+            topic = rng.choice(TOPICS)
+            parts.append(f"## {topic.title()} section {s}\n")
+            if rng.random() < 0.3:
+                parts.append(f"<!-- acl: {rng.choice(GROUPS)} -->\n")
+            body = " ".join(rng.choice(FILLER) if rng.random() < 0.85 else topic for _ in range(rng.randint(20, 90)))
+            parts.append(body + ".\n")
+        (root / f"doc{d:02d}.md").write_text("\n".join(parts), encoding="utf-8")
+    return {f"doc{d:02d}.md": [GROUPS[d % len(GROUPS)]] for d in range(n_docs)}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    root = tmp_path_factory.mktemp("corpus")
+    acl_map = make_corpus(root)
+    db = tmp_path_factory.mktemp("db") / "s.db"
+    ingest([root], db, CONFIG, embedder=make_embedder("hashing"), acl_map=acl_map)
+    # One chunk goes to review: it must never be served, whatever the query.
+    con = sqlite3.connect(db)
+    con.execute("UPDATE chunks SET quality = 'review', acl_index = '' WHERE rowid = 3")
+    con.commit()
+    return root, db
+
+
+def all_rows(db):
+    con = sqlite3.connect(db)
+    return {cid: (tuple(acl.split()), q) for cid, acl, q in con.execute("SELECT chunk_id, acl, quality FROM chunks")}
+
+
+def test_fts5_and_sparse_bm25_return_the_same_ranking(store):
+    _, db = store
+    with Retriever(db, bm25="fts5") as a, Retriever(db, bm25="sparse") as b:
+        for q in ("rollback freeze", "refund audit billing", "pager incident"):
+            for groups in (["sre"], ["finance", "legal"], GROUPS):
+                fa, fb = a.rank(q, groups, 10, "bm25"), b.rank(q, groups, 10, "bm25")
+                assert [r for r, _ in fa] == [r for r, _ in fb]
+                assert [s for _, s in fa] == pytest.approx([s for _, s in fb], rel=1e-4)
+                assert fa and fa[0][1] > 0.1
+
+
+def test_no_leaks_and_k_results_in_every_mode_and_expansion(store):
+    _, db = store
+    rows = all_rows(db)
+    rng = random.Random(1)
+    with Retriever(db) as r:
+        for _ in range(25):
+            groups = rng.sample(GROUPS + ["nobody"], rng.randint(1, 3))
+            query = " ".join(rng.sample(TOPICS, 2))
+            visible = [c for c, (acl, q) in rows.items() if permitted(acl, q, groups)]
+            for mode in ("bm25", "dense", "hybrid"):
+                for expand in ("none", "neighbours", "parent"):
+                    res = r.search(query, groups, k=5, mode=mode, expand=expand)
+                    for p in res.passages:
+                        for cid in p.chunk_ids:
+                            assert permitted(*rows[cid], groups), (cid, groups)
+                if mode == "dense" and len(visible) >= 5:
+                    hits = r.hits(r.rank(query, groups, 5, mode), groups)
+                    assert len(hits) == 5
+
+
+def test_stale_link_after_the_document_changed(store, tmp_path):
+    root, _ = store
+    import shutil
+
+    copy = tmp_path / "c"
+    shutil.copytree(root, copy)
+    db = tmp_path / "x.db"
+    ingest([copy], db, CONFIG, acl=("staff",))
+    with Retriever(db, embedder=None) as r:
+        hit = r.hits(r.rank("rollback", ["staff"], 1, "bm25"), ["staff"])[0]
+        path = copy / hit.doc_id
+        path.write_text(path.read_text(encoding="utf-8") + "\n## Appendix\n\nA new rollback note.\n", encoding="utf-8")
+        ingest([copy], db, CONFIG, acl=("staff",))
+        with pytest.raises(StaleLink):
+            expand_parent(r, to_passage(hit), ["staff"])
+
+
+def test_cli_search_json_shape(store, capsys):
+    _, db = store
+    assert main(["search", "rollback deploy", "--db", str(db), "--groups", "sre,eng", "--k", "3",
+                 "--expand", "neighbours", "--budget", "400", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) >= {"query", "results", "context_tokens"}
+    assert out["results"] and out["context_tokens"] <= 400
+    for r in out["results"]:
+        assert set(r) >= {"rank", "chunk_id", "doc_id", "source_uri", "text", "score", "start_char", "end_char",
+                          "page", "heading_path", "acl", "expanded_from"}
+        assert set(r["acl"]) & {"sre", "eng"}
+    assert main(["search", "rollback", "--db", str(db), "--groups", "sre"]) == 0
+    assert "[1]" in capsys.readouterr().out
+
+
+def test_bad_usage_is_a_config_error(store, capsys):
+    _, db = store
+    assert main(["search", "x", "--db", str(db) + ".missing", "--groups", "sre"]) == 2
+    assert main(["search", "x", "--db", str(db), "--groups", " , "]) == 2
+    assert "groups" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="re-ingest|embedder"):
+        search(db, "x", ["sre"], embedder="minilm")
+
+
+def test_review_chunk_is_invisible_to_every_engine(store):
+    _, db = store
+    con = sqlite3.connect(db)
+    cid, text = con.execute("SELECT chunk_id, embed_text FROM chunks WHERE rowid = 3").fetchone()
+    with Retriever(db, bm25="sparse") as r:
+        for mode in ("bm25", "dense", "hybrid"):
+            res = r.search(text, GROUPS, k=20, mode=mode)
+            assert all(cid not in p.chunk_ids for p in res.passages)
