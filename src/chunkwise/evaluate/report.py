@@ -12,6 +12,7 @@ import hashlib
 import math
 from base64 import b64encode
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -104,8 +105,8 @@ def _frame(xt: list[float], yt: list[float], xlabel: str, ylabel: str) -> tuple[
     out = [f'<rect class="plotbg" x="{ML}" y="{MT}" width="{W - ML - MR}" height="{H - MT - MB}"/>']
     for t in xt:
         x = sx(t)
-        out.append(f'<line class="grid" x1="{x:.1f}" y1="{MT}" x2="{x:.1f}" y2="{H - MB}"/>'
-                   f'<text class="tick" x="{x:.1f}" y="{H - MB + 15}" text-anchor="middle">{_tick_label(t, xt)}</text>')
+        out.append(f'<line class="grid" x1="{x:.1f}" y1="{MT}" x2="{x:.1f}" y2="{H - MB}"/><text class="tick" '
+                   f'x="{x:.1f}" y="{H - MB + 15}" text-anchor="middle">{_tick_label(t, xt)}</text>')
     for t in yt:
         y = sy(t)
         out.append(f'<line class="grid" x1="{ML}" y1="{y:.1f}" x2="{W - MR}" y2="{y:.1f}"/>'
@@ -123,11 +124,13 @@ def _labels(points: list[tuple[float, float, str, bool]], dots: list[tuple[float
     out = []
     for x, y, text, strong in sorted(points, key=lambda p: (p[1], p[0])):
         w, h = 6.2 * len(text) + 2, 12
-        for ax, ay, anchor in ((x + 7, y + 4, "start"), (x - 7, y + 4, "end"), (x, y - 8, "middle"), (x, y + 16, "middle")):
+        places = ((x + 7, y + 4, "start"), (x - 7, y + 4, "end"), (x, y - 8, "middle"), (x, y + 16, "middle"))
+        for ax, ay, anchor in places:
             x0 = ax if anchor == "start" else ax - w if anchor == "end" else ax - w / 2
             box = (x0, ay - h + 2, x0 + w, ay + 2)
             inside = box[0] >= ML and box[2] <= W - MR and box[1] >= MT and box[3] <= H - MB
-            if inside and not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in taken):
+            clash = any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in taken)
+            if inside and not clash:
                 taken.append(box)
                 cls = "lbl strong" if strong else "lbl"
                 out.append(f'<text class="{cls}" x="{ax:.1f}" y="{ay:.1f}" text-anchor="{anchor}">{_e(text)}</text>')
@@ -135,7 +138,7 @@ def _labels(points: list[tuple[float, float, str, bool]], dots: list[tuple[float
     return out
 
 
-def _svg(pid: str, title: str, body: list[str], legend: list[tuple[str, str]], note: str) -> str:
+def _svg(pid: str, title: str, body: list[str], legend: Sequence[tuple[str, str]] = (), note: str = "") -> str:
     items = "".join(f'<span><i style="background:{c}"></i>{_e(t)}</span>' for c, t in legend)
     return (f'<figure class="plot" id="{pid}"><figcaption>{_e(title)}</figcaption>'
             f'<svg viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" aria-label="{_e(title)}">'
@@ -144,10 +147,8 @@ def _svg(pid: str, title: str, body: list[str], legend: list[tuple[str, str]], n
 
 
 def _empty_plot(pid: str, title: str, why: str) -> str:
-    return (f'<figure class="plot" id="{pid}"><figcaption>{_e(title)}</figcaption>'
-            f'<svg viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" aria-label="{_e(title)}">'
-            f'<text class="axis" x="{W / 2}" y="{H / 2}" text-anchor="middle">no data: {_e(why)}</text>'
-            f'</svg></figure>')
+    return _svg(pid, title, [f'<text class="axis" x="{W / 2}" y="{H / 2}" text-anchor="middle">'
+                             f"no data: {_e(why)}</text>"])
 
 
 def _dot(x: float, y: float, color: str, tip: str, pareto: bool) -> str:
@@ -174,13 +175,16 @@ def plot_recall_inflation(configs: list[dict], pareto: set[str]) -> str:
     if not pts:
         return _empty_plot("plot-recall", title, "no config has index_inflation and a recall@k")
     xs = [x for _, x, _ in pts]
-    body, sx, sy = _frame(nice_ticks(min(xs), max(xs)), nice_ticks(0.0, 1.0), "index inflation (stored / source tokens)", "recall@k")
+    body, sx, sy = _frame(nice_ticks(min(xs), max(xs)), nice_ticks(0.0, 1.0),
+                          "index inflation (stored / source tokens)", "recall@k")
     labels = []
     for c, x, rs in pts:
         ys = [r for _, r in rs]
-        body.append(f'<line class="stalk" x1="{sx(x):.1f}" y1="{sy(min(ys)):.1f}" x2="{sx(x):.1f}" y2="{sy(max(ys)):.1f}"/>')
+        body.append(f'<line class="stalk" x1="{sx(x):.1f}" y1="{sy(min(ys)):.1f}" '
+                    f'x2="{sx(x):.1f}" y2="{sy(max(ys)):.1f}"/>')
         for k, r in rs:
-            body.append(_dot(sx(x), sy(r), PALETTE[KS.index(k)], f"{c['name']}: recall@{k} {r:.3f}, inflation {x:.3f}", c["name"] in pareto))
+            tip = f"{c['name']}: recall@{k} {r:.3f}, inflation {x:.3f}"
+            body.append(_dot(sx(x), sy(r), PALETTE[KS.index(k)], tip, c["name"] in pareto))
         labels.append((sx(x), sy(max(ys)), c["name"], c["name"] in pareto))
     body += _labels(labels, [(sx(x), sy(r)) for _, x, rs in pts for _, r in rs])
     legend = [(PALETTE[i], f"recall@{k}") for i, k in enumerate(KS)]
@@ -203,7 +207,8 @@ def plot_straddle_overlap(configs: list[dict], pareto: set[str]) -> str:
     for p in pts:
         series[_series_key(p[0], vary)].append(p)
     xs, ys = [float(o) for _, o, _ in pts], [r for _, _, r in pts]
-    body, sx, sy = _frame(nice_ticks(min(xs), max(xs)), nice_ticks(0.0, max(max(ys), 0.05)), "overlap (units)", "straddle rate")
+    body, sx, sy = _frame(nice_ticks(min(xs), max(xs)), nice_ticks(0.0, max(max(ys), 0.05)),
+                          "overlap (units)", "straddle rate")
     legend = []
     for i, (key, ps) in enumerate(sorted(series.items())):
         color = PALETTE[i % len(PALETTE)]
@@ -211,7 +216,8 @@ def plot_straddle_overlap(configs: list[dict], pareto: set[str]) -> str:
         if len(ps) > 1:
             d = " ".join(f"{'M' if j == 0 else 'L'}{sx(o):.1f},{sy(r):.1f}" for j, (_, o, r) in enumerate(ps))
             body.append(f'<path class="mark line" d="{d}" stroke="{color}"/>')
-        body += [_dot(sx(o), sy(r), color, f"{c['name']}: overlap {o}, straddle rate {r:.3f}", c["name"] in pareto) for c, o, r in ps]
+        body += [_dot(sx(o), sy(r), color, f"{c['name']}: overlap {o}, straddle rate {r:.3f}", c["name"] in pareto)
+                 for c, o, r in ps]
         legend.append((color, key))
     return _svg("plot-straddle", title, body, legend, _skipped(configs, ("straddle_rate",)))
 
@@ -224,13 +230,18 @@ def plot_context_recall(configs: list[dict], pareto: set[str]) -> str:
     pts = [p for p in pts if p[1] is not None and p[2] is not None]
     if not pts:
         return _empty_plot("plot-context", title, f"no config has context_tokens and recall@{k}")
-    colors = {s: PALETTE[i % len(PALETTE)] for i, s in enumerate(sorted({str(c.get("strategy")) for c, _, _ in pts}))}
+    strategies = sorted({str(c.get("strategy")) for c, _, _ in pts})
+    colors = {s: PALETTE[i % len(PALETTE)] for i, s in enumerate(strategies)}
     xs = [x for _, x, _ in pts]
-    body, sx, sy = _frame(nice_ticks(min(xs), max(xs)), nice_ticks(0.0, 1.0), "context tokens per question", f"recall@{k}")
-    body += [_dot(sx(x), sy(r), colors[str(c.get("strategy"))], f"{c['name']}: {x:.0f} context tokens, recall@{k} {r:.3f}",
-                  c["name"] in pareto) for c, x, r in pts]
-    body += _labels([(sx(x), sy(r), c["name"], c["name"] in pareto) for c, x, r in pts], [(sx(x), sy(r)) for _, x, r in pts])
-    return _svg("plot-context", title, body, list((c, s) for s, c in colors.items()), _skipped(configs, ("context_tokens", f"recall@{k}")))
+    body, sx, sy = _frame(nice_ticks(min(xs), max(xs)), nice_ticks(0.0, 1.0),
+                          "context tokens per question", f"recall@{k}")
+    for c, x, r in pts:
+        tip = f"{c['name']}: {x:.0f} context tokens, recall@{k} {r:.3f}"
+        body.append(_dot(sx(x), sy(r), colors[str(c.get("strategy"))], tip, c["name"] in pareto))
+    dots = [(sx(x), sy(r)) for _, x, r in pts]
+    body += _labels([(sx(x), sy(r), c["name"], c["name"] in pareto) for c, x, r in pts], dots)
+    legend = [(color, s) for s, color in colors.items()]
+    return _svg("plot-context", title, body, legend, _skipped(configs, ("context_tokens", f"recall@{k}")))
 
 
 # ------------------------------------------------------------------------------- tables
@@ -239,12 +250,14 @@ def _audit(rows: list[dict]) -> str:
         return '<p class="note">No extraction audit in this run.</p>'
     for r in rows:
         if r.get("status") not in SEVERITY:
-            raise ConfigError(f"audit status {r.get('status')!r} for {r.get('source')!r}: use one of ok, warning, error")
+            raise ConfigError(f"audit status {r.get('status')!r} for {r.get('source')!r}: "
+                              "use one of ok, warning, error")
     rows = sorted(rows, key=lambda r: SEVERITY[r["status"]])
     counts = defaultdict(int)
     for r in rows:
         counts["warning" if r["status"] == "warn" else r["status"]] += 1
-    summary = " ".join(f'<span class="st {s}">{n} {s}</span>' for s, n in sorted(counts.items(), key=lambda i: SEVERITY[i[0]]))
+    ordered = sorted(counts.items(), key=lambda i: SEVERITY[i[0]])
+    summary = " ".join(f'<span class="st {s}">{n} {s}</span>' for s, n in ordered)
     head = "".join(f"<th>{h}</th>" for h in ("status", "source", "pages", "empty pages", "chars / page",
                                              "(cid: garbage", "language", "needs OCR", "notes"))
     body = []
@@ -271,13 +284,16 @@ def _configs(configs: list[dict], best: dict[str, str], pareto: set[str]) -> str
     rows = []
     for c in configs:
         star = '<span class="star" title="on the Pareto front">\u2605</span> ' if c["name"] in pareto else ""
-        cells = [f'<th scope="row" title="{_e(c["name"])}">{star}{_e(c["name"])}</th>'] + [f"<td>{_e(c.get(f, DASH))}</td>" for f in fields]
+        cells = [f'<th scope="row" title="{_e(c["name"])}">{star}{_e(c["name"])}</th>']
+        cells += [f"<td>{_e(c.get(f, DASH))}</td>" for f in fields]
         for m in METRICS:
             win = best.get(m) == c["name"]
             cls = "num best" if win else "num"
             tip = f' title="best {_e(m)}"' if win else ""
-            cells.append(f'<td class="{cls}" data-metric="{_e(m)}"{tip}>{fmt_metric(m, c.get("metrics", {}).get(m))}</td>')
-        rows.append(f'<tr class="{"pareto" if c["name"] in pareto else ""}" data-config="{_e(c["name"])}">{"".join(cells)}</tr>')
+            value = fmt_metric(m, c.get("metrics", {}).get(m))
+            cells.append(f'<td class="{cls}" data-metric="{_e(m)}"{tip}>{value}</td>')
+        row_cls = "pareto" if c["name"] in pareto else ""
+        rows.append(f'<tr class="{row_cls}" data-config="{_e(c["name"])}">{"".join(cells)}</tr>')
     return (f'<p class="note"><span class="best-key">highlighted</span> = best per metric; '
             f'\u2605 = on the Pareto front ({len(pareto)} of {len(configs)}).</p><div class="scroll">'
             f'<table class="configs"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
@@ -287,7 +303,8 @@ def _configs(configs: list[dict], best: dict[str, str], pareto: set[str]) -> str
 def _check_range(what: str, item: dict, n: int) -> tuple[int, int]:
     s, e = item.get("start"), item.get("end")
     if not (isinstance(s, int) and isinstance(e, int) and 0 <= s <= e <= n):
-        raise ConfigError(f"{what} has offsets [{s}, {e}) outside its document (0..{n}): pass character offsets into 'text'")
+        raise ConfigError(f"{what} has offsets [{s}, {e}) outside its document (0..{n}): "
+                          "pass character offsets into the document's 'text'")
     return s, e
 
 
@@ -296,10 +313,10 @@ def render_document(doc: dict, i: int) -> str:
     markers for every chunk, golden spans underlined and straddled ones marked. The text is cut at
     every boundary once, so the segments joined give back the text exactly."""
     text, name = doc.get("text", ""), doc.get("doc", "?")
-    chunks = sorted((_check_range(f"chunk {c.get('chunk_id')!r} of {name!r}", c, len(text)) + (c.get("chunk_id", ""),)
-                     for c in doc.get("chunks", [])))
-    spans = [_check_range(f"span of {s.get('qid')!r} in {name!r}", s, len(text)) + (str(s.get("qid", "")), bool(s.get("straddled")))
-             for s in doc.get("spans", [])]
+    chunks = sorted(_check_range(f"chunk {c.get('chunk_id')!r} of {name!r}", c, len(text)) + (c.get("chunk_id", ""),)
+                    for c in doc.get("chunks", []))
+    spans = [_check_range(f"span of {s.get('qid')!r} in {name!r}", s, len(text))
+             + (str(s.get("qid", "")), bool(s.get("straddled"))) for s in doc.get("spans", [])]
     opens, closes, zero = defaultdict(list), defaultdict(list), defaultdict(list)
     for kind, items in (("c", chunks), ("s", spans)):
         for j, item in enumerate(items):
@@ -353,16 +370,21 @@ def _question(q: dict, doc_index: dict[str, int]) -> str:
     i = doc_index.get(q.get("doc"), -1)
     qid = str(q.get("qid", ""))
     ok = bool(q.get("answered"))
-    where = (f'<a href="#a{i}-{_e(qid)}" data-doc="{i}" data-goto="a{i}-{_e(qid)}">show answer in text</a>' if i >= 0
-             else f'<span class="note">{_e(q.get("doc", "?"))} (document not in the viewer)</span>')
+    if i >= 0:
+        where = f'<a href="#a{i}-{_e(qid)}" data-doc="{i}" data-goto="a{i}-{_e(qid)}">show answer in text</a>'
+    else:
+        where = f'<span class="note">{_e(q.get("doc", "?"))} (document not in the viewer)</span>'
     hits = []
     for h in q.get("retrieved", []):
-        badge = '<span class="st ok">holds answer</span>' if h.get("holds_span") else '<span class="st none">no answer</span>'
-        hits.append(f'<li><div class="hit-head">#{_e(h.get("rank", "?"))} {badge} <code>{_e(h.get("doc", "?"))}</code> '
-                    f'[{_e(h.get("start", "?"))}, {_e(h.get("end", "?"))})</div><div class="hit">{_e(h.get("text", ""))}</div></li>')
+        badge = ('<span class="st ok">holds answer</span>' if h.get("holds_span")
+                 else '<span class="st none">no answer</span>')
+        hits.append(f'<li><div>#{_e(h.get("rank", "?"))} {badge} <code>{_e(h.get("doc", "?"))}</code> '
+                    f'[{_e(h.get("start", "?"))}, {_e(h.get("end", "?"))})</div>'
+                    f'<div class="hit">{_e(h.get("text", ""))}</div></li>')
     got = '<span class="st ok">answered</span>' if ok else '<span class="st error">missed</span>'
     return (f'<li class="q" data-doc="{i}"><div><b>{_e(qid)}</b> {got} {_e(q.get("question", ""))} {where}</div>'
-            f'<details><summary>{len(hits)} retrieved passage(s)</summary><ol class="hits">{"".join(hits)}</ol></details></li>')
+            f'<details><summary>{len(hits)} retrieved passage(s)</summary>'
+            f'<ol class="hits">{"".join(hits)}</ol></details></li>')
 
 
 def _viewer(viewer: dict | None) -> str:
@@ -370,15 +392,19 @@ def _viewer(viewer: dict | None) -> str:
         return '<p class="note">No documents to view in this run.</p>'
     docs = viewer["documents"]
     doc_index = {d.get("doc"): i for i, d in enumerate(docs)}
-    options = "".join(f'<option value="{i}">{_e(d.get("doc", "?"))}'
-                      f'{" (" + str(n) + " straddled)" if (n := sum(1 for s in d.get("spans", []) if s.get("straddled"))) else ""}'
-                      f"</option>" for i, d in enumerate(docs))
+    options = []
+    for i, d in enumerate(docs):
+        n = sum(1 for s in d.get("spans", []) if s.get("straddled"))
+        options.append(f'<option value="{i}">{_e(d.get("doc", "?"))}{f" ({n} straddled)" if n else ""}</option>')
     key = ('<div class="key"><span class="seg b0">chunk</span><span class="seg b1">next chunk</span>'
            '<span class="seg ov">overlap (in two chunks)</span><span class="seg gap">in no chunk</span>'
-           '<span class="seg b0 ans">answer span</span><span class="seg b0 ans straddled">straddled answer (cut by a boundary)</span></div>')
-    return (f'<p>Chunks of <b>{_e(viewer.get("config", "?"))}</b>. <label>Document <select id="doc-select">{options}'
-            f'</select></label></p>{key}{"".join(render_document(d, i) for i, d in enumerate(docs))}'
-            f'<h3>Questions</h3><ul class="questions">{"".join(_question(q, doc_index) for q in viewer.get("questions", []))}</ul>')
+           '<span class="seg b0 ans">answer span</span>'
+           '<span class="seg b0 ans straddled">straddled answer (cut by a boundary)</span></div>')
+    documents = "".join(render_document(d, i) for i, d in enumerate(docs))
+    questions = "".join(_question(q, doc_index) for q in viewer.get("questions", []))
+    return (f'<p>Chunks of <b>{_e(viewer.get("config", "?"))}</b>. <label>Document '
+            f'<select id="doc-select">{"".join(options)}</select></label></p>{key}{documents}'
+            f'<h3>Questions</h3><ul class="questions">{questions}</ul>')
 
 
 # ------------------------------------------------------------------------------- page
@@ -388,14 +414,17 @@ main{max-width:1280px;margin:0 auto;padding:18px 24px 60px}
 h1{margin:0 0 4px;font-size:24px} h2{margin:34px 0 8px;border-bottom:2px solid #d7dbe3;padding-bottom:4px}
 nav a{margin-right:14px} .meta{color:#5b6474} code{font:12px "DejaVu Sans Mono",monospace}
 .note{color:#5b6474;font-size:12.5px} .scroll{overflow-x:auto;background:#fff;border:1px solid #d7dbe3}
-table{border-collapse:collapse;font-size:12.5px;white-space:nowrap} th,td{padding:4px 8px;border-bottom:1px solid #e6e9ef;text-align:left}
+table{border-collapse:collapse;font-size:12.5px;white-space:nowrap}
+th,td{padding:4px 8px;border-bottom:1px solid #e6e9ef;text-align:left}
 thead th{background:#eef1f6;position:sticky;top:0} .num{text-align:right;font-variant-numeric:tabular-nums}
-table.configs tbody th{position:sticky;left:0;background:#fff;max-width:230px;overflow:hidden;text-overflow:ellipsis} tr.pareto th{color:#7a4b00}
+table.configs tbody th{position:sticky;left:0;background:#fff;max-width:230px;overflow:hidden;text-overflow:ellipsis}
+tr.pareto th{color:#7a4b00}
 td.best,.best-key{background:#c9f0d2;font-weight:700;box-shadow:inset 0 0 0 1px #2e8b57} .star{color:#d08700}
 .st{display:inline-block;padding:0 6px;border-radius:8px;font-size:11.5px;font-weight:600;background:#e6e9ef}
 .st.ok{background:#d4f3dc;color:#145a2c} .st.warning,.st.skipped{background:#fff0c2;color:#6b4e00}
 .st.error{background:#ffd6d6;color:#8a1010} tr.error td{background:#fff4f4} tr.warning td{background:#fffbea}
-.plots{display:flex;flex-wrap:wrap;gap:16px} figure.plot{margin:0;background:#fff;border:1px solid #d7dbe3;padding:8px}
+.plots{display:flex;flex-wrap:wrap;gap:16px}
+figure.plot{margin:0;background:#fff;border:1px solid #d7dbe3;padding:8px}
 figcaption{font-weight:600;margin-bottom:4px} .plotbg{fill:#fbfcfd} .grid{stroke:#e3e6ec}
 .tick{font-size:10.5px;fill:#5b6474} .axis{font-size:12px;fill:#1d2330} .lbl{font-size:10.5px;fill:#333}
 .lbl.strong{font-weight:700} .stalk{stroke:#b8bfcc;stroke-width:1.5} path.line{fill:none;stroke-width:2}
@@ -411,21 +440,25 @@ circle.mark{stroke:#fff;stroke-width:1} circle.pareto{stroke:#1d2330;stroke-widt
 .cs,.ce,.qtag{user-select:none;font:10px/1 system-ui,sans-serif}
 .cs::before{content:attr(data-n);border-left:2px solid #2b3a55;color:#2b3a55;padding:0 2px;vertical-align:super}
 .ce::before{content:"";border-right:2px solid #7a8499;margin-right:1px}
-.qtag::before{content:attr(data-q);background:#1f9d55;color:#fff;border-radius:3px;padding:1px 3px;margin:0 2px;vertical-align:super}
+.qtag::before{content:attr(data-q);background:#1f9d55;color:#fff;border-radius:3px;padding:1px 3px;margin:0 2px;
+vertical-align:super}
 .qtag.straddled::before{background:#d11a1a} .bad{color:#d11a1a;font-weight:700}
 .key .seg{margin-right:10px;padding:1px 4px;font-size:12px} .key{margin:6px 0}
 ul.questions{list-style:none;padding:0} li.q{background:#fff;border:1px solid #e1e5ec;padding:6px 10px;margin:6px 0}
-.hit{white-space:pre-wrap;font:12px/1.5 "DejaVu Sans Mono",monospace;background:#f6f7f9;padding:4px 8px;max-height:160px;overflow:auto}
+.hit{white-space:pre-wrap;font:12px/1.5 "DejaVu Sans Mono",monospace;background:#f6f7f9;padding:4px 8px;
+max-height:160px;overflow:auto}
 .st.none{background:#eceff3;color:#5b6474} .flash{animation:fl 1.5s} @keyframes fl{from{outline:4px solid #ffb300}}
 """
 
 JS = """(function(){
 var sel=document.getElementById('doc-select');if(!sel)return;
 function show(i){document.querySelectorAll('.doc').forEach(function(d){d.hidden=d.dataset.i!==i;});
-document.querySelectorAll('li.q').forEach(function(q){q.hidden=q.dataset.doc!==i&&q.dataset.doc!=='-1';});sel.value=i;}
+document.querySelectorAll('li.q').forEach(function(q){q.hidden=q.dataset.doc!==i&&q.dataset.doc!=='-1';});
+sel.value=i;}
 sel.addEventListener('change',function(){show(sel.value);});show(sel.value);
-document.querySelectorAll('a[data-goto]').forEach(function(a){a.addEventListener('click',function(e){e.preventDefault();
-show(a.dataset.doc);var t=document.getElementById(a.dataset.goto);if(!t)return;t.scrollIntoView({block:'center'});
+document.querySelectorAll('a[data-goto]').forEach(function(a){a.addEventListener('click',function(e){
+e.preventDefault();show(a.dataset.doc);var t=document.getElementById(a.dataset.goto);if(!t)return;
+t.scrollIntoView({block:'center'});
 t.classList.add('flash');setTimeout(function(){t.classList.remove('flash');},1500);});});})();"""
 
 
@@ -462,7 +495,8 @@ def render_report(data: dict) -> str:
             f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{_e(title)}</title>'
             f"<style>{CSS}</style></head><body><main><h1>{_e(title)}</h1>"
-            f'<p class="meta">{_e(data.get("generated_at", ""))} \u00b7 <code>{_e(data.get("command", ""))}</code></p>'
+            f'<p class="meta">{_e(data.get("generated_at", ""))} \u00b7 '
+            f'<code>{_e(data.get("command", ""))}</code></p>'
             f"<nav>{nav}</nav>{body}</main><script>{JS}</script></body></html>\n")
 
 
@@ -470,7 +504,8 @@ def write_report(data: dict, path: str | Path) -> Path:
     """Render and write the report (UTF-8); returns the path written."""
     path = Path(path)
     if not path.parent.is_dir():
-        raise ConfigError(f"cannot write {path}: directory {path.parent} does not exist; create it or choose another --out")
+        raise ConfigError(f"cannot write {path}: directory {path.parent} does not exist; "
+                          "create it or choose another --out")
     html = render_report(data)
     path.write_text(html, encoding="utf-8")
     return path
