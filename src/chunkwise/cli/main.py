@@ -235,6 +235,63 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    from chunkwise.evaluate.runner import Settings, expand_grid, load_grid, run_eval
+
+    conf = _load_toml(args.config)
+    base = {**_DEFAULTS, **conf.get("chunking", {})}
+    base.update({k: v for k, v in vars(args).items() if k in _CHUNK_FLAGS and v is not None})
+    evaluation = conf.get("eval", {})
+    base["mode"] = args.mode or evaluation.get("mode", "hybrid")
+    base["expand"] = args.expand or evaluation.get("expand", "none")
+    grid = load_grid(args.grid) if args.grid else {}
+    configs, skipped = expand_grid(grid, base)
+    settings = Settings(
+        k=args.k or evaluation.get("k", 10), budget=args.budget if args.budget is not None else evaluation.get("budget", 1500),
+        embedder=args.embedder or conf.get("ingest", {}).get("embedder", "hashing"),
+        generator_tokenizer=args.generator_tokenizer, gate_k=args.gate_k)
+    if not args.json:
+        print(f"evaluating {len(configs)} chunk config(s) x {len(configs[0][1])} retrieval run(s) "
+              f"on {args.golden} (budget {settings.budget} tokens, k {settings.k}, embedder {settings.embedder})",
+              file=sys.stderr)
+    ev = run_eval(args.golden, args.docs, configs, settings, skipped=skipped,
+                  progress=None if args.json else (lambda c: print(f"  {c.strategy} size {c.size} overlap {c.overlap} "
+                                                                    f"header {c.header}", file=sys.stderr)))
+    data = ev.to_dict()
+    if args.out:
+        from chunkwise.evaluate.report import write_report
+
+        command = "chunkwise " + " ".join(sys.argv[1:]) if sys.argv and "chunkwise" in sys.argv[0] else "chunkwise eval"
+        write_report(ev.report_data(f"chunkwise eval: {Path(args.golden).name} on {args.docs}", command), args.out)
+    failing = ev.below(args.min_recall) if args.min_recall is not None else []
+    if args.json:
+        emit_json({**data, "gate": {"min_recall": args.min_recall, "k": args.gate_k, "failing": failing}})
+    else:
+        keys = ["recall@1", "recall@5", "mrr", "straddle_rate", "half_answer_rate", "token_iou", "context_tokens",
+                "index_inflation", "chunks", "latency_ms_p50"]
+        rows = [[r["name"]] + [_fmt(r["metrics"][k]) for k in keys] + ["*" if r["name"] in data["pareto"] else ""]
+                for r in data["configs"]]
+        print(table(["config", "R@1", "R@5", "MRR", "straddle", "half", "IoU", "ctx tok", "inflation", "chunks",
+                     "p50 ms", "pareto"], rows, right=tuple(range(1, 11))))
+        for name in ("recall@5", "token_iou", "index_bytes"):
+            if name in data["best"]:
+                print(f"best {name}: {data['best'][name]}")
+        for note in skipped:
+            print(f"skipped: {note}", file=sys.stderr)
+        if args.out:
+            print(f"report: {args.out}")
+    if failing:
+        print(f"chunkwise: recall@{args.gate_k} below {args.min_recall} for: {', '.join(failing)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.3f}" if abs(v) < 10 else f"{v:.0f}"
+    return str(v)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chunkwise", description="Chunk documents for RAG with exact offsets "
                                      "and hard size caps.")
@@ -285,6 +342,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--embedder", default=None, help="query embedder (default: the one the store was built with)")
     p.add_argument("--json", action="store_true", help="one JSON document")
     p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("eval", help="score chunking configs on a golden set (recall, straddle, IoU, cost); HTML report")
+    p.add_argument("--golden", required=True, help="golden questions, JSON Lines (see DESIGN.md)")
+    p.add_argument("--docs", required=True, help="the folder the golden set's \"doc\" paths are relative to")
+    p.add_argument("--config", help="chunkwise.toml ([chunking], [ingest] embedder, [eval] k/budget/mode/expand)")
+    p.add_argument("--grid", help="TOML/JSON grid: strategy, size, overlap, header, unit, mode, expand (lists)")
+    p.add_argument("--strategy", choices=STRATEGIES, default=None)
+    p.add_argument("--size", type=int, default=None)
+    p.add_argument("--overlap", type=int, default=None)
+    p.add_argument("--unit", choices=UNITS, default=None)
+    p.add_argument("--tokenizer", default=None)
+    p.add_argument("--header", choices=HEADERS, default=None)
+    p.add_argument("--mode", choices=("bm25", "dense", "hybrid"), default=None, help="retrieval (default hybrid)")
+    p.add_argument("--expand", choices=("none", "neighbours", "parent"), default=None)
+    p.add_argument("--embedder", default=None, help="hashing (default), minilm, ...")
+    p.add_argument("--k", type=int, default=None, help="passages per question (default 10)")
+    p.add_argument("--budget", type=int, default=None, help="context tokens per question, same for every config (1500)")
+    p.add_argument("--generator-tokenizer", default=None, help="tokenizer the budget counts in")
+    p.add_argument("--min-recall", type=float, default=None, help="exit 1 when a config's recall@gate-k is below this")
+    p.add_argument("--gate-k", type=int, default=5, help="k of the recall the gate checks (default 5)")
+    p.add_argument("--out", help="write a self-contained HTML report here")
+    p.add_argument("--json", action="store_true", help="one JSON document")
+    p.set_defaults(func=cmd_eval)
+
+    from chunkwise.cli.bench import add_bench_parser
+
+    add_bench_parser(sub)
 
     p = sub.add_parser("check", help="quality gate over a store; exit 1 when it fails")
     p.add_argument("--db", required=True, help="SQLite file written by chunkwise ingest")
