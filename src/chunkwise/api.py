@@ -284,3 +284,24 @@ def plan(size: int, overlap: int, doc_words: int = 100_000, evidence: int = 26) 
         guaranteed_evidence=overlap + 1,
         straddle_probability=straddle_probability(size, overlap, evidence),
     )
+
+
+def search(db: str | Path, query: str, groups, **options: Any):
+    """Search a store with the caller's access groups (filter before ranking); returns a
+    ``SearchResult`` (passages with citations, the assembled context and its token count, and
+    whatever was found but not sent). Options: k, mode, expand, budget, overfetch, embedder,
+    bm25, generator_tokenizer. For many queries keep a ``chunkwise.retrieve.Retriever`` open."""
+    from chunkwise.retrieve import search as _search
+
+    return _search(db, query, groups, **options)
+
+
+def evaluate(golden: str | Path, docs: str | Path, configs=None, **settings: Any):
+    """Evaluate chunk configs (default: one default ``ChunkConfig`` with hybrid retrieval) on a golden
+    set; returns an ``Evaluation`` (``.to_dict()``, ``.report_data()``, ``.below(min_recall)``)."""
+    from chunkwise.evaluate.runner import Settings, run_eval
+
+    if configs is None:
+        configs = [ChunkConfig(strategy="auto")]
+    runs = [(c, [("hybrid", "none")]) if isinstance(c, ChunkConfig) else c for c in configs]
+    return run_eval(golden, docs, runs, Settings(**settings))
