@@ -5,6 +5,10 @@ chunk is re-embedded only when its embed_key changed, and its metadata is refres
 document whose source bytes, chunking config, access tags and embedder are all unchanged is skipped
 without re-chunking. Each document is written in one transaction; documents under an ingested folder
 that no longer exist lose their chunks; vectors are cached by embed_key and shared.
+
+``embed_mode="late"`` embeds each document by late chunking (``embed/late.py``): keys come from the
+window plan, which needs only the tokenizer, so the diff and a dry run never load the model, and only
+the windows that hold a chunk missing its vector are encoded.
 """
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ import fnmatch
 import hashlib
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -65,19 +69,31 @@ def ingest(
     dry_run: bool = False,
     now: str | None = None,
     progress: Callable[[str], None] | None = None,
+    embed_mode: str = "plain",
 ) -> IngestStats:
-    """Ingest files and folders into the store at ``db``; returns chunk-level statistics."""
+    """Ingest files and folders into the store at ``db``; returns chunk-level statistics.
+
+    ``embed_mode``: ``"plain"`` embeds each chunk's ``embed_text`` alone; ``"late"`` pools each
+    chunk's vector from a transformer pass over its surrounding window (needs the minilm embedder)."""
     from chunkwise.store import SQLiteStore
 
     config = config or ChunkConfig()
+    late = _late_encoder(embed_mode, embedder)
     _check_fits_model(config, embedder)
     now = now or _now()
     model = embedder.name if embedder is not None else "none"
     chunker = api.make_chunker(config)
     stats = IngestStats()
+    late_params = []
+    if late is not None:
+        from chunkwise.embed.late import DEFAULT_OVERLAP, late_model_name
+
+        model = late_model_name(model)
+        late_params = [late.max_tokens, DEFAULT_OVERLAP]
     # Everything besides the source bytes that decides a document's records; the same for the run.
     inputs = hashlib.sha256(json.dumps(
-        [config.fingerprint(), model, sorted(acl), sorted((k, list(v)) for k, v in (acl_map or {}).items())]
+        [config.fingerprint(), model, sorted(acl), sorted((k, list(v)) for k, v in (acl_map or {}).items()),
+         *late_params]
     ).encode()).hexdigest()[:32]
     with SQLiteStore(db) as store:
         run = None if dry_run else store.start_run(now)
@@ -102,7 +118,7 @@ def ingest(
                     progress(item.doc_id)
                 try:
                     _ingest_document(store, item, str(base), chunker, config, embedder, model,
-                                     acl_for(item, acl, acl_map), now, stats, dry_run, inputs)
+                                     acl_for(item, acl, acl_map), now, stats, dry_run, inputs, late)
                 except ChunkwiseError as exc:
                     stats.errors.append({"path": item.doc_id, "error": str(exc)})
             if root.is_dir():
@@ -122,6 +138,31 @@ def ingest(
                 store.finish_run(run, _now(), stats.to_dict())
         stats.in_store = store.count()
     return stats
+
+
+def _late_encoder(embed_mode: str, embedder):
+    """The token-state encoder for ``embed_mode="late"``; None for plain. Fails before any work."""
+    if embed_mode == "plain":
+        return None
+    if embed_mode != "late":
+        raise ConfigError(f"unknown embed mode {embed_mode!r}; use plain (each chunk alone) or late (late chunking)")
+    if embedder is None:
+        raise ConfigError("--embed-mode late needs an embedder; use --embedder minilm")
+    from chunkwise.embed.late import LateEncoder
+
+    return LateEncoder(embedder)
+
+
+def _late_records(doc, chunks, records, regions, late):
+    """Records keyed by their late-chunking windows, and the plan that computes their vectors.
+    Front matter is a segment of its own: never context for a chunk."""
+    from chunkwise.embed.late import plan_late
+
+    if doc.body_start:
+        regions = [(0, doc.body_start, "front matter"), *regions]
+    plan = plan_late(doc.text, [(c.start_char, c.end_char) for c in chunks], model=late, regions=regions)
+    keyed = [replace(r, embed_key=p.key, embed_window=plan.label(i)) for i, (r, p) in enumerate(zip(records, plan.picks))]
+    return keyed, plan
 
 
 def _check_fits_model(config: ChunkConfig, embedder) -> None:
@@ -148,7 +189,7 @@ def _unchanged(src, known: dict, inputs: str) -> bool:
     return state is not None and state[0] == src.sha256 and state[1] == inputs
 
 
-def _ingest_document(store, doc, root, chunker, config, embedder, model, acl, now, stats, dry_run, inputs) -> None:
+def _ingest_document(store, doc, root, chunker, config, embedder, model, acl, now, stats, dry_run, inputs, late) -> None:
     state = store.document_state(doc.doc_id)
     if state is not None and state[0] == doc.sha256 and state[1] == inputs:
         stats.skipped_documents += 1
@@ -158,6 +199,9 @@ def _ingest_document(store, doc, root, chunker, config, embedder, model, acl, no
     chunks = api.chunk_document(doc, api.for_document(chunker, doc), boundaries=[p for a, b, _ in regions for p in (a, b)])
     records = build_records(doc, chunks, chunker=config.fingerprint(), header_mode=config.header,
                             embed_model=model, acl=acl, now=now, regions=regions)
+    plan = None
+    if late is not None:
+        records, plan = _late_records(doc, chunks, records, regions, late)
     new = {r.chunk_id: r.to_dict() for r in records}
     if dry_run:
         _diff(store.records_of(doc.doc_id), new, embedder, stats)
@@ -180,10 +224,16 @@ def _ingest_document(store, doc, root, chunker, config, embedder, model, acl, no
         vectors = []
         if embedder is not None:
             missing = sorted(store.missing_vectors(r["embed_key"] for r in need))
-            texts = {r["embed_key"]: r["embed_text"] for r in need}
-            for i in range(0, len(missing), 64):
-                keys = missing[i : i + 64]
-                vectors.extend(zip(keys, embedder.embed([texts[k] for k in keys])))
+            if plan is not None:
+                from chunkwise.embed.late import encode_plan
+
+                where = {r.embed_key: i for i, r in enumerate(records)}
+                vectors.extend(zip(missing, (v.vector for v in encode_plan(plan, late, [where[k] for k in missing]))))
+            else:
+                texts = {r["embed_key"]: r["embed_text"] for r in need}
+                for i in range(0, len(missing), 64):
+                    keys = missing[i : i + 64]
+                    vectors.extend(zip(keys, embedder.embed([texts[k] for k in keys])))
         store.write_document(doc_row, added, updated, removed)
         if vectors:
             store.put_vectors(model, [(k, list(map(float, v))) for k, v in vectors])

@@ -40,6 +40,9 @@ class ChunkRecord:
     quality: str  # ready | review
     reasons: tuple[str, ...]
     section_id: str  # the enclosing section (parent for expansion); neighbours come from chunk_index
+    # Late chunking only: the window whose encoder pass produced the vector ("w3:120-980", "solo:..."),
+    # since a late vector depends on text outside the chunk; "" for plain embeddings.
+    embed_window: str = ""
 
     def same_as(self, other: "ChunkRecord") -> bool:
         """Equal apart from the ingestion timestamp: rewriting it would not be a change."""
