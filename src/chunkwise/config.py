@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import asdict, dataclass, field
 
 from chunkwise.errors import ConfigError
@@ -17,11 +18,16 @@ STRATEGIES = (
     "table",
     "balanced",
     "auto",
+    "semantic",
 )
 UNITS = ("chars", "words", "tokens")
 HEADERS = ("none", "title", "path", "full")
 BACKENDS = ("auto", "tokenizers", "tokie", "tiktoken")
 FORMATS = ("markdown", "text")
+
+
+def _real(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def _close(name: str, options: tuple[str, ...]) -> str:
@@ -53,6 +59,12 @@ class ChunkConfig:
     min_tail: int | None = None
     table_rows_as_fields: bool = False
     format: str = "markdown"
+    # semantic: a boundary where adjacent sentences' cosine is below the threshold, or (threshold None)
+    # below this percentile of the document's similarities; runs under min size (None: size // 8) merge
+    semantic_threshold: float | None = None
+    semantic_percentile: float = 10.0
+    semantic_min_size: int | None = None
+    semantic_embedder: str = "minilm"
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -95,10 +107,29 @@ class ChunkConfig:
             ):
                 raise ConfigError("separators must be a list of strings, e.g. ['\\n\\n', '\\n', ' ', '']")
             object.__setattr__(self, "separators", tuple(self.separators))
+        self._check_semantic()
+
+    def _check_semantic(self) -> None:
+        t, p, m, e = self.semantic_threshold, self.semantic_percentile, self.semantic_min_size, self.semantic_embedder
+        if t is not None and (not _real(t) or not -1.0 <= t <= 1.0):
+            raise ConfigError(f"semantic_threshold is a cosine similarity in -1..1, got {t!r}; try 0.3, "
+                              f"or leave it unset to cut below a percentile (semantic_percentile)")
+        if not _real(p) or not 0.0 <= p <= 100.0:
+            raise ConfigError(f"semantic_percentile must be in 0..100, got {p!r}; the default 10 cuts at the "
+                              f"lowest tenth of adjacent-sentence similarities")
+        if m is not None and (isinstance(m, bool) or not isinstance(m, int) or not 0 <= m <= self.size):
+            raise ConfigError(f"semantic_min_size must be an integer in 0..size ({self.size}), got {m!r}; "
+                              f"0 keeps every topic run, unset uses size // 8")
+        if not isinstance(e, str) or not e.strip() or (self.strategy == "semantic" and e.strip().lower() == "none"):
+            raise ConfigError(f"semantic_embedder must name an embedder such as 'minilm' or 'hashing', got {e!r}: "
+                              f"semantic chunking compares sentence vectors")
 
     def fingerprint(self) -> str:
         """A stable 16-hex id of every field that changes chunk boundaries or embedded text."""
         data = asdict(self)
         data.pop("extra", None)
+        if self.strategy != "semantic":  # unused: leave every other strategy's fingerprint as it was
+            for key in [k for k in data if k.startswith("semantic_")]:
+                del data[key]
         blob = json.dumps(data, sort_keys=True, separators=(",", ":"), default=list)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]

@@ -5,6 +5,7 @@ from chunkwise.chunking.balanced import BalancedChunker
 from chunkwise.chunking.base import BaseChunker
 from chunkwise.chunking.fixed import FixedChunker
 from chunkwise.chunking.recursive import ParagraphsChunker, RecursiveChunker
+from chunkwise.chunking.semantic import SemanticChunker
 from chunkwise.chunking.sentences import SentencesChunker, SentenceWindowChunker
 from chunkwise.chunking.sizing import Sizer, make_sizer
 from chunkwise.chunking.structure import AutoChunker, StructureChunker, TableChunker
@@ -22,6 +23,7 @@ STRATEGY_CLASSES: dict[str, type[BaseChunker]] = {
         TableChunker,
         BalancedChunker,
         AutoChunker,
+        SemanticChunker,
     )
 }
 

@@ -1,0 +1,273 @@
+"""Semantic chunking: cut where the topic changes, never over the cap.
+
+Sentences come from the shared finder (``boundaries.sentence_spans``: sentence and paragraph ends).
+Each is embedded (batched) and every gap between neighbours gets their cosine similarity. A gap is a
+topic boundary when its similarity is below ``semantic_threshold`` or, with no threshold, strictly
+below the ``semantic_percentile``-th percentile (linear interpolation) of the document's
+similarities — so about that share of gaps become boundaries, whatever the embedder's scale.
+
+**Runs are regions, not candidate cuts.** The packer cuts at the furthest best candidate in reach, so
+as candidates two short topics would share a chunk whenever they fit — undoing the boundary. Topic
+runs are therefore packed one by one (as ``structure`` packs sections): a run under
+``semantic_min_size`` units first merges with a neighbour (the one it still fits the budget with,
+else the more similar one), a run that fits is one chunk, and a longer run goes to the shared packer
+with paragraph and sentence ends as candidates (lines, words, units inside an over-long sentence),
+which enforces the hard cap with the header included. A chunk ending at a topic boundary has level
+``end`` (end of its region); ``block``/``sentence`` mark cuts made for the cap.
+
+**Undefined similarity.** A sentence whose vector is zero (the hashing embedder on punctuation-only
+text such as ``| --- |``) has no cosine. It is skipped, not scored 0: the gap after it carries the
+similarity of the defined sentences on either side, so it never makes a boundary by itself. Chunks
+containing such a sentence carry the reason ``undefined_similarity`` and ``needs_review``.
+
+**Long sentences.** A sentence longer than the embedder's window (MiniLM: 256 tokens, special tokens
+included) is never truncated: it is halved at whitespace until every piece fits (token counts from
+the embedder's own tokenizer, one batched call per halving round), and its vector is the sum of its
+unit-length piece vectors. Every token of the document feeds the signal, which a head-only
+(``allow_truncation``) vector would not give — and the tail is what borders the next sentence.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+import re
+from bisect import bisect_left, bisect_right
+from dataclasses import replace
+from functools import lru_cache
+from operator import mul
+from typing import Callable, Iterable, Iterator, Sequence
+
+from chunkwise.chunking import boundaries
+from chunkwise.chunking.base import BaseChunker, Draft, drafts_from_pieces
+from chunkwise.chunking.levels import Level
+from chunkwise.chunking.pack import pack
+from chunkwise.chunking.sizing import Sizer
+from chunkwise.config import ChunkConfig
+from chunkwise.errors import ConfigError
+
+UNDEFINED = "undefined_similarity"
+BATCH = 256  # sentences embedded per call: bounds memory on long documents
+_WS = re.compile(r"\s")
+
+
+# -- pure core ---------------------------------------------------------------------------------------
+def gap_similarities(vectors: Iterable[Sequence[float]]) -> tuple[list[float | None], list[int]]:
+    """``(sims, undefined)``: ``sims[g]`` scores the gap between sentences ``g`` and ``g + 1``;
+    ``undefined`` lists the sentences whose vector has no direction (zero or non-finite norm).
+
+    Undefined sentences are skipped: the gap just before the next defined sentence gets the cosine of
+    the defined sentences around them; gaps with no defined sentence on one side stay ``None``."""
+    sims: list[float | None] = []
+    undefined: list[int] = []
+    prev: list[float] | None = None
+    for i, v in enumerate(vectors):
+        if i:
+            sims.append(None)
+        norm = math.hypot(*v)
+        if not norm or not math.isfinite(norm):
+            undefined.append(i)
+            continue
+        unit = [x / norm for x in v]
+        if prev is not None:
+            sims[i - 1] = max(-1.0, min(1.0, math.fsum(map(mul, prev, unit))))
+        prev = unit
+    return sims, undefined
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """The ``p``-th percentile (0..100) with linear interpolation between order statistics."""
+    if not values:
+        raise ValueError("percentile of no values")
+    v = sorted(values)
+    rank = p / 100 * (len(v) - 1)
+    lo = math.floor(rank)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (rank - lo)
+
+
+def boundary_gaps(sims: Sequence[float | None], threshold: float | None, pct: float) -> list[int]:
+    """Gaps that are topic boundaries: similarity strictly below ``threshold``, or below the ``pct``
+    percentile of the defined similarities when ``threshold`` is None. ``None`` never qualifies."""
+    defined = [s for s in sims if s is not None]
+    if not defined:
+        return []
+    limit = threshold if threshold is not None else percentile(defined, pct)
+    return [g for g, s in enumerate(sims) if s is not None and s < limit]
+
+
+def merge_small(sizes: Sequence[int], sims: Sequence[float], min_size: int, budget: int) -> list[int]:
+    """Merge runs smaller than ``min_size`` into a neighbour; return the indices of the kept
+    boundaries (boundary ``b`` separates run ``b`` from run ``b + 1``; ``sims[b]`` is its similarity).
+
+    The smallest run goes first (leftmost on ties). It joins the neighbour it still fits ``budget``
+    with; if both or neither fit, the more similar one (the left one on ties)."""
+    n = len(sizes)
+    size = list(sizes)
+    left = list(range(-1, n - 1))
+    right = [*range(1, n), -1]
+    rsim = [*sims, 0.0]  # similarity at the right boundary of each live run (its leftmost index)
+    alive = [True] * n
+    heap = [(s, i) for i, s in enumerate(size) if s < min_size]
+    heapq.heapify(heap)
+    live = n
+    while heap and live > 1:
+        s, i = heapq.heappop(heap)
+        if not alive[i] or s != size[i]:
+            continue  # stale entry
+        options = []
+        if left[i] >= 0:
+            options.append((size[left[i]] + s <= budget, rsim[left[i]], 1, left[i], i))
+        if right[i] >= 0:
+            options.append((size[right[i]] + s <= budget, rsim[i], 0, i, right[i]))
+        _, _, _, a, b = max(options)  # fits first, then similarity, then the left neighbour
+        size[a] += size[b]
+        rsim[a] = rsim[b]
+        alive[b] = False
+        right[a] = right[b]
+        if right[b] >= 0:
+            left[right[b]] = a
+        live -= 1
+        if size[a] < min_size:
+            heapq.heappush(heap, (size[a], a))
+    return [right[i] - 1 for i in range(n) if alive[i] and right[i] >= 0]
+
+
+def window_pieces(texts: Sequence[str], count_tokens: Callable[[list[str]], list[int]], limit: int) -> list[list[str]]:
+    """Each text as pieces of at most ``limit`` tokens, in order, halved at the whitespace nearest
+    the middle (at the middle character when there is none). One ``count_tokens`` call per round."""
+    out: list[list[tuple[str, str]]] = [[] for _ in texts]
+    todo = [(i, "", t) for i, t in enumerate(texts)]
+    while todo:
+        counts = count_tokens([t for _, _, t in todo])
+        nxt = []
+        for (i, path, t), n in zip(todo, counts):
+            if n <= limit or len(t) < 2:
+                out[i].append((path, t))  # one character over the window: the embedder says so
+                continue
+            k = _split_point(t)
+            a, b = t[:k].rstrip(), t[k:].lstrip()
+            nxt += [(i, path + "0", a), (i, path + "1", b)] if a and b else [(i, path + "0", t[:len(t) // 2]),
+                                                                           (i, path + "1", t[len(t) // 2:])]
+        todo = nxt
+    return [[t for _, t in sorted(pieces)] for pieces in out]  # leaf paths sort left to right
+
+
+def _split_point(t: str) -> int:
+    mid = len(t) // 2
+    m = _WS.search(t, mid)
+    best = m.start() if m else None
+    for j in range(mid - 1, 0, -1):
+        if best is not None and mid - j >= best - mid:
+            break
+        if t[j].isspace():
+            best = j
+            break
+    return best if best else mid
+
+
+# -- the chunker -------------------------------------------------------------------------------------
+@lru_cache(maxsize=4)
+def shared_embedder(name: str):
+    """One embedder per name and process (a model loads once), like the language identifier."""
+    from chunkwise.embed.base import make_embedder
+
+    embedder = make_embedder(name)
+    if embedder is None:
+        raise ConfigError("semantic chunking compares sentence vectors: set semantic_embedder to "
+                          "'minilm' or 'hashing', not 'none'")
+    return embedder
+
+
+class SemanticChunker(BaseChunker):
+    """Topic runs from adjacent-sentence similarity, each packed under the cap. ``embedder`` (any
+    object with ``embed``, ``max_tokens`` and, when windowed, ``count_tokens``) defaults to the
+    config's ``semantic_embedder``."""
+
+    name = "semantic"
+
+    def __init__(self, config: ChunkConfig, sizer: Sizer, embedder=None) -> None:
+        super().__init__(config, sizer)
+        self.embedder = embedder if embedder is not None else shared_embedder(config.semantic_embedder)
+        self.window = getattr(self.embedder, "max_tokens", None)
+        if self.window is not None and not callable(getattr(self.embedder, "count_tokens", None)):
+            raise ConfigError(f"embedder {getattr(self.embedder, 'name', self.embedder)!r} has a window of "
+                              f"{self.window} tokens but no count_tokens(); semantic chunking needs it to "
+                              f"embed long sentences whole — use 'minilm' or 'hashing'")
+        self.min_size = config.semantic_min_size if config.semantic_min_size is not None else config.size // 8
+
+    def for_text(self, text: str) -> "SemanticChunker":
+        sizer = self.sizer.for_text(text)
+        return self if sizer is self.sizer else type(self)(self.config, sizer, self.embedder)
+
+    def drafts(self, text: str, title: str) -> list[Draft]:
+        budget, _ = self.body_budget((), title)
+        spans = boundaries.sentence_spans(text)
+        if not spans:
+            return []
+        sims, undefined = gap_similarities(self.vectors([text[a:b] for a, b in spans]))
+        gaps = boundary_gaps(sims, self.config.semantic_threshold, self.config.semantic_percentile)
+        sizes = self.sizer.count_many([text[a:b] for a, b in spans])
+        firsts = [0, *(g + 1 for g in gaps)]
+        run_sizes = [sum(sizes[a:b]) for a, b in zip(firsts, [*firsts[1:], len(spans)])]
+        kept = merge_small(run_sizes, [sims[g] for g in gaps], self.min_size, budget)
+        firsts = [0, *(gaps[k] + 1 for k in kept)]
+        regions = [(spans[a][0], spans[b - 1][1]) for a, b in zip(firsts, [*firsts[1:], len(spans)])]
+        drafts = self._pack_regions(text, regions, budget)
+        return _flag(drafts, [spans[i] for i in undefined])
+
+    def vectors(self, sentences: Sequence[str]) -> Iterator[list[float]]:
+        """One vector per sentence, embedded in batches; long sentences summed over window pieces."""
+        for k in range(0, len(sentences), BATCH):
+            batch = list(sentences[k : k + BATCH])
+            if self.window is None:
+                yield from self.embedder.embed(batch)
+                continue
+            pieces = window_pieces(batch, self.embedder.count_tokens, self.window)
+            flat = self.embedder.embed([p for ps in pieces for p in ps])
+            i = 0
+            for ps in pieces:
+                vs = flat[i : i + len(ps)]
+                i += len(ps)
+                yield vs[0] if len(vs) == 1 else _sum_of_units(vs)
+
+    def _pack_regions(self, text: str, regions: list[tuple[int, int]], budget: int) -> list[Draft]:
+        counts = self.sizer.count_many([text[a:b] for a, b in regions])
+        cuts = sorted([*boundaries.sentences(text), *boundaries.paragraphs(text)])
+        positions = [p for p, _ in cuts]
+        out: list[Draft] = []
+        for (a, b), n in zip(regions, counts):
+            if n <= budget:
+                out.append(Draft(a, b, n, Level.END))
+                continue
+            inside = cuts[bisect_right(positions, a) : bisect_left(positions, b)]
+            pieces = pack(text, a, b, inside, self.sizer, budget, self.config.overlap,
+                          floor=Level.SENTENCE, fine=(_line_ends,))
+            out.extend(drafts_from_pieces(pieces))
+        return out
+
+
+def _line_ends(text: str, start: int, end: int) -> Iterator[tuple[int, Level]]:
+    return boundaries.lines(text, start, end)
+
+
+def _sum_of_units(vectors: Sequence[Sequence[float]]) -> list[float]:
+    total = [0.0] * len(vectors[0])
+    for v in vectors:
+        norm = math.hypot(*v)
+        if norm and math.isfinite(norm):
+            total = [t + x / norm for t, x in zip(total, v)]
+    return total
+
+
+def _flag(drafts: list[Draft], spans: list[tuple[int, int]]) -> list[Draft]:
+    """Mark drafts that contain a sentence without a defined similarity."""
+    if not spans:
+        return drafts
+    ends = [b for _, b in spans]
+    out = []
+    for d in drafts:
+        i = bisect_right(ends, d.start)
+        if i < len(spans) and spans[i][0] < d.end:
+            d = replace(d, review=True, reasons=(*d.reasons, UNDEFINED))
+        out.append(d)
+    return out
