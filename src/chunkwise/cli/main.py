@@ -22,9 +22,21 @@ def _chunk_options(p: argparse.ArgumentParser) -> None:
                    help="contextual header in the embedded text, counted in the cap")
     p.add_argument("--window", type=int, default=3, help="sentences per window (sentence_window)")
     p.add_argument("--special-tokens", action="store_true", help="count [CLS]/[SEP] in every chunk")
+    _semantic_options(p)
 
 
-_CHUNK_FLAGS = ("strategy", "size", "overlap", "unit", "tokenizer", "backend", "header", "window", "special_tokens")
+def _semantic_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--semantic-threshold", type=float, default=None,
+                   help="semantic: cut where adjacent sentences' cosine is below this (-1..1)")
+    p.add_argument("--semantic-percentile", type=float, default=None,
+                   help="semantic: without a threshold, cut below this percentile of similarities (default 10)")
+    p.add_argument("--semantic-min-size", type=int, default=None, help="semantic: merge topic runs smaller than this")
+    p.add_argument("--semantic-embedder", default=None, help="semantic: sentence embedder (default minilm)")
+
+
+_SEMANTIC_FLAGS = ("semantic_threshold", "semantic_percentile", "semantic_min_size", "semantic_embedder")
+_CHUNK_FLAGS = ("strategy", "size", "overlap", "unit", "tokenizer", "backend", "header", "window", "special_tokens",
+                *_SEMANTIC_FLAGS)
 _DEFAULTS = {"strategy": "auto"}
 
 
@@ -33,6 +45,7 @@ def _config(args: argparse.Namespace) -> ChunkConfig:
         strategy=args.strategy, size=args.size, overlap=args.overlap, unit=args.unit,
         tokenizer=args.tokenizer, backend=args.backend, header=args.header, window=args.window,
         special_tokens=args.special_tokens,
+        **{k: getattr(args, k) for k in _SEMANTIC_FLAGS if getattr(args, k, None) is not None},
     )
 
 
@@ -136,6 +149,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
         bar = tqdm(unit=" docs", desc="ingest", leave=False, file=sys.stderr)
     stats = ingest(args.paths, args.db, config, embedder=embedder, acl=acl, acl_map=acl_map,
+                   embed_mode=args.embed_mode or settings.get("embed_mode", "plain"),
                    dry_run=args.dry_run, progress=None if bar is None else (lambda _doc: bar.update()))
     if bar is not None:
         bar.close()
@@ -318,7 +332,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--header", choices=HEADERS, default=None)
     p.add_argument("--window", type=int, default=None)
     p.add_argument("--special-tokens", action="store_true", default=None)
+    _semantic_options(p)
     p.add_argument("--embedder", help="none, hashing (default), hashing-256, minilm, ...")
+    p.add_argument("--embed-mode", choices=("plain", "late"), default=None,
+                   help="plain: each chunk embedded alone (default); late: late chunking, chunk vectors pooled "
+                        "from one transformer pass over its document window (needs --embedder minilm)")
     p.add_argument("--acl", help="default access tags, comma-separated")
     p.add_argument("--acl-map", help='JSON file {"glob": ["tag", ...]}, globs relative to the root')
     p.add_argument("--dry-run", action="store_true", help="print the diff without writing")
