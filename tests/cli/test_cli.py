@@ -7,7 +7,7 @@ import pytest
 
 from chunkwise.cli.main import build_parser, main
 
-COMMANDS = ["audit", "check", "chunk", "ingest", "manifest", "plan"]
+COMMANDS = ["audit", "bench", "check", "chunk", "eval", "ingest", "manifest", "plan", "search"]
 
 
 def run(*args):
@@ -16,8 +16,9 @@ def run(*args):
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_every_command_has_help(command, capsys):
+    argv = [command, "overlap", "--help"] if command == "bench" else [command, "--help"]  # bench: per experiment
     with pytest.raises(SystemExit) as exc:
-        main([command, "--help"])
+        main(argv)
     assert exc.value.code == 0
     assert "--json" in capsys.readouterr().out
 

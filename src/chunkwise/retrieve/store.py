@@ -58,15 +58,17 @@ class Retriever:
         self.db = self.store.db
         self.bm25_backend = bm25
         self.model = self.store.settings().get("embedder", "none")
+        # Late-chunked vectors live in their base model's space: queries are embedded by the base model.
+        query_model = self.model.split("+", 1)[0]
         if embedder == "auto":
             from chunkwise.embed import make_embedder
 
-            embedder = make_embedder(self.model) if self.model != "none" else None
+            embedder = make_embedder(query_model) if self.model != "none" else None
         elif isinstance(embedder, str):
             from chunkwise.embed import make_embedder
 
             embedder = make_embedder(embedder)
-        if embedder is not None and embedder.name != self.model:
+        if embedder is not None and embedder.name != query_model:
             raise ConfigError(f"the store's vectors were made by {self.model}; a {embedder.name} query vector cannot "
                               f"be compared with them (use --embedder {self.model} or re-ingest)")
         self.embedder = embedder
