@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The main job on the bundled sample corpus: audit, chunk and ingest examples/ (SQLite, idempotent).
+# The main job on the bundled sample corpus: audit, chunk and ingest examples/ (SQLite, idempotent),
+# then evaluate chunking configs on its golden questions and write the HTML report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -10,3 +11,8 @@ export HF_HUB_OFFLINE=1
 # ingest changes nothing (every document skipped, all counts zero).
 mkdir -p .chunkwise
 .venv/bin/chunkwise ingest examples/ --db .chunkwise/examples.db --acl staff
+# Ask the golden questions of eval/ through the real retriever for every config of eval/grid.toml
+# (each in its own temporary store) and write the report: configs, Pareto front, chunk boundaries
+# with every answer span marked, and what was retrieved for each question.
+.venv/bin/chunkwise eval --golden eval/examples.golden.jsonl --docs examples/ --config eval/chunkwise.toml \
+  --grid eval/grid.toml --out .chunkwise/report.html
