@@ -152,3 +152,13 @@ def test_assemble_reports_what_does_not_fit():
     ctx = assemble([[p] for p in ps], 45, words)
     assert len(ctx.passages) == 1 and ctx.tokens <= 45
     assert [o.reason for o in ctx.omitted] == ["budget", "budget"]
+
+
+def test_consecutive_chunks_with_a_whitespace_gap_touch():
+    text = "First paragraph ends here.\n\nSecond paragraph starts here."
+    a = Item("a", "doc", 0, 0, 26, text[:26], source_version="v1")
+    b = Item("b", "doc", 1, 28, len(text), text[28:], source_version="v1")
+    merged = merge_hits([hit(a, 1), hit(b, 2)])
+    assert len(merged) == 1 and merged[0].text == text and merged[0].chunk_range == (0, 1)
+    far = Item("c", "doc", 3, 40, 50, "x" * 10, source_version="v1")
+    assert len(merge_hits([hit(a, 1), hit(far, 2)])) == 2

@@ -52,6 +52,7 @@ def _grow(passage: Passage, rows: Sequence[Item]) -> Passage:
         acl=tuple(sorted({t for r in rows for t in r.acl})), expanded_from=passage.chunk_ids,
         section_id=first.section_id if all(r.section_id == first.section_id for r in rows) else "",
         source_version=passage.source_version,
+        chunk_range=(min(r.chunk_index for r in rows), max(r.chunk_index for r in rows)),
     )
 
 

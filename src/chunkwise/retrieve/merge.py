@@ -50,7 +50,19 @@ def _shared(a: str, b: str, guess: int) -> int:
 
 def to_passage(hit: Hit) -> Passage:
     return Passage(hit.doc_id, hit.start_char, hit.end_char, hit.rank, hit.score, hit.text, (hit.chunk_id,),
-                   hit.source_uri, hit.heading_path, hit.page, hit.acl, (), hit.section_id, hit.source_version)
+                   hit.source_uri, hit.heading_path, hit.page, hit.acl, (), hit.section_id, hit.source_version,
+                   (hit.chunk_index, hit.chunk_index))
+
+
+def _touching(run: list[Passage], p: Passage) -> bool:
+    """Spans meet, or the chunks are consecutive: chunk spans are trimmed of the whitespace between
+    them, so neighbours in a document rarely share an offset, yet nothing but whitespace (or a heading
+    line the contextual header carries) lies between them."""
+    reach = max(q.end_char for q in run)
+    if p.start_char <= reach:
+        return True
+    last = max(q.chunk_range[1] for q in run)
+    return last >= 0 and p.chunk_range[0] == last + 1 and all(q.source_version == p.source_version for q in run)
 
 
 def merge_passages(passages: Iterable[Passage], *, touch: bool = True) -> list[Passage]:
@@ -67,7 +79,7 @@ def merge_passages(passages: Iterable[Passage], *, touch: bool = True) -> list[P
         run = [group[0]]
         for p in group[1:]:
             reach = max(q.end_char for q in run)
-            if p.start_char < reach or (touch and p.start_char == reach):
+            if p.start_char < reach or (touch and _touching(run, p)):
                 run.append(p)
             else:
                 out.append(_combine(run))
@@ -95,6 +107,7 @@ def _combine(run: list[Passage]) -> Passage:
         acl=tuple(sorted({t for p in run for t in p.acl})), expanded_from=tuple(grown),
         section_id=first.section_id if all(p.section_id == first.section_id for p in run) else "",
         source_version=first.source_version,
+        chunk_range=(min(p.chunk_range[0] for p in run), max(p.chunk_range[1] for p in run)),
     )
 
 

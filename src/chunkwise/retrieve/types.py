@@ -48,6 +48,7 @@ class Passage:
     expanded_from: tuple[str, ...] = ()
     section_id: str = ""
     source_version: str = ""
+    chunk_range: tuple[int, int] = (-1, -1)  # first and last chunk_index held (consecutive chunks touch)
 
     @property
     def span(self) -> tuple[str, int, int]:
