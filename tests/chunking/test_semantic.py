@@ -100,7 +100,8 @@ def test_a_topic_run_longer_than_the_cap_is_packed_by_sentences_and_never_crosse
 
 
 # -- undefined similarity ------------------------------------------------------------------------------
-@pytest.mark.parametrize("options", [{"semantic_threshold": 0.5}, {"semantic_percentile": 50}], ids=["threshold", "percentile"])
+@pytest.mark.parametrize("options", [{"semantic_threshold": 0.5}, {"semantic_percentile": 50}],
+                         ids=["threshold", "percentile"])
 def test_a_zero_vector_never_makes_a_boundary_by_itself_and_is_flagged(options):
     text = "Alpha one.\n\n---\n\nAlpha two. Alpha three."
     assert TopicEmbedder().embed(["---"]) == [[0.0, 0.0, 0.0]]  # a cosine of 0 would cut twice here
@@ -129,13 +130,13 @@ def test_gap_similarities_skip_undefined_vectors():
 
 # -- minimum size ----------------------------------------------------------------------------------------
 def test_a_tiny_run_merges_into_its_more_similar_neighbour():
-    text = "Alpha bb cc dd ee ff. Beta xy. Gamma bb cc dd ee ff gg hh."  # beta is closer to gamma (0.8) than to alpha (0)
+    alpha, beta, gamma = "Alpha bb cc dd ee ff.", "Beta xy.", "Gamma bb cc dd ee ff gg hh."
+    text = f"{alpha} {beta} {gamma}"  # beta is closer to gamma (0.8) than to alpha (0)
     options = {"semantic_threshold": 0.9}
-    assert len(chunker(semantic_min_size=0, **options).chunk(text)) == 3
-    assert texts(chunker(semantic_min_size=3, **options).chunk(text)) == ["Alpha bb cc dd ee ff.", "Beta xy. Gamma bb cc dd ee ff gg hh."]
+    assert texts(chunker(semantic_min_size=0, **options).chunk(text)) == [alpha, beta, gamma]
+    assert texts(chunker(semantic_min_size=3, **options).chunk(text)) == [alpha, f"{beta} {gamma}"]
     # unless only the other neighbour still fits the budget
-    assert texts(chunker(semantic_min_size=3, size=9, **options).chunk(text)) == ["Alpha bb cc dd ee ff. Beta xy.",
-                                                                                   "Gamma bb cc dd ee ff gg hh."]
+    assert texts(chunker(semantic_min_size=3, size=9, **options).chunk(text)) == [f"{alpha} {beta}", gamma]
 
 
 def merge_reference(sizes, sims, min_size, budget):
@@ -361,3 +362,10 @@ def test_minilm_puts_the_boundary_between_two_topics():
     chunks = made.chunk(long)
     assert chunks[0].text == COOKING and all(c.size <= 256 for c in chunks)
     assert "".join(texts(chunks)).replace(" ", "") == long.replace(" ", "")
+
+
+def test_a_repeated_sentence_is_embedded_once():
+    emb = TopicEmbedder()
+    chunks = chunker(emb, semantic_min_size=0).chunk("Alpha one. Alpha one.\n\nAlpha one. Beta two.")
+    assert sorted(emb.seen) == ["Alpha one.", "Beta two."]
+    assert texts(chunks) == ["Alpha one. Alpha one.\n\nAlpha one.", "Beta two."]

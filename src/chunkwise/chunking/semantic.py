@@ -48,6 +48,7 @@ from chunkwise.errors import ConfigError
 UNDEFINED = "undefined_similarity"
 BATCH = 256  # sentences embedded per call: bounds memory on long documents
 _WS = re.compile(r"\s")
+_LAST_WS = re.compile(r".*\s", re.S)  # greedy: ends just after the last whitespace
 
 
 # -- pure core ---------------------------------------------------------------------------------------
@@ -153,16 +154,12 @@ def window_pieces(texts: Sequence[str], count_tokens: Callable[[list[str]], list
 
 
 def _split_point(t: str) -> int:
+    """The whitespace nearest the middle of ``t`` (scans stay in the regex engine), else the middle."""
     mid = len(t) // 2
-    m = _WS.search(t, mid)
-    best = m.start() if m else None
-    for j in range(mid - 1, 0, -1):
-        if best is not None and mid - j >= best - mid:
-            break
-        if t[j].isspace():
-            best = j
-            break
-    return best if best else mid
+    after = _WS.search(t, mid)
+    before = _LAST_WS.match(t, 0, mid)
+    options = [p for p in (after.start() if after else 0, before.end() - 1 if before else 0) if 0 < p]
+    return min(options, key=lambda p: (abs(p - mid), p)) if options else mid
 
 
 # -- the chunker -------------------------------------------------------------------------------------
@@ -216,19 +213,25 @@ class SemanticChunker(BaseChunker):
         return _flag(drafts, [spans[i] for i in undefined])
 
     def vectors(self, sentences: Sequence[str]) -> Iterator[list[float]]:
-        """One vector per sentence, embedded in batches; long sentences summed over window pieces."""
+        """One vector per sentence, embedded in batches (a repeated sentence once per batch)."""
         for k in range(0, len(sentences), BATCH):
-            batch = list(sentences[k : k + BATCH])
-            if self.window is None:
-                yield from self.embedder.embed(batch)
-                continue
-            pieces = window_pieces(batch, self.embedder.count_tokens, self.window)
-            flat = self.embedder.embed([p for ps in pieces for p in ps])
-            i = 0
-            for ps in pieces:
-                vs = flat[i : i + len(ps)]
-                i += len(ps)
-                yield vs[0] if len(vs) == 1 else _sum_of_units(vs)
+            batch = sentences[k : k + BATCH]
+            unique = list(dict.fromkeys(batch))
+            by_text = dict(zip(unique, self._embed(unique)))
+            yield from (by_text[t] for t in batch)
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        """Vectors of texts; one longer than the window is the sum of its pieces' unit vectors."""
+        if self.window is None:
+            return self.embedder.embed(texts)
+        pieces = window_pieces(texts, self.embedder.count_tokens, self.window)
+        flat = self.embedder.embed([p for ps in pieces for p in ps])
+        out, i = [], 0
+        for ps in pieces:
+            vs = flat[i : i + len(ps)]
+            i += len(ps)
+            out.append(vs[0] if len(vs) == 1 else _sum_of_units(vs))
+        return out
 
     def _pack_regions(self, text: str, regions: list[tuple[int, int]], budget: int) -> list[Draft]:
         counts = self.sizer.count_many([text[a:b] for a, b in regions])
