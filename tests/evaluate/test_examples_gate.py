@@ -68,11 +68,6 @@ def test_demo_grid_holds_the_gated_config():
     assert any(c == chunk and runs[0] in r for c, r in configs), "the report should show the config CI gates"
 
 
-# Known bug, not in this file: evaluate/runner.py scores passages by store doc_id, which front matter
-# `id` replaces (access-policy.md is stored as "access-policy"), and asks only the "eval" group,
-# which front matter `acl` replaces; so no question about those two documents can be answered (R@5
-# 0.55). Strict: this turns red once runner.py is fixed; delete the marker with the fix.
-@pytest.mark.xfail(strict=True, reason="runner.py: golden doc paths vs front-matter doc ids and ACLs")
 def test_gate_passes_on_the_shipped_config(gate):
     code, data, err, _ = gate
     (row,) = data["configs"]
