@@ -2,6 +2,8 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from conftest import sizer
+
 from chunkwise.errors import BudgetExceeded, ParentNotPermitted, StaleLink
 from chunkwise.retrieve.context import assemble
 from chunkwise.retrieve.expand import expand_neighbours, expand_parent
@@ -128,13 +130,14 @@ def test_over_budget_parent_falls_back_to_the_retrieved_chunk_and_says_so():
 
 @settings(max_examples=60, deadline=None)
 @given(budget=st.integers(1, 400), picks=st.lists(st.integers(0, 32), min_size=1, max_size=8, unique=True),
-       expand=st.sampled_from(["none", "neighbours", "parent"]))
-def test_context_never_exceeds_the_budget_and_never_truncates(budget, picks, expand):
+       expand=st.sampled_from(["none", "neighbours", "parent"]), tokenizer=st.sampled_from(["words", "cl100k_base"]))
+def test_context_never_exceeds_the_budget_and_never_truncates(budget, picks, expand, tokenizer):
     items = chunks()
     passages = merge_hits([hit(items[i % len(items)], r) for r, i in enumerate(picks, start=1)])
-    result = finish("q", "bm25", passages, Source(items), ["staff"], expand, budget, words)
+    measure = words if tokenizer == "words" else sizer("tokens", tokenizer).count
+    result = finish("q", "bm25", passages, Source(items), ["staff"], expand, budget, measure)
     assert result.context_tokens <= budget
-    assert words(result.context) == result.context_tokens
+    assert measure(result.context) == result.context_tokens
     spans = [(p.start_char, p.end_char) for p in result.passages]
     for p in result.passages:
         assert p.text == TEXT[p.start_char:p.end_char]  # whole passages only

@@ -23,6 +23,9 @@ def render(p: Passage, number: int) -> str:
     return f"{citation(p, number)}\n{p.text.strip()}\n"
 
 
+SLACK = 8  # tokens of headroom below which the whole context is re-measured
+
+
 @dataclass(frozen=True)
 class Context:
     passages: tuple[Passage, ...]
@@ -54,12 +57,16 @@ def assemble(candidates: Sequence[Sequence[Passage]], budget: int | None,
         nonlocal used
         if _overlaps(p, chosen):
             return False
-        text = "\n".join([*blocks, render(p, len(chosen) + 1)])
-        cost = measure(text)
-        if budget is not None and cost > budget:
-            return False
+        block = render(p, len(chosen) + 1)
+        # Counting the block alone (plus its separator) is exact for WordPiece and within a token or
+        # two for BPE; near the budget the whole context is re-measured so the cap is exact.
+        cost = used + measure(("\n" if blocks else "") + block)
+        if budget is not None and cost > budget - SLACK:
+            cost = measure("\n".join([*blocks, block]))
+            if cost > budget:
+                return False
         chosen.append(p)
-        blocks.append(render(p, len(chosen)))
+        blocks.append(block)
         used = cost
         return True
 
@@ -82,4 +89,11 @@ def assemble(candidates: Sequence[Sequence[Passage]], budget: int | None,
                 notes.append(Omission(piece.chunk_ids, "budget",
                                       f"{piece.doc_id} chars {piece.start_char}-{piece.end_char} does not fit either"))
     text = "\n".join(blocks)
-    return Context(tuple(chosen), text, used if text else 0, tuple(notes))
+    tokens = measure(text) if text else 0
+    while budget is not None and tokens > budget and chosen:  # only if a tokenizer was far from additive
+        dropped = chosen.pop()
+        blocks.pop()
+        notes.append(Omission(dropped.chunk_ids, "budget", "dropped on the final exact count of the context"))
+        text = "\n".join(blocks)
+        tokens = measure(text) if text else 0
+    return Context(tuple(chosen), text, tokens, tuple(notes))

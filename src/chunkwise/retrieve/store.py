@@ -191,21 +191,31 @@ class Retriever:
 
 def finish(query: str, mode: str, passages: Sequence[Passage], source, groups, expand: str, budget: int | None,
            measure: Callable[[str], int]) -> SearchResult:
-    """Expansion, then assembly: shared by the store retriever and in-memory evaluation."""
+    """Expansion, then assembly: shared by the store retriever and in-memory evaluation.
+
+    Expanded passages that overlap (two children of one parent, neighbours that meet) are merged
+    into one, so no span is sent twice; if the merged passage does not fit, the retrieved passages
+    it grew from are offered instead, best first."""
+    from chunkwise.retrieve.merge import merge_passages
+
     notes: list[Omission] = []
-    candidates: list[list[Passage]] = []
     grow = {"neighbours": expand_neighbours, "parent": expand_parent}.get(expand)
+    heads: list[Passage] = []
     for p in passages:
         if grow is None:
-            candidates.append([p])
+            heads.append(p)
             continue
         try:
-            bigger = grow(source, p, groups, budget=budget, measure=measure)
+            heads.append(grow(source, p, groups, budget=budget, measure=measure))
         except ExpansionError as exc:
             notes.append(Omission(p.chunk_ids, _reason(exc), str(exc)))
-            candidates.append([p])
-            continue
-        candidates.append([bigger, p] if bigger is not p else [p])
+            heads.append(p)
+    candidates: list[list[Passage]] = []
+    for merged in merge_passages(heads, touch=False):
+        inside = [p for p, h in zip(passages, heads)
+                  if h.doc_id == merged.doc_id and merged.start_char <= h.start_char and h.end_char <= merged.end_char]
+        pieces = merge_passages(inside, touch=False)
+        candidates.append([merged] + ([] if len(pieces) == 1 and pieces[0].span == merged.span else pieces))
     ctx = assemble(candidates, budget, measure, omitted=notes)
     return SearchResult(query, mode, ctx.passages, ctx.text, ctx.tokens, ctx.omitted)
 
