@@ -161,7 +161,8 @@ def _late_records(doc, chunks, records, regions, late):
     if doc.body_start:
         regions = [(0, doc.body_start, "front matter"), *regions]
     plan = plan_late(doc.text, [(c.start_char, c.end_char) for c in chunks], model=late, regions=regions)
-    keyed = [replace(r, embed_key=p.key, embed_window=plan.label(i)) for i, (r, p) in enumerate(zip(records, plan.picks))]
+    keyed = [replace(r, embed_key=p.key, embed_window=plan.label(i))
+             for i, (r, p) in enumerate(zip(records, plan.picks))]
     return keyed, plan
 
 
@@ -189,7 +190,8 @@ def _unchanged(src, known: dict, inputs: str) -> bool:
     return state is not None and state[0] == src.sha256 and state[1] == inputs
 
 
-def _ingest_document(store, doc, root, chunker, config, embedder, model, acl, now, stats, dry_run, inputs, late) -> None:
+def _ingest_document(store, doc, root, chunker, config, embedder, model, acl, now, stats, dry_run, inputs,
+                     late) -> None:
     state = store.document_state(doc.doc_id)
     if state is not None and state[0] == doc.sha256 and state[1] == inputs:
         stats.skipped_documents += 1

