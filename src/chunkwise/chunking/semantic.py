@@ -44,6 +44,7 @@ from chunkwise.chunking.pack import pack
 from chunkwise.chunking.sizing import Sizer
 from chunkwise.config import ChunkConfig
 from chunkwise.errors import ConfigError
+from chunkwise.types import Chunk
 
 UNDEFINED = "undefined_similarity"
 BATCH = 256  # sentences embedded per call: bounds memory on long documents
@@ -196,11 +197,21 @@ class SemanticChunker(BaseChunker):
         sizer = self.sizer.for_text(text)
         return self if sizer is self.sizer else type(self)(self.config, sizer, self.embedder)
 
+    def _chunk(self, text: str) -> list[Chunk]:
+        title = self.title_of(text)
+        drafts, undefined = self.plan(text, title)
+        # flagged after the final measure: a draft re-packed there flags only the pieces that need it
+        return _flag(self.finalize(text, drafts, title), undefined)
+
     def drafts(self, text: str, title: str) -> list[Draft]:
+        return self.plan(text, title)[0]
+
+    def plan(self, text: str, title: str) -> tuple[list[Draft], list[tuple[int, int]]]:
+        """Drafts under the budget, and the spans of sentences without a defined similarity."""
         budget, _ = self.body_budget((), title)
         spans = boundaries.sentence_spans(text)
         if not spans:
-            return []
+            return [], []
         sims, undefined = gap_similarities(self.vectors([text[a:b] for a, b in spans]))
         gaps = boundary_gaps(sims, self.config.semantic_threshold, self.config.semantic_percentile)
         sizes = self.sizer.count_many([text[a:b] for a, b in spans])
@@ -209,8 +220,7 @@ class SemanticChunker(BaseChunker):
         kept = merge_small(run_sizes, [sims[g] for g in gaps], self.min_size, budget)
         firsts = [0, *(gaps[k] + 1 for k in kept)]
         regions = [(spans[a][0], spans[b - 1][1]) for a, b in zip(firsts, [*firsts[1:], len(spans)])]
-        drafts = self._pack_regions(text, regions, budget)
-        return _flag(drafts, [spans[i] for i in undefined])
+        return self._pack_regions(text, regions, budget), [spans[i] for i in undefined]
 
     def vectors(self, sentences: Sequence[str]) -> Iterator[list[float]]:
         """One vector per sentence, embedded in batches (a repeated sentence once per batch)."""
@@ -262,15 +272,15 @@ def _sum_of_units(vectors: Sequence[Sequence[float]]) -> list[float]:
     return total
 
 
-def _flag(drafts: list[Draft], spans: list[tuple[int, int]]) -> list[Draft]:
-    """Mark drafts that contain a sentence without a defined similarity."""
+def _flag(chunks: list[Chunk], spans: list[tuple[int, int]]) -> list[Chunk]:
+    """Mark chunks that contain a sentence without a defined similarity."""
     if not spans:
-        return drafts
+        return chunks
     ends = [b for _, b in spans]
     out = []
-    for d in drafts:
-        i = bisect_right(ends, d.start)
-        if i < len(spans) and spans[i][0] < d.end:
-            d = replace(d, review=True, reasons=(*d.reasons, UNDEFINED))
-        out.append(d)
+    for c in chunks:
+        i = bisect_right(ends, c.start_char)
+        if i < len(spans) and spans[i][0] < c.end_char:
+            c = replace(c, needs_review=True, reasons=(*c.reasons, UNDEFINED))
+        out.append(c)
     return out
