@@ -117,4 +117,5 @@ def test_ten_megabytes_in_linear_time():
     k = len(out.text) // 2
     s, e = out.original_span(k, k + 50)
     assert out.text[k : k + 50] in normalise(src[s:e]).text
-    assert elapsed < 6.0, f"10 MB took {elapsed:.1f}s"  # ~1.5 s on a 2-core CI machine
+    # Linear time, not speed: ~1.5 s on an idle 2-core machine; a quadratic pass would take minutes.
+    assert elapsed < 30.0, f"10 MB took {elapsed:.1f}s"

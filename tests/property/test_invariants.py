@@ -49,6 +49,9 @@ SIZERS = [("chars", "minilm", "auto"), ("words", "minilm", "auto"), ("tokens", "
           ("tokens", "cl100k_base", "tiktoken")]
 
 
+SEMANTIC = {"semantic_embedder": "hashing", "semantic_threshold": 0.2}
+
+
 def config_for(strategy, unit_spec, data):
     unit, tok, backend = unit_spec
     # one character can cost 4 byte-level BPE tokens: a cap below that cannot be met by any split
@@ -60,6 +63,8 @@ def config_for(strategy, unit_spec, data):
         extra = {"window": window, "overlap": data.draw(st.integers(0, window - 1), label="overlap")}
     elif strategy in ("fixed", "recursive", "sentences", "paragraphs", "structure"):
         extra = {"overlap": data.draw(st.integers(0, size // 2), label="overlap")}
+    elif strategy == "semantic":
+        extra = SEMANTIC  # the real model is exercised in tests/chunking/test_semantic.py
     header = data.draw(st.sampled_from(["none", "path", "full"]), label="header") if size >= 40 else "none"
     fmt = data.draw(st.sampled_from(["markdown", "text"]), label="format")
     return ChunkConfig(strategy=strategy, size=size, unit=unit, tokenizer=tok, backend=backend,
@@ -119,6 +124,7 @@ def test_invariants_on_sample_corpus(strategy, examples):
         for size in (48, 256):
             fmt = "markdown" if name.endswith(".md") else "text"
             extra = {"window": 3, "overlap": 1} if strategy == "sentence_window" else {}
+            extra = SEMANTIC if strategy == "semantic" else extra
             # front matter is metadata: heading-aware strategies leave it out of chunk text
             meta_end = parse_markdown(text).body_start if fmt == "markdown" and strategy in HEADING_AWARE else 0
             chunks = check(text, ChunkConfig(strategy=strategy, size=size, format=fmt, **extra), meta_end)
@@ -130,6 +136,7 @@ def test_repeated_paragraphs_get_their_own_offsets(strategy):
     para = "Questions about this policy go to the security team at #sec-help."
     text = "\n\n".join([para, "Other words here.", para, para])
     extra = {"window": 1, "overlap": 0} if strategy == "sentence_window" else {}
+    extra = SEMANTIC if strategy == "semantic" else extra
     chunks = check(text, ChunkConfig(strategy=strategy, size=16, format="text", **extra))
     starts = [c.start_char for c in chunks]
     assert starts == sorted(set(starts))  # every chunk has its own place, even with identical text
