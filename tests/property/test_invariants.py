@@ -107,6 +107,8 @@ def check(text, config, metadata_end=0):
     assert not lost, (lost[:5], text[lost[0] - 5 : lost[0] + 5])
     if not chunker.overlapping and config.overlap == 0:
         assert all(a.end_char <= b.start_char for a, b in zip(chunks, chunks[1:]))
+    # with overlap, every chunk still moves forward: none lies inside the one before it
+    assert all(a.start_char < b.start_char and a.end_char < b.end_char for a, b in zip(chunks, chunks[1:]))
     return chunks
 
 

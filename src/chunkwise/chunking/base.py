@@ -147,10 +147,18 @@ class BaseChunker:
                 f"character or token sequence) measures {worst} units with the header; raise --size"
             )
         chunks = []
-        for i, (d, embed, size) in enumerate(zip(todo, embeds, sizes)):
+        last: Draft | None = None
+        for d, embed, size in zip(todo, embeds, sizes):
+            # Overlapping windows whose trimming or repair left one inside its neighbour: the inner
+            # one adds nothing a reader or the index needs.
+            if last is not None and last.start <= d.start and d.end <= last.end:
+                continue
+            if last is not None and d.start <= last.start and last.end <= d.end:
+                chunks.pop()
+            last = d
             chunks.append(
                 Chunk(
-                    index=i,
+                    index=-1,
                     start_char=d.start,
                     end_char=d.end,
                     text=text[d.start : d.end],
@@ -165,7 +173,7 @@ class BaseChunker:
                     rows=d.rows,
                 )
             )
-        return chunks
+        return [replace(c, index=i) for i, c in enumerate(chunks)]
 
     def _measure(self, text: str, drafts: Sequence[Draft], title: str) -> tuple[list[str], list[int]]:
         embeds, sizes, remeasure = [], [], []

@@ -94,7 +94,7 @@ class FixedChunker(BaseChunker):
                 a += 1
             while b > a and text[b - 1].isspace():
                 b -= 1
-            if b > a:
+            if b > a and (not out or b > out[-1].end):  # a window adding only blanks adds nothing
                 out.append(Draft(a, b, e - i, Level.END if e == n else Level.WORD,
                                  exact=self.config.unit == "words"))
             if e == n:
@@ -113,7 +113,7 @@ class FixedChunker(BaseChunker):
             while a < end_text and text[a].isspace():  # byte-level BPE has whitespace tokens
                 a += 1
             if i + budget >= n:
-                if a < end_text:
+                if a < end_text and (not out or end_text > out[-1].end):
                     out.append(Draft(a, end_text, n - i, Level.END, exact=not _CONTROL.search(text, a, end_text)))
                 break
             e = idx.word_start(i + budget, i)
@@ -121,7 +121,7 @@ class FixedChunker(BaseChunker):
             b = idx.start_of(e)
             while b > a and text[b - 1].isspace():
                 b -= 1
-            if b > a:
+            if b > a and (not out or b > out[-1].end):
                 # Control characters vanish in the tokenizer's normaliser and can join two words
                 # once the window is cut out: such windows are re-measured.
                 exact = not review and not _CONTROL.search(text, a, b)

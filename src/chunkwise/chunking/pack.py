@@ -273,9 +273,16 @@ def pack(
     top = _Segments(ctx, start, end, cuts, 0)
     pieces: list[Piece] = []
     s = skip_ws(text, start, end)
+    last_cut = start
     while s < end:
         p, used, level, nxt, exact = top.reach(s, budget, overlap)
         e = trim_end(text, s, p)
+        if pieces and e <= pieces[-1].end and last_cut > s:
+            # The overlap start could not reach past the previous piece (the next unit is too big to
+            # join it): a piece inside the previous one adds nothing, so continue from its cut.
+            s = skip_ws(text, last_cut, end)
+            continue
+        last_cut = p
         review = False
         if level < floor or (floors and level < max((f for a, b, f in floors if a <= s < b or a < e <= b), default=floor)):
             review = True
