@@ -146,16 +146,14 @@ class BaseChunker:
                 f"size {self.cap} is too small for this text: a piece that cannot be split further (one "
                 f"character or token sequence) measures {worst} units with the header; raise --size"
             )
-        chunks = []
-        last: Draft | None = None
+        chunks: list[Chunk] = []
         for d, embed, size in zip(todo, embeds, sizes):
-            # Overlapping windows whose trimming or repair left one inside its neighbour: the inner
-            # one adds nothing a reader or the index needs.
-            if last is not None and last.start <= d.start and d.end <= last.end:
+            # Overlapping windows whose trimming or repair left one inside a neighbour: the inner one
+            # adds nothing a reader or the index needs.
+            if chunks and chunks[-1].start_char <= d.start and d.end <= chunks[-1].end_char:
                 continue
-            if last is not None and d.start <= last.start and last.end <= d.end:
+            while chunks and d.start <= chunks[-1].start_char and chunks[-1].end_char <= d.end:
                 chunks.pop()
-            last = d
             chunks.append(
                 Chunk(
                     index=-1,
