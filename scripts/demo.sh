@@ -11,6 +11,10 @@ export HF_HUB_OFFLINE=1
 # ingest changes nothing (every document skipped, all counts zero).
 mkdir -p .chunkwise
 .venv/bin/chunkwise ingest examples/ --db .chunkwise/examples.db --acl staff
+# Search it as a reader in the oncall group: permissions apply before ranking, passages come with
+# citations, and the context stays within the token budget.
+.venv/bin/chunkwise search "who can lift a deploy freeze during an incident" --db .chunkwise/examples.db \
+  --groups oncall,staff --k 3 --expand neighbours --budget 600
 # Ask the golden questions of eval/ through the real retriever for every config of eval/grid.toml
 # (each in its own temporary store) and write the report: configs, Pareto front, chunk boundaries
 # with every answer span marked, and what was retrieved for each question.
