@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from chunkwise.access import acl_index, acl_match, permitted
 from chunkwise.errors import ConfigError
-from chunkwise.retrieve.bm25 import SparseBM25, fts_match, tokenize
+from chunkwise.retrieve.bm25 import SparseBM25, fts_match, keep_informative, tokenize
 from chunkwise.retrieve.fusion import rrf, top_k
 from chunkwise.retrieve.index import Item, MemoryIndex, SearchIndex
 
@@ -58,6 +58,14 @@ def test_sparse_bm25_ranks_like_sqlite_fts5():
         assert mine.keys() == fts.keys()
         for r in fts:
             assert mine[r] == pytest.approx(fts[r], rel=1e-4)
+
+
+def test_terms_at_the_idf_floor_are_left_out_unless_nothing_else_is_left():
+    assert keep_informative(["the", "rollback"], {"the": 50, "rollback": 3}, 100) == ["rollback"]
+    assert keep_informative(["the", "a"], {"the": 50, "a": 90}, 100) == ["the", "a"]
+    bm = SparseBM25.build(["the cat", "the dog", "the cow", "a bird"], 4)
+    pos, _ = bm.scores(["the", "cat"])
+    assert pos.tolist() == [0]  # "the" is in 3 of 4 rows: its idf is FTS5's floor
 
 
 def test_tokenize_splits_like_unicode61():
@@ -117,7 +125,10 @@ def test_zero_leaks_and_k_results_whenever_k_are_permitted(data):
     k = data.draw(st.integers(1, 12))
     query = " ".join(data.draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)))
     visible = [it for it in items if permitted(it.acl, it.quality, groups)]
-    matching = [it for it in visible if set(tokenize(it.text)) & set(tokenize(query))]
+    servable = [it for it in items if it.quality == "ready" and it.acl]
+    df = {t: sum(t in tokenize(it.text) for it in servable) for t in tokenize(query)}
+    informative = set(keep_informative(list(dict.fromkeys(tokenize(query))), df, len(servable)))
+    matching = [it for it in visible if set(tokenize(it.text)) & informative]
     qv = rng.normal(size=8)
     for mode in ("bm25", "dense", "hybrid"):
         hits = index.search(query, groups, k, mode, query_vector=qv)

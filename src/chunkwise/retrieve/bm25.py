@@ -25,14 +25,26 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(tokenize(query)))
 
 
-def fts_match(query: str, acl_expr: str) -> str | None:
+def fts_match(query: str, acl_expr: str, terms: list[str] | None = None) -> str | None:
     """FTS5 MATCH expression: query terms OR-ed (questions rarely share every word with the answer)
     in the text column, AND-ed with the caller's access tokens. ``None`` when the query has no terms."""
-    terms = query_terms(query)
+    terms = query_terms(query) if terms is None else terms
     if not terms:
         return None
     phrase = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
     return f"embed_text : ({phrase}) AND {acl_expr}"
+
+
+def at_floor(n_docs: int, df: int) -> bool:
+    """A term in half the rows or more gets the floor idf: it shifts every score by ~1e-6 and
+    changes no ranking that matters, but reading its postings is most of a query's cost (at a
+    million chunks, ~30x for FTS5). Both engines leave such terms out of a query that has others."""
+    return n_docs > 0 and 2 * df >= n_docs
+
+
+def keep_informative(terms: list[str], df: dict[str, int], n_docs: int) -> list[str]:
+    kept = [t for t in terms if not at_floor(n_docs, df.get(t, 0))]
+    return kept or terms
 
 
 def idf(n_docs: int, df):
@@ -51,6 +63,7 @@ class SparseBM25:
     positions: "object"
     weights: "object"  # precomputed BM25 contribution of the term in that row
     n_rows: int
+    floor: "object" = None  # per term: idf at the floor (in half the collection or more)
 
     @classmethod
     def build(cls, texts: Iterable[str], n_rows: int, background: Iterable[str] = ()) -> "SparseBM25":
@@ -94,13 +107,16 @@ class SparseBM25:
         norm = K1 * (1 - B + B * lengths[row] / (avg or 1.0))
         weights = (idf(n_rows + bg_rows, total_df)[term] * tf * (K1 + 1) / (tf + norm)).astype(np.float32)
         indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
-        return cls(vocab, indptr, row.astype(np.int32 if n_rows < 2**31 else np.int64), weights, n_rows)
+        floor = 2 * total_df >= n_rows + bg_rows
+        return cls(vocab, indptr, row.astype(np.int32 if n_rows < 2**31 else np.int64), weights, n_rows, floor)
 
     def scores(self, terms: Sequence[str]):
         """(positions with a non-zero score, their scores) for the given query terms."""
         import numpy as np
 
         ids = [self.vocab[t] for t in terms if t in self.vocab]
+        if self.floor is not None:
+            ids = [i for i in ids if not self.floor[i]] or ids
         if not ids:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         if len(ids) == 1:

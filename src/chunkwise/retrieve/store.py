@@ -74,6 +74,7 @@ class Retriever:
         self.embedder = embedder
         self.tokenizer_name, self.sizer = generator_sizer(generator_tokenizer)
         self._index: SearchIndex | None = None
+        self._rows: int | None = None
 
     def close(self) -> None:
         self.store.close()
@@ -127,8 +128,23 @@ class Retriever:
                                       background=background)
         return self._index
 
+    def _informative(self, query: str) -> list[str]:
+        """Query terms less the ones at the idf floor (see bm25.at_floor), looked up in FTS5's own
+        vocabulary. The row count is read once per Retriever."""
+        from chunkwise.retrieve.bm25 import keep_informative, query_terms
+
+        terms = query_terms(query)
+        if len(terms) < 2:
+            return terms
+        if self._rows is None:
+            self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunkwise_vocab USING fts5vocab(main, 'chunks_fts', 'row')")
+            self._rows = self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        df = dict(self.db.execute(f"SELECT term, doc FROM temp.chunkwise_vocab WHERE term IN ({','.join('?' * len(terms))})",
+                                  terms))
+        return keep_informative(terms, df, self._rows)
+
     def _rank_fts(self, query: str, groups, n: int) -> list[tuple[int, float]]:
-        match = fts_match(query, acl_match(groups))
+        match = fts_match(query, acl_match(groups), self._informative(query))
         if match is None:
             return []
         rows = self.db.execute("SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank, rowid LIMIT ?",
