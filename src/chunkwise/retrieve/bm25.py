@@ -43,7 +43,8 @@ def at_floor(n_docs: int, df: int) -> bool:
 
 
 def keep_informative(terms: list[str], df: dict[str, int], n_docs: int) -> list[str]:
-    kept = [t for t in terms if not at_floor(n_docs, df.get(t, 0))]
+    """Terms that occur and are not at the floor; all of them when no such term exists."""
+    kept = [t for t in terms if df.get(t, 0) and not at_floor(n_docs, df[t])]
     return kept or terms
 
 
