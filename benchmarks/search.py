@@ -24,6 +24,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import hashlib  # noqa: E402
+import itertools  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import resource  # noqa: E402
@@ -50,18 +51,8 @@ SEED = 20240605
 def vocabulary(n: int = VOCAB) -> np.ndarray:
     """Distinct pseudo-words, shortest for the most frequent ranks (as in real text)."""
     syl = [c + v for c in "bdfghklmnprstvz" for v in "aeiou"]  # 75 syllables
-    words, base = [], len(syl)
-    for i in range(n):
-        j, length = i, 1
-        while j >= base ** length:
-            j -= base ** length
-            length += 1
-        parts = []
-        for _ in range(length):
-            j, r = divmod(j, base)
-            parts.append(syl[r])
-        words.append("".join(parts))
-    return np.array(words, dtype=object)
+    words = ("".join(t[::-1]) for length in (1, 2, 3) for t in itertools.product(syl, repeat=length))
+    return np.array(list(itertools.islice(words, n)), dtype=object)
 
 
 def zipf_sampler(rng: np.random.Generator, n: int = VOCAB, s: float = ZIPF_S):
@@ -317,26 +308,33 @@ def bench_size(path: Path, n: int, queries, k: int, budget: int, drop_share: flo
     rows["hyb_sp"], _ = run_engine("hybrid sparse + dense (RRF)", queries, lambda q, g: sp.rank(q, g, k, "hybrid"),
                                    dense_k, truth, note="50 from each list")
     out["checks"]["fts5_vs_sparse_topk_overlap"] = overlap(res_fts, res_sparse)
-    reduced = [(frequent_terms_dropped(index, q, drop_share), g) for q, g in queries]
     db = sp.db
 
-    def fts_reduced(q, g):
+    def fts_query(q, g):  # what Retriever._rank_fts runs, on a query given here
         from chunkwise.access import acl_match
         from chunkwise.retrieve.bm25 import fts_match
 
         match = fts_match(q, acl_match(g))
-        if match is None:
-            return []
-        return db.execute("SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank, rowid LIMIT ?",
-                          (match, k)).fetchall()
+        sql = "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank, rowid LIMIT ?"
+        return [] if match is None else db.execute(sql, (match, k)).fetchall()
 
-    rows["fts5_drop"], res_drop = run_engine(
-        f"BM25 FTS5, terms in >{drop_share:.0%} of chunks dropped", reduced, fts_reduced, lambda i: k, truth,
-        note="diagnostic, not in src")
-    rows["fts5_drop"].full = sum(len(r) >= min(k, e) for r, e in zip(res_drop, bm_avail))
-    out["checks"]["fts5_dropped_vs_full_topk_overlap"] = overlap(res_drop, res_sparse)
-    out["checks"]["queries_emptied_by_dropping"] = sum(1 for q, _ in reduced if not q.strip())
-    for key in ("fts5", "sparse", "dense", "hyb_fts", "hyb_sp", "fts5_drop"):
+    # Diagnostics (not in src): the same engines on queries less their frequent terms. A term in
+    # more than half the rows has FTS5's floor idf (1e-6) and adds nothing but its posting list.
+    order = ["fts5", "sparse", "dense", "hyb_fts", "hyb_sp"]
+    for share, label in ((0.5, "floor-idf terms (in >50% of chunks) dropped"),
+                         (drop_share, f"terms in >{drop_share:.0%} of chunks dropped")):
+        reduced = [(frequent_terms_dropped(index, q, share), g) for q, g in queries]
+        for key, name, call in (("fts5", "BM25 FTS5", fts_query),
+                                ("sparse", "BM25 sparse", lambda q, g: sp.rank(q, g, k, "bm25"))):
+            tag = f"{key}@{share}"
+            rows[tag], res = run_engine(f"{name}, {label}", reduced, call, lambda i: k, truth,
+                                        note="diagnostic, not in src")
+            rows[tag].full = sum(len(r) >= e for r, e in zip(res, bm_avail))  # vs the full query's k
+            out["checks"][f"{tag} top-k overlap with full query"] = overlap(res, res_sparse)
+            order.append(tag)
+        out["checks"][f"terms dropped per query @{share}"] = float(np.mean(
+            [len(query_terms(q)) - len(query_terms(r)) for (q, _), (r, _) in zip(queries, reduced)]))
+    for key in order:
         out["rows"].append(rows[key].summary())
 
     ranked = [sp.rank(q, g, 3 * k, "hybrid") for q, g in queries]
@@ -408,8 +406,8 @@ def fmt_n(n: int) -> str:
 def report(results: list[dict], queries: int) -> str:
     lines = []
     sizes = [r["chunks"] for r in results]
-    head = "| engine | " + " | ".join(f"{fmt_n(n)} p50 / p95 ms (cpu p50)" for n in sizes) + " | k results | leaks |"
-    lines += [head, "|---|" + "--:|" * len(sizes) + "--:|--:|"]
+    head = "| engine | " + " | ".join(f"{fmt_n(n)} p50 / p95 ms (cpu p50)" for n in sizes) + " | k results | leaks | note (largest size) |"
+    lines += [head, "|---|" + "--:|" * len(sizes) + "--:|--:|---|"]
     names = [r["engine"] for r in results[0]["rows"]]
     for name in names:
         cells, full, leaks = [], [], 0
@@ -422,7 +420,8 @@ def report(results: list[dict], queries: int) -> str:
             full.append("—" if r["full"] is None else f"{r['full'] / r['queries']:.0%}")
             leaks += r["leaks"]
         full = full if len(set(full)) > 1 else full[:1]
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {' / '.join(full)} | {leaks} |")
+        note = next((x["note"] for x in results[-1]["rows"] if x["engine"] == name), "")
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {' / '.join(full)} | {leaks} | {note} |")
     lines += ["", "| size | servable | visible to a caller (mean) | db file (+WAL) | index build: vectors only | "
                   "index build: vectors + sparse | index nbytes (dense + sparse) | peak RSS |",
               "|---|--:|--:|--:|--:|--:|--:|--:|"]
@@ -433,7 +432,7 @@ def report(results: list[dict], queries: int) -> str:
                      f"{a['s']:.1f} s (cpu {a['cpu_s']:.1f}) | {b['s']:.1f} s (cpu {b['cpu_s']:.1f}) | "
                      f"{b['dense_nbytes'] / 1e6:,.0f} + {b['bm25_nbytes'] / 1e6:,.0f} MB | "
                      f"{res['peak_rss_mb']:,.0f} MB |")
-    lines += ["", "| size | " + " | ".join(["store bytes by table"]) + " | checks |", "|---|---|---|"]
+    lines += ["", "| size | store bytes by table | checks |", "|---|---|---|"]
     for res in results:
         split = ", ".join(f"{t} {b / 1e6:,.1f} MB" for t, b in res["table_bytes"].items() if isinstance(b, int))
         checks = ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in res["checks"].items())
@@ -442,23 +441,34 @@ def report(results: list[dict], queries: int) -> str:
     return "\n".join(lines)
 
 
-def profile(path: Path, queries, k: int, expand: str, budget: int) -> None:
+def profile(path: Path, queries, k: int, what: str, budget: int) -> None:
+    """cProfile (CPU time) of ``Retriever(bm25="sparse")``: ``rank(mode)`` for bm25|dense|hybrid, or
+    ``search(hybrid, expand=what, budget)`` for none|neighbours|parent."""
     import cProfile
     import pstats
 
     from chunkwise.retrieve import Retriever
+    from chunkwise.retrieve.bm25 import query_terms
 
     with Retriever(path, bm25="sparse") as sp:
-        sp.index()
+        index = sp.index()
+        if what in ("bm25", "dense", "hybrid"):
+            call = lambda q, g: sp.rank(q, g, k, what)  # noqa: E731
+            matched = [index.bm25.scores(query_terms(q))[0] for q, _ in queries]
+            print(f"rows with a BM25 score per query: mean {np.mean([m.size for m in matched]):,.0f} "
+                  f"of {len(index):,}; permitted among them: "
+                  f"{np.mean([index.layout.mask(g)[m].sum() for m, (_, g) in zip(matched, queries)]):,.0f}")
+        else:
+            call = lambda q, g: sp.search(q, g, k=k, mode="hybrid", expand=what, budget=budget)  # noqa: E731
         for q, g in queries[:3]:
-            sp.search(q, g, k=k, mode="hybrid", expand=expand, budget=budget)
+            call(q, g)
         prof = cProfile.Profile(time.process_time)  # CPU time: the machine is shared
         prof.enable()
         for q, g in queries:
-            sp.search(q, g, k=k, mode="hybrid", expand=expand, budget=budget)
+            call(q, g)
         prof.disable()
-    print(f"## cProfile (CPU s), {path.name}, {len(queries)} x search(expand={expand}, budget={budget})")
-    pstats.Stats(prof, stream=sys.stdout).sort_stats("cumulative").print_stats(22)
+    print(f"## cProfile (CPU s), {path.name}, {len(queries)} queries, {what}")
+    pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(16)
 
 
 def parse_size(text: str) -> int:
@@ -479,8 +489,8 @@ def main(argv=None) -> int:
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--report", action="store_true", help="print the table from the saved per-size results only")
     ap.add_argument("--json", type=Path)
-    ap.add_argument("--profile", metavar="EXPAND", help="only cProfile search(hybrid, sparse, expand=EXPAND, "
-                    "budget) over the queries at each size (none|neighbours|parent)")
+    ap.add_argument("--profile", choices=("bm25", "dense", "hybrid", "none", "neighbours", "parent"),
+                    help="only cProfile the sparse retriever: rank(mode), or search(hybrid, expand=..., budget)")
     args = ap.parse_args(argv)
     sizes = [parse_size(s) for s in args.sizes.split(",")]
     results = []
@@ -502,9 +512,7 @@ def main(argv=None) -> int:
         results.append(res)
         print(f"{fmt_n(n)} done", file=sys.stderr, flush=True)
     if results:
-        import sqlite3 as _s
-
-        print(f"Python {platform.python_version()}, SQLite {_s.sqlite_version}, numpy {np.__version__}; "
+        print(f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, numpy {np.__version__}; "
               f"{args.queries} queries, k={args.k}, budget={args.budget}; single-threaded BLAS\n")
         print(report(results, args.queries))
     if args.json:
