@@ -297,43 +297,41 @@ def bench_size(path: Path, n: int, queries, k: int, budget: int, drop_share: flo
                          "rss_delta_mb": rss_mb() - rss0})
     from chunkwise.retrieve.bm25 import query_terms
 
-    def available(q, g):
-        pos, _ = index.bm25.scores(query_terms(q))
-        return int(index.layout.mask(g)[pos].sum())
+    db = sp.db
 
-    bm_avail = [min(k, available(q, g)) for q, g in queries]
+    def fts_query(q, g, order_by="ORDER BY rank, rowid"):  # every query term, straight to FTS5
+        from chunkwise.access import acl_match
+        from chunkwise.retrieve.bm25 import fts_match
+
+        match = fts_match(q, acl_match(g), query_terms(q))
+        sql = f"SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? {order_by} LIMIT ?"
+        return [] if match is None else db.execute(sql, (match, k)).fetchall()
+
+    # How many results a query must get: min(k, permitted rows holding any query term), counted by
+    # FTS5 without ranking (stops at k), independent of what either engine leaves out of a query.
+    bm_avail = [len(fts_query(q, g, order_by="")) for q, g in queries]
     rows["fts5"].full = sum(len(r) == e for r, e in zip(res_fts, bm_avail))
     rows["sparse"], res_sparse = run_engine("BM25 sparse (in memory)", queries, lambda q, g: sp.rank(q, g, k, "bm25"),
                                             lambda i: bm_avail[i], truth, note="mask before top-k")
     rows["hyb_sp"], _ = run_engine("hybrid sparse + dense (RRF)", queries, lambda q, g: sp.rank(q, g, k, "hybrid"),
                                    dense_k, truth, note="50 from each list")
-    out["checks"]["fts5_vs_sparse_topk_overlap"] = overlap(res_fts, res_sparse)
-    db = sp.db
-
-    def fts_query(q, g):  # what Retriever._rank_fts runs, on a query given here
-        from chunkwise.access import acl_match
-        from chunkwise.retrieve.bm25 import fts_match
-
-        match = fts_match(q, acl_match(g))
-        sql = "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank, rowid LIMIT ?"
-        return [] if match is None else db.execute(sql, (match, k)).fetchall()
-
-    # Diagnostics (not in src): the same engines on queries less their frequent terms. A term in
-    # more than half the rows has FTS5's floor idf (1e-6) and adds nothing but its posting list.
-    order = ["fts5", "sparse", "dense", "hyb_fts", "hyb_sp"]
-    for share, label in ((0.5, "floor-idf terms (in >50% of chunks) dropped"),
-                         (drop_share, f"terms in >{drop_share:.0%} of chunks dropped")):
-        reduced = [(frequent_terms_dropped(index, q, share), g) for q, g in queries]
-        for key, name, call in (("fts5", "BM25 FTS5", fts_query),
-                                ("sparse", "BM25 sparse", lambda q, g: sp.rank(q, g, k, "bm25"))):
-            tag = f"{key}@{share}"
-            rows[tag], res = run_engine(f"{name}, {label}", reduced, call, lambda i: k, truth,
-                                        note="diagnostic, not in src")
-            rows[tag].full = sum(len(r) >= e for r, e in zip(res, bm_avail))  # vs the full query's k
-            out["checks"][f"{tag} top-k overlap with full query"] = overlap(res, res_sparse)
-            order.append(tag)
-        out["checks"][f"terms dropped per query @{share}"] = float(np.mean(
-            [len(query_terms(q)) - len(query_terms(r)) for (q, _), (r, _) in zip(queries, reduced)]))
+    out["checks"]["FTS5 vs sparse top-k overlap"] = overlap(res_fts, res_sparse)
+    # Diagnostics (not in src): FTS5 with every query term (exact BM25: the engines leave out terms
+    # at the idf floor), and both engines on queries less every term in more than drop_share of rows.
+    order = ["fts5", "sparse", "dense", "hyb_fts", "hyb_sp", "fts5_all"]
+    rows["fts5_all"], res_all = run_engine("BM25 FTS5, every query term", queries, fts_query, lambda i: bm_avail[i],
+                                           truth, note="diagnostic: the MATCH before floor-idf terms were left out")
+    out["checks"]["FTS5 top-k overlap with every-term FTS5"] = overlap(res_fts, res_all)
+    reduced = [(frequent_terms_dropped(index, q, drop_share), g) for q, g in queries]
+    for key, name, call in (("fts5_drop", "BM25 FTS5", fts_query),
+                            ("sparse_drop", "BM25 sparse", lambda q, g: sp.rank(q, g, k, "bm25"))):
+        rows[key], res = run_engine(f"{name}, terms in >{drop_share:.0%} of chunks dropped", reduced, call,
+                                    lambda i: bm_avail[i], truth, note="diagnostic, not in src")
+        out["checks"][f"{key} top-k overlap with every-term FTS5"] = overlap(res, res_all)
+        order.append(key)
+    out["checks"]["query terms (mean)"] = float(np.mean([len(query_terms(q)) for q, _ in queries]))
+    out["checks"]["floor-idf terms per query (mean)"] = float(np.mean(
+        [len(query_terms(q)) - len(query_terms(frequent_terms_dropped(index, q, 0.5))) for q, _ in queries]))
     for key in order:
         out["rows"].append(rows[key].summary())
 
@@ -406,7 +404,8 @@ def fmt_n(n: int) -> str:
 def report(results: list[dict], queries: int) -> str:
     lines = []
     sizes = [r["chunks"] for r in results]
-    head = "| engine | " + " | ".join(f"{fmt_n(n)} p50 / p95 ms (cpu p50)" for n in sizes) + " | k results | leaks | note (largest size) |"
+    head = ("| engine | " + " | ".join(f"{fmt_n(n)} p50 / p95 ms (cpu p50)" for n in sizes)
+            + " | k results | leaks | note (largest size) |")
     lines += [head, "|---|" + "--:|" * len(sizes) + "--:|--:|---|"]
     names = [r["engine"] for r in results[0]["rows"]]
     for name in names:
