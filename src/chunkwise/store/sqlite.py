@@ -47,10 +47,15 @@ class SQLiteStore:
         done = {n for (n,) in self.db.execute("SELECT number FROM migrations")}
         if done and max(done) > LATEST:
             raise ConfigError(f"{self.path} was written by a newer chunkwise (schema {max(done)} > {LATEST}); upgrade chunkwise")
-        for number, name, sql in MIGRATIONS:
-            if number in done:
-                continue
-            with self.atomic():
+        if all(number in done for number, _, _ in MIGRATIONS):
+            return
+        # Two processes may open a new or older store at once: the list of applied migrations is
+        # read again inside the write lock, so each migration runs exactly once.
+        with self.atomic():
+            done = {n for (n,) in self.db.execute("SELECT number FROM migrations")}
+            for number, name, sql in MIGRATIONS:
+                if number in done:
+                    continue
                 for statement in _statements(sql):
                     self.db.execute(statement)
                 self.db.execute("INSERT INTO migrations VALUES (?, ?, datetime('now'))", (number, name))
