@@ -111,12 +111,13 @@ class SparseBM25:
         floor = 2 * total_df >= n_rows + bg_rows
         return cls(vocab, indptr, row.astype(np.int32 if n_rows < 2**31 else np.int64), weights, n_rows, floor)
 
-    def scores(self, terms: Sequence[str]):
-        """(positions with a non-zero score, their scores) for the given query terms."""
+    def scores(self, terms: Sequence[str], informative: bool = True):
+        """(positions with a non-zero score, their scores) for the given query terms; with
+        ``informative``, terms at the idf floor are skipped when others remain (see at_floor)."""
         import numpy as np
 
         ids = [self.vocab[t] for t in terms if t in self.vocab]
-        if self.floor is not None:
+        if informative and self.floor is not None:
             ids = [i for i in ids if not self.floor[i]] or ids
         if not ids:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)

@@ -62,10 +62,14 @@ class SearchIndex:
     def rank_bm25(self, query: str, groups, k: int) -> list[tuple[object, float]]:
         if self.bm25 is None:
             raise ConfigError("this index was built without texts; BM25 needs them (build with texts=...)")
-        pos, vals = self.bm25.scores(query_terms(query))
-        if pos.size:
-            keep = self.layout.mask(groups)[pos]  # the mask, before the top-k
-            pos, vals = pos[keep], vals[keep]
+        terms = query_terms(query)
+        for informative in (True, False):
+            pos, vals = self.bm25.scores(terms, informative)
+            if pos.size:
+                keep = self.layout.mask(groups)[pos]  # the mask, before the top-k
+                pos, vals = pos[keep], vals[keep]
+            if pos.size >= k:
+                break  # else: rows matching only the skipped common terms are needed to reach k
         return self._top(pos, vals, k)
 
     def rank_dense(self, query_vector, groups, k: int) -> list[tuple[object, float]]:

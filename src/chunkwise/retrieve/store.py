@@ -144,12 +144,20 @@ class Retriever:
         return keep_informative(terms, df, self._rows)
 
     def _rank_fts(self, query: str, groups, n: int) -> list[tuple[int, float]]:
-        match = fts_match(query, acl_match(groups), self._informative(query))
-        if match is None:
-            return []
-        rows = self.db.execute("SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank, rowid LIMIT ?",
-                               (match, n))
-        return [(rowid, -rank) for rowid, rank in rows]
+        from chunkwise.retrieve.bm25 import query_terms
+
+        terms, informative = query_terms(query), self._informative(query)
+        out: list[tuple[int, float]] = []
+        for chosen in ([informative, terms] if informative != terms else [terms]):
+            match = fts_match(query, acl_match(groups), chosen)
+            if match is None:
+                return []
+            rows = self.db.execute(
+                "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank, rowid LIMIT ?", (match, n))
+            out = [(rowid, -rank) for rowid, rank in rows]
+            if len(out) >= n:
+                break  # else rows matching only the skipped common terms are needed to reach n
+        return out
 
     def _query_vector(self, query: str):
         if self.embedder is None:
