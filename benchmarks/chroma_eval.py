@@ -33,7 +33,7 @@ import os
 import sqlite3
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Callable
@@ -84,7 +84,8 @@ class VectorCache:
     def key(self, text: str) -> str:
         return hashlib.sha256(f"{self.MODEL}\x1f{text}".encode()).hexdigest()
 
-    def get(self, texts) -> "np.ndarray":  # noqa: F821
+    def get(self, texts):
+        """Vectors (float32 rows, in order) for ``texts``; only texts not cached are embedded."""
         import numpy as np
 
         keys = [self.key(t) for t in texts]
@@ -109,6 +110,21 @@ class VectorCache:
                 self.embedded += len(batch)
                 print(f"    embedded {self.embedded} new texts", file=sys.stderr, flush=True)
         return np.stack([np.frombuffer(found[k], dtype=np.float32) for k in keys])
+
+
+class _MemorySource:
+    """What neighbour expansion reads, over an in-memory list of chunks (one version per document)."""
+
+    def __init__(self, items) -> None:
+        self.by_doc: dict[str, list] = {}
+        for it in items:
+            self.by_doc.setdefault(it.doc_id, []).append(it)
+
+    def document_version(self, doc_id: str) -> str:
+        return "v1"
+
+    def doc_chunks(self, doc_id: str):
+        return self.by_doc.get(doc_id, [])
 
 
 class Bench:
@@ -190,23 +206,24 @@ class Bench:
         top = np.argsort(-sims, axis=1, kind="stable")[:, :k]
         return [[chunks.ranges[j] for j in row] for row in top]
 
-    def chunkwise_search(self, chunks: Chunks, mode: str, k: int = K, fetch: int = K,
-                         merge: bool = False) -> list[list[tuple]]:
-        """chunkwise.retrieve: fetch the top ``fetch`` chunks (bm25 / dense / hybrid RRF), optionally
-        merge touching or overlapping hits into one passage, keep ``k`` passages."""
+    def chunkwise_search(self, chunks: Chunks, mode: str, k: int = K, budget: int | None = None,
+                         expand: str = "none", overfetch: int = 3) -> list[list[tuple]]:
+        """chunkwise's search path in memory: rank ``k * overfetch`` chunks (bm25 / dense / hybrid
+        RRF), merge touching or overlapping hits into passages, keep ``k``, expand if asked, then
+        assemble the context under ``budget`` cl100k tokens (citations included, passages whole)."""
         from chunkwise.retrieve.index import Item, MemoryIndex
         from chunkwise.retrieve.merge import merge_hits
+        from chunkwise.retrieve.store import finish
 
         items = [Item(f"{i:06d}", d, i, s, e, t) for i, ((d, s, e), t) in enumerate(zip(chunks.ranges, chunks.texts))]
         vecs = self.cache.get(chunks.texts) if mode != "bm25" else None
         index = MemoryIndex(items, vecs, bm25=mode != "dense")
+        source = _MemorySource(items)
         out = []
-        for q, qv in zip(self.questions, self.qvecs):
-            hits = index.search(q.question, ["all"], k=fetch, mode=mode, query_vector=qv)
-            if merge:
-                out.append([p.span for p in merge_hits(hits, k)])
-            else:
-                out.append([(h.doc_id, h.start_char, h.end_char) for h in hits[:k]])
+        for q, qv in zip(self.questions, self.qvecs if mode != "bm25" else [None] * len(self.questions)):
+            hits = index.search(q.question, ["all"], k=k * overfetch, mode=mode, query_vector=qv)
+            res = finish(q.question, mode, merge_hits(hits, k), source, ["all"], expand, budget, self.cl100k_len)
+            out.append([p.span for p in res.passages])
         return out
 
     # --- scoring ----------------------------------------------------------------------------
@@ -239,31 +256,39 @@ class Bench:
         }
 
 
-def rows(b: Bench) -> dict[str, Callable[[], tuple[Chunks, Callable[[Chunks], list]]]]:
-    """Every configuration: name -> (chunks, retrieval) built lazily."""
+def rows(b: Bench) -> dict[str, tuple[Callable[[], Chunks], Callable[[Chunks], list]]]:
+    """Every configuration: name -> (make chunks, retrieve), both run lazily."""
     dense = b.dense_top
     out: dict = {}
     for size, overlap in ((250, 125), (250, 0), (200, 0)):
-        out[f"Recursive {size}/{overlap} (LangChain, reproduction)"] = (
+        out[f"Recursive {size}/{overlap} (LangChain RecursiveCharacterTextSplitter)"] = (
             lambda s=size, o=overlap: b.langchain_recursive(s, o), dense)
-        out[f"TokenText {size}/{overlap} (LangChain, reproduction)"] = (
+        out[f"TokenText {size}/{overlap} (LangChain TokenTextSplitter)"] = (
             lambda s=size, o=overlap: b.langchain_tokentext(s, o), dense)
     for size in (200, 250):
-        out[f"Chonkie recursive {size}"] = (lambda s=size: b.chonkie_recursive(s), dense)
-    for strategy in ("recursive", "sentences", "structure", "fixed"):
-        for size in (100, 200, 250):
-            out[f"chunkwise {strategy} {size}"] = (lambda st=strategy, s=size: b.chunkwise(st, s), dense)
-    for mode in ("bm25", "dense", "hybrid"):
-        for strategy, size in (("sentences", 50), ("sentences", 100), ("recursive", 100), ("sentences", 200)):
-            name = f"chunkwise {strategy} {size} {mode} merged"
-            out[name] = (lambda st=strategy, s=size: b.chunkwise(st, s),
-                         lambda c, m=mode: b.chunkwise_search(c, m, k=K, fetch=K, merge=True))
+        out[f"Chonkie RecursiveChunker {size}"] = (lambda s=size: b.chonkie_recursive(s), dense)
+    # The chunker alone: top 5 chunks by MiniLM cosine, exactly as the peers above.
+    for strategy, size in (("recursive", 200), ("sentences", 200), ("structure", 200), ("fixed", 200),
+                           ("recursive", 250)):
+        out[f"chunkwise {strategy} {size} top-5 dense"] = (lambda st=strategy, s=size: b.chunkwise(st, s), dense)
+    # chunkwise's search path: BM25 / MiniLM / hybrid (RRF) ranking, the top k hits merged where they
+    # overlap or touch (overfetch 1), optionally under a context budget (cl100k, citations included).
+    for (strategy, size, overlap), mode, k, overfetch, budget in (
+            (("recursive", 180, 60), "hybrid", 4, 1, None), (("recursive", 180, 60), "hybrid", 5, 1, None),
+            (("recursive", 200, 100), "hybrid", 4, 1, None), (("recursive", 150, 50), "hybrid", 5, 1, None),
+            (("recursive", 180, 60), "dense", 4, 1, None), (("recursive", 180, 60), "bm25", 4, 1, None),
+            (("recursive", 180, 0), "hybrid", 4, 1, None), (("recursive", 180, 60), "hybrid", 10, 3, 700),
+            (("recursive", 180, 60), "hybrid", 10, 1, 700)):
+        name = f"chunkwise {strategy} {size}/{overlap} {mode} k={k}" + (
+            f" overfetch={overfetch}" if overfetch != 1 else "") + (f" budget={budget}" if budget else "")
+        out[name] = (lambda st=strategy, s=size, o=overlap: b.chunkwise(st, s, o),
+                     lambda c, m=mode, kk=k, of=overfetch, bu=budget: b.chunkwise_search(c, m, kk, bu, "none", of))
     return out
 
 
 def table(results: list[dict]) -> str:
     head = ("| configuration | chunks | mean / max tokens | recall (SE) | precision | IoU (SE) | "
-            "precision_Ω | whole@5 | ctx tokens | ends . | published R/P/IoU |")
+            "precision_Ω | all whole | ctx tokens | ends . | published R/P/IoU |")
     lines = [head, "|" + "---|" * 11]
     for r in results:
         pub = next((v for k, v in PUBLISHED.items() if r["name"].startswith(k + " ")), None)
@@ -281,7 +306,15 @@ def main(argv=None) -> int:
     ap.add_argument("--rows", default="*", help="comma-separated glob patterns of row names")
     ap.add_argument("--list", action="store_true", help="list row names and exit")
     ap.add_argument("--json", type=Path, help="also write the results as JSON")
+    ap.add_argument("--write-golden", type=Path, metavar="FILE",
+                    help="write the questions as a chunkwise golden set (for chunkwise eval --docs DATA/corpora) and exit")
     args = ap.parse_args(argv)
+    if args.write_golden:
+        from chunkwise.evaluate.golden import write_golden
+
+        n = write_golden(import_chroma(args.data)[1], args.write_golden)
+        print(f"{n} questions -> {args.write_golden} (docs: {args.data / 'corpora'})")
+        return 0
     b = Bench(args.data)
     table_rows = rows(b)
     pats = [p.strip() for p in args.rows.split(",") if p.strip()]
