@@ -165,3 +165,12 @@ def test_consecutive_chunks_with_a_whitespace_gap_touch():
     assert len(merged) == 1 and merged[0].text == text and merged[0].chunk_range == (0, 1)
     far = Item("c", "doc", 3, 40, 50, "x" * 10, source_version="v1")
     assert len(merge_hits([hit(a, 1), hit(far, 2)])) == 2
+
+
+def test_hits_below_the_kth_passage_do_not_grow_passages_above_it():
+    items = chunks(size=100, overlap=50)
+    ranked = [items[4], items[10], items[16], items[5], items[3]]  # 5 and 3 overlap the top passage
+    passages = merge_hits([hit(it, r) for r, it in enumerate(ranked, start=1)], 2)
+    assert [p.chunk_ids for p in passages] == [("c04",), ("c10",)]
+    passages = merge_hits([hit(it, r) for r, it in enumerate([items[4], items[5], items[10], items[16]], start=1)], 2)
+    assert [p.chunk_ids for p in passages] == [("c04", "c05"), ("c10",)]

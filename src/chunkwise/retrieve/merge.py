@@ -112,8 +112,20 @@ def _combine(run: list[Passage]) -> Passage:
 
 
 def merge_hits(hits: Sequence[Hit], k: int | None = None, *, touch: bool = True) -> list[Passage]:
-    """Hits (best first) → passages (best first): same-document hits whose spans overlap or touch
-    become one passage keeping the best rank; then the first ``k`` passages. Over-fetch hits
-    (e.g. 3k) before calling this, or the merged list can come back shorter than ``k``."""
-    merged = merge_passages((to_passage(h) for h in hits), touch=touch)
-    return merged if k is None else merged[:k]
+    """Hits → passages (best first): same-document hits whose spans overlap or touch become one
+    passage keeping the best rank. With ``k``, hits are consumed in rank order until ``k`` distinct
+    passages exist. Over-fetch hits (e.g. 3k) before calling this, or the merged list can come back
+    shorter than ``k``."""
+    passages = [to_passage(h) for h in sorted(hits, key=lambda h: h.rank)]
+    if k is None:
+        return merge_passages(passages, touch=touch)
+    # Hits are taken in rank order only until k distinct passages exist: a hit ranked below the
+    # k-th passage's first hit must not grow a passage above it (it would bring low-ranked text
+    # into the context and make passages too long for a budget).
+    merged: list[Passage] = []
+    for i in range(len(passages)):
+        trial = merge_passages(passages[: i + 1], touch=touch)
+        if len(trial) > k:
+            break
+        merged = trial
+    return merged
