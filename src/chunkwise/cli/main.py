@@ -263,7 +263,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     settings = Settings(
         k=args.k or evaluation.get("k", 10), budget=args.budget if args.budget is not None else evaluation.get("budget", 1500),
         embedder=args.embedder or conf.get("ingest", {}).get("embedder", "hashing"),
-        generator_tokenizer=args.generator_tokenizer, gate_k=args.gate_k)
+        generator_tokenizer=args.generator_tokenizer, gate_k=args.gate_k,
+        overfetch=args.overfetch or evaluation.get("overfetch", 3))
     if not args.json:
         print(f"evaluating {len(configs)} chunk config(s) x {len(configs[0][1])} retrieval run(s) "
               f"on {args.golden} (budget {settings.budget} tokens, k {settings.k}, embedder {settings.embedder})",
@@ -378,6 +379,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--k", type=int, default=None, help="passages per question (default 10)")
     p.add_argument("--budget", type=int, default=None, help="context tokens per question, same for every config (1500)")
     p.add_argument("--generator-tokenizer", default=None, help="tokenizer the budget counts in")
+    p.add_argument("--overfetch", type=int, default=None, help="fetch k x this many hits before merging (default 3)")
     p.add_argument("--min-recall", type=float, default=None, help="exit 1 when a config's recall@gate-k is below this")
     p.add_argument("--gate-k", type=int, default=5, help="k of the recall the gate checks (default 5)")
     p.add_argument("--out", help="write a self-contained HTML report here")
