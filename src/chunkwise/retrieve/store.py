@@ -75,6 +75,7 @@ class Retriever:
         self.tokenizer_name, self.sizer = generator_sizer(generator_tokenizer)
         self._index: SearchIndex | None = None
         self._rows: int | None = None
+        self._df: dict[str, int] = {}
 
     def close(self) -> None:
         self.store.close()
@@ -139,9 +140,14 @@ class Retriever:
         if self._rows is None:
             self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunkwise_vocab USING fts5vocab(main, 'chunks_fts', 'row')")
             self._rows = self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        df = dict(self.db.execute(f"SELECT term, doc FROM temp.chunkwise_vocab WHERE term IN ({','.join('?' * len(terms))})",
-                                  terms))
-        return keep_informative(terms, df, self._rows)
+        # fts5vocab counts a term's documents by walking its posting list: the common terms that
+        # recur in every query are counted once per Retriever (like the row count).
+        todo = [t for t in terms if t not in self._df]
+        if todo:
+            self._df.update({t: 0 for t in todo})
+            self._df.update(self.db.execute(
+                f"SELECT term, doc FROM temp.chunkwise_vocab WHERE term IN ({','.join('?' * len(todo))})", todo))
+        return keep_informative(terms, self._df, self._rows)
 
     def _rank_fts(self, query: str, groups, n: int) -> list[tuple[int, float]]:
         from chunkwise.retrieve.bm25 import query_terms
