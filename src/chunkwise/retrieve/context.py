@@ -61,6 +61,8 @@ def assemble(candidates: Sequence[Sequence[Passage]], budget: int | None,
         # Counting the block alone (plus its separator) is exact for WordPiece and within a token or
         # two for BPE; near the budget the whole context is re-measured so the cap is exact.
         cost = used + measure(("\n" if blocks else "") + block)
+        if budget is not None and cost > budget + SLACK:
+            return False  # clearly over: joins change a count by a token or two, not by SLACK
         if budget is not None and cost > budget - SLACK:
             cost = measure("\n".join([*blocks, block]))
             if cost > budget:
