@@ -101,13 +101,14 @@ def evaluate_chunking(chunk: ChunkConfig, runs: Sequence[tuple[str, str]], docs:
     ranges = [(d, s, e) for d, s, e, *_ in stored]
     spans = [s for q in questions for s in q.spans]
     lengths = {doc: len(t) for doc, t in texts.items()}
+    sizes = m.size_stats(c[5] for c in stored)
     layout = {
         "fits": sum(m.fits(q.spans, ranges) for q in questions) / len(questions),
         "straddle_rate": m.straddle_rate(spans, ranges),
         "index_inflation": m.index_inflation([r for r in ranges if r[0] in lengths], lengths),
         "chunks": len(stored),
-        "mean_chunk_size": m.size_stats(c[5] for c in stored).mean,
-        "max_chunk_size": m.size_stats(c[5] for c in stored).max,
+        "mean_chunk_size": sizes.mean,
+        "max_chunk_size": sizes.max,
         "boundary_coherence": m.boundary_coherence(c[3] for c in stored),
         "index_bytes": m.store_bytes(db),
     }
@@ -248,12 +249,11 @@ class Evaluation:
     def report_data(self, title: str, command: str) -> dict:
         from datetime import datetime, timezone
 
-        rows = self.rows()
-        best = best_per_metric(rows)
+        data = self.to_dict()
         shown = max(self.results, key=lambda r: (r.metrics["recall@5"], -r.metrics["index_bytes"]))
         return {"title": title, "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                "command": command, "audit": self.audit, "configs": rows, "best": best,
-                "pareto": pareto_front(rows), "viewer": viewer(shown, self.texts, self.questions)}
+                "command": command, "audit": self.audit, "configs": data["configs"], "best": data["best"],
+                "pareto": data["pareto"], "viewer": viewer(shown, self.texts, self.questions)}
 
 
 def viewer(result: ConfigResult, texts: dict[str, str], questions: Sequence[GoldenQuestion]) -> dict:

@@ -41,12 +41,10 @@ class DenseMatrix:
             raise ValueError(f"query vector has {q.shape[0]} dimensions, the index {self.dim}")
         if not slices:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        if len(slices) > MANY_SLICES:
-            pos = np.concatenate([np.arange(a, b) for a, b in slices])
-            return pos, self.rows[pos] @ q
         pos = np.concatenate([np.arange(a, b) for a, b in slices])
-        vals = np.concatenate([self.rows[a:b] @ q for a, b in slices])
-        return pos, vals
+        if len(slices) > MANY_SLICES:
+            return pos, self.rows[pos] @ q
+        return pos, np.concatenate([self.rows[a:b] @ q for a, b in slices])
 
     @property
     def nbytes(self) -> int:
