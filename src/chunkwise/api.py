@@ -84,10 +84,12 @@ class Unchanged:
     sha256: str
 
 
-def iter_documents(paths, root: str | Path | None = None, max_bytes: int = 50_000_000, unchanged=None):
+def iter_documents(paths, root: str | Path | None = None, max_bytes: int = 50_000_000, unchanged=None,
+                   options=None):
     """Files, folders and globs -> Documents, or a SourceFailure per file that cannot be used. One bad
     file never stops the run, and the good files come out exactly as they would alone. ``unchanged``
-    (SourceFile -> bool) lets a caller skip reading and extracting files it already has."""
+    (SourceFile -> bool) lets a caller skip reading and extracting files it already has; ``options``
+    (an ``extract.ExtractOptions``) opts into extras such as DOCX comments."""
     from dataclasses import replace
 
     from chunkwise.extract import extract_bytes
@@ -101,7 +103,7 @@ def iter_documents(paths, root: str | Path | None = None, max_bytes: int = 50_00
             yield Unchanged(src.doc_id, src.sha256)
             continue
         try:
-            doc = extract_bytes(src.path.read_bytes(), src.doc_id, src.media_type)
+            doc = extract_bytes(src.path.read_bytes(), src.doc_id, src.media_type, options)
         except (InputError, DependencyError) as exc:
             msg = str(exc)
             yield SourceFailure(src.doc_id, msg, msg.endswith("skipped"))
@@ -112,9 +114,9 @@ def iter_documents(paths, root: str | Path | None = None, max_bytes: int = 50_00
         yield replace(doc, sha256=src.sha256)
 
 
-def load_document(path: str | Path) -> Document:
+def load_document(path: str | Path, options=None) -> Document:
     """One file -> Document, raising InputError when it cannot be used."""
-    for item in iter_documents([path]):
+    for item in iter_documents([path], options=options):
         if isinstance(item, SourceFailure):
             raise InputError(item.error)
         return item

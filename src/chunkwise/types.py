@@ -78,7 +78,8 @@ class Document:
 
     Block kinds: heading (``level`` 1-6, ``text`` = heading text), paragraph, list_item (``level`` =
     nesting depth), table (``meta["header"]`` = header cells, ``meta["rows"]`` = row spans), code
-    (``meta["lang"]``), page_break.
+    (``meta["lang"]``), page_break. Text beside the main flow carries ``meta["role"]`` (footnote,
+    endnote, comment, textbox, header, footer).
     """
 
     doc_id: str

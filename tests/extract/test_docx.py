@@ -83,7 +83,7 @@ def test_corrupt_docx_is_a_clear_error(report, kind):
         docx.extract(bad, "bad.docx")
 
 
-def test_missing_python_docx_says_how_to_install(monkeypatch):
-    monkeypatch.setitem(sys.modules, "docx", None)
+def test_missing_lxml_says_how_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "lxml", None)
     with pytest.raises(DependencyError, match=r"chunkwise\[docx\]"):
         docx.extract(b"", "x.docx")

@@ -5,6 +5,7 @@ Format libraries load lazily, only when a file of that format is met.
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 
 from chunkwise.errors import DependencyError, InputError
 from chunkwise.types import Document
@@ -19,7 +20,15 @@ _MODULES = {MARKDOWN: "text", TEXT: "text", HTML: "html", PDF: "pdf", DOCX: "doc
 _EXTRAS = {"html": "html", "pdf": "pdf", "docx": "docx"}
 
 
-def extract_bytes(data: bytes, source: str, media_type: str) -> Document:
+@dataclass(frozen=True)
+class ExtractOptions:
+    """Choices that change the text a file yields. ``docx_comments``: reviewers' comments in DOCX
+    become blocks after the paragraph they annotate (off by default: they are rarely meant for readers)."""
+
+    docx_comments: bool = False
+
+
+def extract_bytes(data: bytes, source: str, media_type: str, options: ExtractOptions | None = None) -> Document:
     """Turn one source's bytes into a Document, or raise InputError saying why it cannot be read."""
     name = _MODULES.get(media_type)
     if name is None:
@@ -31,4 +40,6 @@ def extract_bytes(data: bytes, source: str, media_type: str) -> Document:
         raise DependencyError(f"{source}: reading {name.upper()} needs: pip install 'chunkwise[{extra}]' ({exc.name})") from exc
     if name == "text":
         return module.extract(data, source, media_type)
+    if name == "docx":
+        return module.extract(data, source, comments=bool(options and options.docx_comments))
     return module.extract(data, source)
