@@ -1,0 +1,89 @@
+"""The values a contained run hands back: per-item limits, a failure's kind and reason, an outcome."""
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+PASS_THROUGH = (KeyboardInterrupt, SystemExit, GeneratorExit)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-item limits in a worker process. ``memory_mb``: address space one item may add to its
+    worker (its baseline is measured before each item, so loaded models do not count); ``seconds``:
+    wall time per item. ``None`` disables either."""
+
+    memory_mb: int | None = 2048
+    seconds: float | None = 300.0
+
+    def __post_init__(self):
+        if self.memory_mb is not None and self.memory_mb < 16:
+            raise ValueError(f"memory limit of {self.memory_mb} MB is too small to run Python; use at least 16")
+        if self.seconds is not None and not self.seconds > 0:
+            raise ValueError(f"time limit must be positive, got {self.seconds}")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why one item produced no result. ``kind``: ``error`` (an exception: ``error_type`` and
+    ``message`` carry it), ``panic`` (a native library raised a ``BaseException``), ``memory``,
+    ``timeout`` or ``crash`` (the worker died: a signal or an exit code). ``detail``: the worker's
+    traceback or its stderr during the item (a Rust panic message, faulthandler's frames)."""
+
+    kind: str
+    reason: str
+    error_type: str = ""
+    message: str = ""
+    detail: str = field(default="", compare=False)
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One item's result: ``value`` when it succeeded, otherwise ``failure``. ``index``: its position."""
+
+    index: int
+    item: Any
+    value: Any = None
+    failure: Failure | None = None
+    seconds: float = field(default=0.0, compare=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+def default_workers() -> int:
+    """The CPUs this process may run on (``os.cpu_count()`` ignores affinity masks and cgroups)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def exception_failure(exc: BaseException, tb: str) -> Failure:
+    name = type(exc).__name__
+    text = str(exc)
+    first = text.splitlines()[0] if text.strip() else ""
+    if isinstance(exc, MemoryError):
+        return Failure("memory", "out of memory (MemoryError)" + (f": {first}" if first else ""),
+                       name, text, tb)
+    kind = "error" if isinstance(exc, Exception) else "panic"
+    label = "native panic" if kind == "panic" else name
+    return Failure(kind, f"{label}: {first}" if first else label, name, text, tb)
+
+
+def call(fn, item) -> tuple[Any, Failure | None]:
+    try:
+        return fn(item), None
+    except PASS_THROUGH:
+        raise
+    except BaseException as exc:  # noqa: BLE001 — a Rust panic is a BaseException; it is this item's failure
+        return None, exception_failure(exc, traceback.format_exc(limit=-8))
+
+
+def with_detail(failure: Failure, detail: str) -> Failure:
+    return Failure(failure.kind, failure.reason, failure.error_type, failure.message, detail)

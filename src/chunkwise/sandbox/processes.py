@@ -1,0 +1,250 @@
+"""The parent side of a pool: worker processes, the feeder thread, deadlines and replacements."""
+from __future__ import annotations
+
+import collections
+import multiprocessing
+import os
+import signal
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import wait
+from typing import Any, Iterable, Iterator
+
+from chunkwise.sandbox.outcome import Failure, Limits, Outcome, with_detail
+from chunkwise.sandbox.worker import read_log, worker_main
+
+_START_SECONDS = 120.0
+
+
+@dataclass
+class _Worker:
+    proc: Any
+    conn: Any
+    log: str
+    started: float
+    ready: bool = False
+    job: tuple[int, Any, float] | None = None  # (index, item, started)
+
+
+class Processes:
+    """The worker processes and the thread that feeds them. The consumer's thread draws items and
+    takes results in order; the feeder thread dispatches, collects, enforces deadlines and replaces
+    dead workers, so workers keep preparing while the consumer is busy (embedding, writing)."""
+
+    def __init__(self, fn, n: int, limits: Limits, preload: list[str]):
+        self.fn, self.limits = fn, limits
+        self.ctx = multiprocessing.get_context("forkserver")
+        self.ctx.set_forkserver_preload(preload)
+        self.tmp = tempfile.TemporaryDirectory(prefix="chunkwise-workers-")
+        self.cond = threading.Condition()
+        self.todo: collections.deque = collections.deque()
+        self.done: dict[int, Outcome] = {}
+        self.error: BaseException | None = None
+        self.closing = False
+        self._serial = 0
+        self.wake_r, self.wake_w = multiprocessing.Pipe(duplex=False)
+        self.workers = [self._start() for _ in range(n)]
+        self.thread = threading.Thread(target=self._feed, name="chunkwise-pool", daemon=True)
+        self.thread.start()
+
+    def _start(self) -> _Worker:
+        self._serial += 1
+        log = os.path.join(self.tmp.name, f"worker-{self._serial}.log")
+        parent, child = self.ctx.Pipe()
+        proc = self.ctx.Process(target=worker_main, args=(child, self.fn, self.limits.memory_mb, log),
+                                name=f"chunkwise-worker-{self._serial}", daemon=True)
+        proc.start()
+        child.close()
+        return _Worker(proc, parent, log, time.monotonic())
+
+    def map(self, items: Iterable[Any], window: int) -> Iterator[Outcome]:
+        source = enumerate(items)
+        drawn = taken = 0
+        exhausted = False
+        with self.cond:
+            self.done.clear()
+        try:
+            while True:
+                while not exhausted and drawn - taken < window:
+                    try:
+                        pair = next(source)
+                    except StopIteration:
+                        exhausted = True
+                        break
+                    with self.cond:
+                        self.todo.append(pair)
+                    self.wake_w.send_bytes(b"x")
+                    drawn += 1
+                if exhausted and taken == drawn:
+                    return
+                with self.cond:
+                    while taken not in self.done and self.error is None:
+                        self.cond.wait()
+                    if self.error is not None:
+                        raise RuntimeError("the worker pool failed") from self.error
+                    out = self.done.pop(taken)
+                taken += 1
+                yield out
+        finally:
+            if taken != drawn:  # abandoned mid-way: nothing of it may leak into the next map()
+                self.close()
+
+    # --- feeder thread ---
+
+    def _feed(self) -> None:
+        try:
+            while True:
+                with self.cond:
+                    if self.closing:
+                        return
+                    for w in self.workers:
+                        if w.ready and w.job is None and self.todo:
+                            self._dispatch(w, self.todo.popleft())
+                watched = [w for w in self.workers if w.job is not None or not w.ready]
+                ready = wait([self.wake_r] + [w.conn for w in watched] + [w.proc.sentinel for w in watched],
+                             timeout=self._next_deadline(watched))
+                if self.wake_r in ready:
+                    while self.wake_r.poll():
+                        self.wake_r.recv_bytes()
+                for w in watched:
+                    if not w.ready:
+                        self._await_ready(w, w.conn in ready or w.proc.sentinel in ready)
+                    elif w.conn in ready or w.proc.sentinel in ready:
+                        self._collect(w)
+                    elif self._expired(w):
+                        self._fail(w, self._timeout_failure())
+        except BaseException as exc:  # noqa: BLE001 — surfaced to the consumer, never swallowed
+            with self.cond:
+                self.error = exc
+                self.cond.notify_all()
+
+    def _dispatch(self, w: _Worker, pair: tuple[int, Any]) -> None:
+        index, item = pair
+        w.job = (index, item, time.monotonic())
+        try:
+            w.conn.send(pair)
+        except (BrokenPipeError, EOFError, OSError):  # the worker died idle: not this item's fault
+            w.job = None
+            self.todo.appendleft(pair)
+            self._replace(w)
+        except Exception as exc:  # noqa: BLE001 — an unpicklable item is that item's failure
+            w.job = None
+            self._record(index, item, None, Failure("error", f"item cannot be sent to a worker: "
+                                                    f"{type(exc).__name__}: {exc}", type(exc).__name__, str(exc)), 0.0)
+
+    def _await_ready(self, w: _Worker, readable: bool) -> None:
+        """A worker that cannot start (``fn`` does not unpickle, an import fails) is the pool's
+        failure, not an item's: raised to the consumer with what the worker printed."""
+        if readable:
+            try:
+                if w.conn.recv() == "ready":
+                    w.ready = True
+                    return
+            except (EOFError, OSError):
+                pass
+            w.proc.join(5)
+            raise RuntimeError(f"a worker process failed to start (exit code {w.proc.exitcode}): "
+                               f"{read_log(w.log) or 'no output'}")
+        if time.monotonic() - w.started > _START_SECONDS:
+            raise RuntimeError(f"a worker process did not start within {_START_SECONDS} s")
+
+    def _next_deadline(self, watched: list[_Worker]) -> float | None:
+        ends = [w.started + _START_SECONDS for w in watched if not w.ready]
+        if self.limits.seconds is not None:
+            ends += [w.job[2] + self.limits.seconds for w in watched if w.job is not None]
+        if not ends:
+            return None
+        return max(0.0, min(ends) - time.monotonic()) + 0.001
+
+    def _expired(self, w: _Worker) -> bool:
+        return self.limits.seconds is not None and time.monotonic() - w.job[2] >= self.limits.seconds
+
+    def _timeout_failure(self) -> Failure:
+        return Failure("timeout", f"timed out after {self.limits.seconds:g} s (worker stopped)")
+
+    def _collect(self, w: _Worker) -> None:
+        index, item, started = w.job
+        try:
+            got_index, ok, payload, retire = w.conn.recv()
+        except (EOFError, OSError, ValueError):  # died mid-item (or mid-reply)
+            self._fail(w, self._death_failure(w))
+            return
+        assert got_index == index, (got_index, index)
+        self._record(index, item, payload if ok else None, None if ok else payload, time.monotonic() - started)
+        w.job = None
+        if retire:
+            self._replace(w)
+
+    def _death_failure(self, w: _Worker) -> Failure:
+        w.proc.join(5)
+        code = w.proc.exitcode
+        detail = read_log(w.log)
+        if code is not None and code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            hint = " (killed: out of memory?)" if -code == signal.SIGKILL else ""
+            return Failure("crash", f"worker crashed ({name}){hint}", detail=detail)
+        return Failure("crash", f"worker exited with code {code}", detail=detail)
+
+    def _fail(self, w: _Worker, failure: Failure) -> None:
+        index, item, started = w.job
+        w.job = None
+        self._kill(w)
+        if not failure.detail:
+            failure = with_detail(failure, read_log(w.log))
+        self._record(index, item, None, failure, time.monotonic() - started)
+        self._replace(w, dead=True)
+
+    def _record(self, index, item, value, failure, seconds) -> None:
+        with self.cond:
+            self.done[index] = Outcome(index, item, value, failure, seconds)
+            self.cond.notify_all()
+
+    def _replace(self, w: _Worker, dead: bool = False) -> None:
+        if not dead:
+            self._kill(w, gentle=True)
+        fresh = self._start()
+        i = self.workers.index(w)
+        self.workers[i] = fresh
+
+    @staticmethod
+    def _kill(w: _Worker, gentle: bool = False) -> None:
+        if gentle:
+            w.proc.join(1)
+        if w.proc.is_alive():
+            w.proc.kill()
+        w.proc.join(5)
+        w.conn.close()
+        try:
+            os.unlink(w.log)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        with self.cond:
+            if self.closing:
+                return
+            self.closing = True
+            self.todo.clear()
+        try:
+            self.wake_w.send_bytes(b"x")
+        except OSError:
+            pass
+        self.thread.join(10)
+        for w in self.workers:
+            if w.job is None:
+                try:
+                    w.conn.send(None)
+                except OSError:
+                    pass
+        deadline = time.monotonic() + 2
+        for w in self.workers:
+            w.proc.join(max(0.0, deadline - time.monotonic()))
+            self._kill(w)
+        self.wake_r.close()
+        self.wake_w.close()
+        self.tmp.cleanup()

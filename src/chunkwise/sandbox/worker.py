@@ -1,0 +1,95 @@
+"""The worker process's loop: one item at a time under an address-space limit, stderr captured."""
+from __future__ import annotations
+
+import faulthandler
+import os
+import resource
+import signal
+import sys
+
+from chunkwise.sandbox.outcome import PASS_THROUGH, Failure, call, with_detail
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def _address_space() -> int | None:
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[0]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _set_soft_as(limit: int | None) -> None:
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if limit is None or (hard != resource.RLIM_INFINITY and limit > hard):
+        limit = hard
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def worker_main(conn, fn, memory_mb: int | None, log_path: str) -> None:
+    """Receive ``(index, item)``, reply ``(index, ok, value_or_failure, retire)``; exit on ``None``
+    or when the parent is gone. stderr goes to ``log_path``, emptied before each item, so the parent
+    can read what a crashing item printed (faulthandler's Python frames, a Rust panic message)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    os.environ["RUST_BACKTRACE"] = "0"  # a panic message, not 40 frames of Rust, in the failure detail
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # the pool is the parallelism
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    log = open(log_path, "w+b", buffering=0)
+    stderr = os.dup(2)
+    os.dup2(log.fileno(), 2)
+    faulthandler.enable(file=log, all_threads=False)
+    conn.send("ready")  # item clocks start now, not while this process was still importing
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        index, item = msg
+        log.truncate(0)
+        log.seek(0)
+        base = _address_space() if memory_mb is not None else None
+        if base is not None:
+            _set_soft_as(base + memory_mb * 1024 * 1024)
+        try:
+            value, failure = call(fn, item)
+        except PASS_THROUGH as exc:
+            value, failure = None, Failure("error", f"worker stopped: {type(exc).__name__}", type(exc).__name__)
+        finally:
+            if base is not None:
+                _set_soft_as(None)
+        retire = failure is not None and failure.kind in ("memory", "panic")  # native state may be poisoned
+        sys.stderr.flush()
+        if failure is not None and not failure.detail:
+            failure = with_detail(failure, read_log(log_path))
+        elif failure is None and os.fstat(log.fileno()).st_size:
+            _forward(log, stderr)  # warnings of items that succeeded reach the user as before
+        try:
+            conn.send((index, failure is None, value if failure is None else failure, retire))
+        except Exception as exc:  # noqa: BLE001 — an unpicklable result is this item's failure
+            conn.send((index, False, Failure("error", f"result cannot be sent back: {type(exc).__name__}: {exc}",
+                                             type(exc).__name__, str(exc)), False))
+        if retire:
+            return
+
+
+def _forward(log, fd: int) -> None:
+    sys.stderr.flush()
+    log.seek(0)
+    data = log.read()
+    try:
+        os.write(fd, data)
+    except OSError:
+        pass
+
+
+def read_log(path: str, limit: int = 4000) -> str:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return ""
+    return data[-limit:].decode("utf-8", "replace").strip()

@@ -1,0 +1,154 @@
+"""The contained pool with real hostile inputs: a segfault, a Rust panic, a hang, memory bombs."""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from chunkwise.sandbox import Failure, Limits, Pool, default_workers, run
+
+pytest.importorskip("markdown_it_pyrs")
+
+from hostile import GOOD, NESTED, PANIC, bomb, parse_rs, task  # noqa: E402
+
+LIMITS = Limits(memory_mb=256, seconds=5)
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with Pool(task, workers=2, limits=LIMITS) as p:
+        yield p
+
+
+def values(outcomes):
+    return [o.value for o in outcomes]
+
+
+def test_nested_quotes_really_segfault_markdown_it_pyrs_and_cost_one_item(pool):
+    clean = values(run(parse_rs, GOOD, workers=1))
+    out = list(pool.map([*GOOD[:3], NESTED, *GOOD[3:]]))
+    assert [o.index for o in out] == list(range(7))
+    bad = out[3]
+    assert bad.failure.kind == "crash" and "SIGSEGV" in bad.failure.reason, bad.failure
+    assert bad.item is NESTED or bad.item == NESTED
+    assert "markdown.py" in bad.failure.detail  # faulthandler's frames name where it died
+    assert values(out[:3] + out[4:]) == clean
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_rust_panic_is_a_per_item_failure(workers):
+    out = list(run(task, [GOOD[0], PANIC, GOOD[1]], workers=workers, limits=LIMITS))
+    assert [o.ok for o in out] == [True, False, True]
+    f = out[1].failure
+    assert f.kind == "panic" and f.error_type == "PanicException"
+    assert "index out of bounds" in f.reason
+    assert values([out[0], out[2]]) == values(run(parse_rs, GOOD[:2], workers=1))
+
+
+@pytest.mark.parametrize("bad", ["hang", "sleep"])
+def test_hang_is_stopped_at_the_time_limit(bad):
+    start = time.monotonic()
+    out = list(run(task, [GOOD[0], bad, GOOD[1]], workers=2, limits=Limits(memory_mb=256, seconds=1.5)))
+    took = time.monotonic() - start
+    assert out[1].failure.kind == "timeout" and "1.5 s" in out[1].failure.reason
+    assert out[0].ok and out[2].ok
+    assert 1.5 <= out[1].seconds < 5 and took < 10
+
+
+@pytest.mark.parametrize("bad", ["bomb", "grow"])
+def test_memory_blow_up_is_refused_at_the_limit(pool, bad):
+    bad = bomb() if bad == "bomb" else bad
+    out = list(pool.map([GOOD[0], bad, GOOD[1], bad, GOOD[2]]))
+    assert [o.ok for o in out] == [True, False, True, False, True]
+    assert out[1].failure.kind == "memory" and "MemoryError" in out[1].failure.reason
+    assert values([out[0], out[2], out[4]]) == values(run(parse_rs, GOOD[:3], workers=1))
+
+
+def test_exceptions_keep_type_and_message_and_workers_survive(pool):
+    out = list(pool.map(["raise", GOOD[0], "exit", "unpicklable", GOOD[1]]))
+    f = out[0].failure
+    assert (f.kind, f.error_type, f.message) == ("error", "ValueError", "bad front matter\nsecond line")
+    assert f.reason == "ValueError: bad front matter" and "Traceback" in f.detail
+    assert out[2].failure == Failure("crash", "worker exited with code 3")
+    assert out[3].failure.kind == "error" and "cannot be sent back" in out[3].failure.reason
+    assert out[1].ok and out[4].ok
+
+
+def test_one_worker_never_forks_and_still_catches_per_item():
+    seen = []
+
+    def local(item):  # not even picklable: nothing leaves this process
+        seen.append(os.getpid())
+        return task(item)
+
+    before = set(multiprocessing.active_children())
+    out = list(run(local, [GOOD[0], "raise", PANIC, GOOD[1]], workers=1))
+    assert [o.ok for o in out] == [True, False, False, True]
+    assert [o.failure.kind for o in out if not o.ok] == ["error", "panic"]
+    assert set(seen) == {os.getpid()} and set(multiprocessing.active_children()) == before
+
+
+def test_items_are_drawn_lazily_within_the_window(pool):
+    drawn = []
+
+    def source():
+        for i, text in enumerate(GOOD * 4):
+            drawn.append(i)
+            yield text
+
+    taken = 0
+    for out in pool.map(source(), window=3):
+        taken += 1
+        assert len(drawn) <= taken + 3
+    assert taken == 24
+
+
+def test_abandoning_a_map_stops_its_workers_and_the_pool_restarts():
+    start = time.monotonic()
+    with Pool(task, workers=2, limits=LIMITS) as p:
+        names = set()
+        for out in p.map([GOOD[0], "sleep", "sleep"] + GOOD):
+            names = {w.proc.name for w in p._procs.workers}
+            break  # with both workers asleep: closing must not wait for their time limit
+        assert p._procs is None or p._procs.closing
+        assert time.monotonic() - start < LIMITS.seconds
+        assert not [c for c in multiprocessing.active_children() if c.name in names]
+        assert values(p.map(GOOD[:2])) == values(run(parse_rs, GOOD[:2], workers=1))
+
+
+def test_limits_are_validated():
+    with pytest.raises(ValueError, match="at least 16"):
+        Limits(memory_mb=1)
+    with pytest.raises(ValueError, match="positive"):
+        Limits(seconds=0)
+    with pytest.raises(ValueError, match="at least 1"):
+        Pool(task, workers=0)
+    assert default_workers() >= 1
+
+
+BAD = ["raise", "bomb", PANIC, NESTED, "exit"]  # "bomb": the zlib bomb
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(st.sampled_from(range(len(GOOD))).map(lambda i: ("good", i)),
+                          st.sampled_from(range(len(BAD))).map(lambda i: ("bad", i))), max_size=10))
+def test_bad_items_never_change_the_others(pool, plan):
+    items = [GOOD[i] if kind == "good" else bomb() if BAD[i] == "bomb" else BAD[i] for kind, i in plan]
+    out = list(pool.map(items))
+    assert [o.index for o in out] == list(range(len(items)))
+    assert [o.ok for o in out] == [kind == "good" for kind, _ in plan]
+    good = [GOOD[i] for kind, i in plan if kind == "good"]
+    assert [o.value for o in out if o.ok] == values(run(parse_rs, good, workers=1))
+
+
+def test_pool_executor_puts_the_failure_where_the_item_was():
+    from chunkwise.sandbox import PoolExecutor
+
+    ex = PoolExecutor(2, on_failure=lambda item, f: ("failed", f.kind), limits=LIMITS)
+    got = list(ex.map(task, [GOOD[0], PANIC, NESTED, GOOD[1]]))
+    assert got[1:3] == [("failed", "panic"), ("failed", "crash")]
+    assert [got[0], got[3]] == values(run(parse_rs, GOOD[:2], workers=1))
