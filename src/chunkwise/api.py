@@ -138,11 +138,11 @@ def normalised_view(doc: Document):
 
     if doc.media_type in _MARKUP:
         norm = nm.Normalised.identity(doc.text)
-        for step in (nm.remove_invisible, nm.remove_soft_hyphens, nm.nfc):
+        for step in nm.CHARACTER_STEPS:
             norm = norm.then(step(norm.text))
     else:
         # running headers need evidence: with fewer than four pages a repeated line may be content
-        norm = nm.normalise_document(doc, strip_headers=len(doc.pages) >= 4)
+        norm = nm.normalise_document(doc, strip_headers=len(doc.pages) >= nm.MIN_PAGES)
     if norm.text == doc.text:
         return doc, None
     to_orig = norm.to_original

@@ -50,7 +50,9 @@ def test_repeated_body_line_is_not_a_header():
 
 
 def test_min_share():
-    pages = ["Draft\nbody a\n", "Draft\nbody b\n", "Final\nbody c\n", "Final\nbody d\n", "Final\nbody e\n"]
+    bodies = ["alpha", "beta", "gamma", "delta", "epsilon"]
+    pages = [f"{h}\na body line about {w}, longer than its header\n"
+             for h, w in zip(["Draft", "Draft", "Final", "Final", "Final"], bodies)]
     assert "Draft" not in find_repeated_lines(pages, min_share=0.6)
     assert "Final" in find_repeated_lines(pages, min_share=0.6)
     assert "Draft" in find_repeated_lines(pages, min_share=0.4)

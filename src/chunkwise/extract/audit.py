@@ -21,7 +21,7 @@ class AuditRow:
     replacement_chars: int = 0
     language: str = ""
     language_prob: float = 0.0
-    repeated_lines: tuple[str, ...] = ()
+    repeated_lines: tuple[str, ...] = ()  # running headers/footers removed before chunking, with page counts
     tables: int = 0
     needs_ocr: bool = False
     warnings: tuple[str, ...] = field(default=())
@@ -52,14 +52,12 @@ def _tables(doc: Document) -> int:
     return tables
 
 
-def _repeated(doc: Document) -> tuple[str, ...]:
-    if len(doc.pages) < 2:
-        return ()
-    try:
-        from chunkwise.normalise.headers import find_repeated_lines
-    except ImportError:  # pragma: no cover - normalise ships with the package
-        return ()
-    return tuple(sorted(find_repeated_lines([doc.text[p.start : p.end] for p in doc.pages])))
+def _running(doc: Document):
+    """What chunking removes as running headers/footers (the same rule and the same page minimum),
+    so the audit shows exactly which lines the chunks will not contain, or why none were removed."""
+    from chunkwise.normalise.headers import MIN_PAGES, RunningLines, running_lines
+
+    return running_lines(doc) if len(doc.pages) >= MIN_PAGES else RunningLines()
 
 
 def audit_document(doc: Document) -> AuditRow:
@@ -71,6 +69,9 @@ def audit_document(doc: Document) -> AuditRow:
     cid = text.count("(cid:")
     fffd = text.count("\ufffd")
     warnings = list(doc.warnings)
+    running = _running(doc)
+    if running.refused:
+        warnings.append(f"running headers not removed: {running.refused}")
     if cid and not any("(cid:" in w for w in warnings):
         warnings.append(f"{cid} '(cid:' glyph artifacts: the PDF's fonts lack a text mapping; consider OCR")
     if fffd and not any("U+FFFD" in w or "replacement" in w.lower() for w in warnings):
@@ -90,7 +91,7 @@ def audit_document(doc: Document) -> AuditRow:
         replacement_chars=fffd,
         language=lang,
         language_prob=prob,
-        repeated_lines=_repeated(doc),
+        repeated_lines=running.shown,
         tables=_tables(doc),
         needs_ocr=empty > 0,
         warnings=tuple(dict.fromkeys(warnings)),

@@ -5,11 +5,20 @@ says where a normalised span came from, so chunk offsets keep pointing into the 
 """
 from __future__ import annotations
 
-from chunkwise.normalise.headers import find_repeated_lines, line_key, strip_repeated_lines
+from chunkwise.normalise.headers import (
+    MIN_PAGES,
+    RunningLines,
+    find_repeated_lines,
+    line_key,
+    running_lines,
+    strip_repeated_lines,
+)
 from chunkwise.normalise.offsets import Normalised, OffsetMap, apply_edits
 from chunkwise.normalise.repair import (
+    CHARACTER_STEPS,
     STEPS,
     collapse_whitespace,
+    fold_ligatures,
     nfc,
     remove_invisible,
     remove_soft_hyphens,
@@ -18,6 +27,11 @@ from chunkwise.normalise.repair import (
 from chunkwise.types import Document
 
 __all__ = [
+    "CHARACTER_STEPS",
+    "MIN_PAGES",
+    "RunningLines",
+    "fold_ligatures",
+    "running_lines",
     "Normalised",
     "OffsetMap",
     "STEPS",

@@ -3,6 +3,7 @@
 Order matters and is fixed by ``STEPS``: invisible characters go first (a zero-width space between a
 letter and its accent would otherwise block NFC composition), soft hyphens before NFC (removing one can
 bring a letter and its combining mark together), NFC before hyphenation (so "é" is one lowercase letter),
+ligatures folded before hyphenation (so "ﬁ" is two lowercase letters),
 and whitespace last (earlier steps leave gaps). The composition is idempotent.
 """
 from __future__ import annotations
@@ -70,6 +71,20 @@ def nfc(text: str) -> Normalised:
     return apply_edits(text, edits)
 
 
+# Latin typographic ligatures (U+FB00-FB06) as PDFs emit them: "De\ufb01nition" must be found by
+# "Definition". Python's casefold() folds them, SQLite FTS5's unicode61 tokenizer does not, so the two
+# BM25 engines disagreed until the text itself was folded (queries are casefolded, which folds them too).
+LIGATURES = {chr(c): unicodedata.normalize("NFKC", chr(c)) for c in range(0xFB00, 0xFB07)}
+_LIGATURE_RE = re.compile(f"[{''.join(LIGATURES)}]")
+
+
+def fold_ligatures(text: str) -> Normalised:
+    """ﬀ ﬁ ﬂ ﬃ ﬄ ﬅ ﬆ -> ff fi fl ffi ffl st st; the letters of one ligature map to its position."""
+    if text.isascii() or not _LIGATURE_RE.search(text):
+        return Normalised.identity(text)
+    return apply_edits(text, [(m.start(), m.end(), LIGATURES[m.group()]) for m in _LIGATURE_RE.finditer(text)])
+
+
 def repair_hyphenation(text: str) -> Normalised:
     """Join a word hyphenated across a line break ("immi-\\ngration" -> "immigration") when both sides
     are lowercase letters; "well-\\nKnown" or "2024-\\n25" stay as they are."""
@@ -121,7 +136,9 @@ def _collapse_run(text: str, s: int, e: int, add) -> None:
         add((pos, e, ""))
 
 
-STEPS = (remove_invisible, remove_soft_hyphens, nfc, repair_hyphenation, collapse_whitespace)
+# Character repairs only: safe on Markdown and text, whose syntax (line breaks, spacing) must survive.
+CHARACTER_STEPS = (remove_invisible, remove_soft_hyphens, nfc, fold_ligatures)
+STEPS = (*CHARACTER_STEPS, repair_hyphenation, collapse_whitespace)
 
 
 def _is_word(ch: str) -> bool:
