@@ -12,7 +12,6 @@ the windows that hold a chunk missing its vector are encoded.
 """
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import json
 import os
@@ -24,7 +23,8 @@ from typing import Callable, Mapping, Sequence
 from chunkwise import api
 from chunkwise.config import ChunkConfig
 from chunkwise.enrich import build_records
-from chunkwise.enrich.acl import acl_regions
+from chunkwise.access import AccessTags, parse_acl_map
+from chunkwise.enrich.acl import plan_access
 from chunkwise.errors import ChunkwiseError, ConfigError
 
 
@@ -43,17 +43,6 @@ class IngestStats:
         return asdict(self)
 
 
-def acl_for(doc, default: Sequence[str], acl_map: Mapping[str, Sequence[str]] | None) -> tuple[str, ...]:
-    """Front matter ``acl`` first, then the first matching glob of the map, then the default."""
-    meta = (doc.metadata or {}).get("acl")
-    if meta:
-        return tuple(meta if isinstance(meta, (list, tuple)) else [meta])
-    for pattern, tags in (acl_map or {}).items():
-        if fnmatch.fnmatchcase(doc.doc_id, pattern):
-            return tuple(tags)
-    return tuple(default)
-
-
 def _now() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
@@ -64,8 +53,8 @@ def ingest(
     config: ChunkConfig | None = None,
     *,
     embedder=None,
-    acl: Sequence[str] = (),
-    acl_map: Mapping[str, Sequence[str]] | None = None,
+    acl: AccessTags | Sequence[str] | str = (),
+    acl_map: Mapping[str, AccessTags | Sequence[str] | str] | None = None,
     dry_run: bool = False,
     now: str | None = None,
     progress: Callable[[str], None] | None = None,
@@ -78,6 +67,8 @@ def ingest(
     from chunkwise.store import SQLiteStore
 
     config = config or ChunkConfig()
+    acl = AccessTags.parse(acl, "acl")  # one grammar for every entry point; bad tags fail before any work
+    acl_map = parse_acl_map(acl_map or {}, "acl_map")
     late = _late_encoder(embed_mode, embedder)
     _check_fits_model(config, embedder)
     now = now or _now()
@@ -92,7 +83,7 @@ def ingest(
         late_params = [late.max_tokens, DEFAULT_OVERLAP]
     # Everything besides the source bytes that decides a document's records; the same for the run.
     inputs = hashlib.sha256(json.dumps(
-        [config.fingerprint(), model, sorted(acl), sorted((k, list(v)) for k, v in (acl_map or {}).items()),
+        [config.fingerprint(), model, list(acl), sorted((k, list(v)) for k, v in acl_map.items()),
          *late_params]
     ).encode()).hexdigest()[:32]
     with SQLiteStore(db) as store:
@@ -117,8 +108,10 @@ def ingest(
                 if progress:
                     progress(item.doc_id)
                 try:
+                    access = plan_access(item, acl, acl_map)
+                    stats.errors.extend({"path": item.doc_id, "error": p} for p in access.problems)
                     _ingest_document(store, item, str(base), chunker, config, embedder, model,
-                                     acl_for(item, acl, acl_map), now, stats, dry_run, inputs, late)
+                                     access, now, stats, dry_run, inputs, late)
                 except ChunkwiseError as exc:
                     stats.errors.append({"path": item.doc_id, "error": str(exc)})
             if root.is_dir():
@@ -190,17 +183,17 @@ def _unchanged(src, known: dict, inputs: str) -> bool:
     return state is not None and state[0] == src.sha256 and state[1] == inputs
 
 
-def _ingest_document(store, doc, root, chunker, config, embedder, model, acl, now, stats, dry_run, inputs,
+def _ingest_document(store, doc, root, chunker, config, embedder, model, access, now, stats, dry_run, inputs,
                      late) -> None:
     state = store.document_state(doc.doc_id)
     if state is not None and state[0] == doc.sha256 and state[1] == inputs:
         stats.skipped_documents += 1
         stats.unchanged += state[2]
         return
-    regions = acl_regions(doc)
-    chunks = api.chunk_document(doc, api.for_document(chunker, doc), boundaries=[p for a, b, _ in regions for p in (a, b)])
+    regions = access.regions
+    chunks = api.chunk_document(doc, api.for_document(chunker, doc), boundaries=access.boundaries)
     records = build_records(doc, chunks, chunker=config.fingerprint(), header_mode=config.header,
-                            embed_model=model, acl=acl, now=now, regions=regions)
+                            embed_model=model, now=now, access=access)
     plan = None
     if late is not None:
         records, plan = _late_records(doc, chunks, records, regions, late)

@@ -56,7 +56,7 @@ def check(db: str | Path) -> CheckReport:
         r.chunks = store.count()
         r.duplicate_ids = q("SELECT count(*) - count(DISTINCT chunk_id) FROM chunks").fetchone()[0]
         r.empty_text = q("SELECT count(*) FROM chunks WHERE trim(text) = ''").fetchone()[0]
-        r.missing_acl = q("SELECT count(*) FROM chunks WHERE trim(acl) = ''").fetchone()[0]
+        r.missing_acl = q("SELECT count(*) FROM chunks WHERE acl IN ('', '[]')").fetchone()[0]
         r.ready = q("SELECT count(*) FROM chunks WHERE quality = 'ready'").fetchone()[0]
         r.review = r.chunks - r.ready
         for (rec,) in q("SELECT record FROM chunks WHERE quality = 'review'"):

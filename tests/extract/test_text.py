@@ -5,6 +5,8 @@ import codecs
 
 import pytest
 
+from chunkwise.access import AccessTags
+
 from chunkwise.errors import ConfigError, InputError
 from chunkwise.extract.text import decode, extract, front_matter
 
@@ -78,7 +80,7 @@ Body text.
 def test_front_matter_metadata_and_body_start():
     doc = extract(FM, "policies/leave.md", MD)
     assert doc.metadata == {
-        "title": "Leave policy", "id": "HR-0012", "acl": ["hr-team"], "updated_at": "2024-05-01",
+        "title": "Leave policy", "id": "HR-0012", "acl": AccessTags(("hr-team",)), "updated_at": "2024-05-01",
         "version": "1.10", "language": "en", "author": "Ana",
     }
     assert doc.doc_id == "HR-0012" and doc.source == "policies/leave.md" and doc.title == "Leave policy"
@@ -87,13 +89,15 @@ def test_front_matter_metadata_and_body_start():
 
 def test_front_matter_acl_list_and_scalars_kept_as_written():
     doc = extract(b"---\nid: 0012\nacl: [hr, 'finance']\ntitle: yes\n---\nx\n", "a.md", MD)
-    assert doc.metadata == {"id": "0012", "acl": ["hr", "finance"], "title": "yes"}
+    assert doc.metadata == {"id": "0012", "acl": AccessTags(("finance", "hr")), "title": "yes"}
 
 
 def test_malformed_yaml_warns_and_still_excludes_block():
     doc = extract(b"---\ntitle: [unclosed\n---\nBody\n", "a.md", MD)
-    assert doc.metadata == {} and doc.text[doc.body_start :] == "Body\n"
+    assert doc.text[doc.body_start :] == "Body\n"
     assert any("not valid YAML" in w for w in doc.warnings)
+    # Fail closed: the access tags the block may have held are unknown, so nothing may default.
+    assert set(doc.metadata) == {"acl_error"} and "not valid YAML at line 3" in doc.metadata["acl_error"]
 
 
 @pytest.mark.parametrize(

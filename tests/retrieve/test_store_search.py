@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from chunkwise.access import permitted
+from chunkwise.access import AccessTags, permitted
 from chunkwise.cli.main import main
 from chunkwise.config import ChunkConfig
 from chunkwise.embed import make_embedder
@@ -52,7 +52,7 @@ def store(tmp_path_factory):
 
 def all_rows(db):
     con = sqlite3.connect(db)
-    return {cid: (tuple(acl.split()), q) for cid, acl, q in con.execute("SELECT chunk_id, acl, quality FROM chunks")}
+    return {cid: (AccessTags.from_column(acl).tags, q) for cid, acl, q in con.execute("SELECT chunk_id, acl, quality FROM chunks")}
 
 
 def test_fts5_and_sparse_bm25_return_the_same_ranking(store):

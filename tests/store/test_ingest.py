@@ -138,7 +138,7 @@ def test_acl_change_retags_without_reembedding(tmp_path):
     s = ingest([root], db, CONFIG, embedder=emb, acl=("staff",))
     assert s.embedded == 0 and emb.calls == calls and s.metadata_updated == s.in_store
     tags = {r[0] for r in sqlite3.connect(db).execute("SELECT acl FROM chunks")}
-    assert tags == {"staff"}
+    assert tags == {'["staff"]'}
 
 
 def test_chunks_without_acl_are_marked_review(tmp_path):

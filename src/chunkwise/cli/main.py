@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from chunkwise import api
+from chunkwise.access import AccessTags, parse_acl_map
 from chunkwise.cli.output import emit_json, emit_jsonl, preview, table
 from chunkwise.config import BACKENDS, HEADERS, STRATEGIES, UNITS, ChunkConfig
 from chunkwise.errors import ChunkwiseError, ConfigError
@@ -136,13 +137,15 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     config = ChunkConfig(**{**_DEFAULTS, **chunking, **given})
     settings = conf.get("ingest", {})
     embedder = make_embedder(args.embedder or settings.get("embedder", "hashing"))
-    acl = tuple(t for t in (args.acl or ",".join(settings.get("acl", []))).split(",") if t.strip())
-    acl_map = settings.get("acl_map", {})
+    acl = (AccessTags.parse(args.acl, "--acl") if args.acl is not None
+           else AccessTags.parse(settings.get("acl"), f"{args.config}: [ingest] acl"))
+    acl_map = parse_acl_map(settings.get("acl_map", {}), f"{args.config}: [ingest] acl_map")
     if args.acl_map:
         try:
-            acl_map = json.loads(Path(args.acl_map).read_text(encoding="utf-8"))
+            raw_map = json.loads(Path(args.acl_map).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ConfigError(f"--acl-map {args.acl_map}: expected a JSON object of glob -> [tags] ({exc})") from exc
+        acl_map = parse_acl_map(raw_map, f"--acl-map {args.acl_map}")
     bar = None
     if sys.stderr.isatty() and not args.json:  # a progress bar for people, nothing for pipes and --json
         from tqdm import tqdm

@@ -6,6 +6,8 @@ from dataclasses import asdict, dataclass, replace
 from typing import Sequence
 
 from chunkwise import ids
+from chunkwise.access import AccessTags
+from chunkwise.enrich.acl import UNREADABLE, AccessPlan
 from chunkwise.types import Chunk, Document
 
 READY, REVIEW = "ready", "review"
@@ -66,30 +68,33 @@ def build_records(
     chunker: str,
     header_mode: str,
     embed_model: str,
-    acl: Sequence[str],
+    acl: AccessTags | Sequence[str] = (),
     now: str,
     language: str = "",
     source_uri: str | None = None,
-    regions: Sequence[tuple[int, int, tuple[str, ...]]] = (),
+    regions: Sequence[tuple[int, int, AccessTags]] = (),
+    access: AccessPlan | None = None,
 ) -> list[ChunkRecord]:
     """Records for one document's chunks. A chunk with no access tags is stored but marked ``review``
-    (fail closed: retrieval never serves it), as is a chunk the chunker flagged."""
+    (fail closed: retrieval never serves it), as is a chunk the chunker flagged, and every chunk of a
+    document whose access could not be read (``access.problems``: reason ``unreadable_acl``)."""
     meta = doc.metadata or {}
-    acl_tags = tuple(sorted({str(a) for a in acl if str(a).strip()}))
+    if access is None:
+        access = AccessPlan(AccessTags.parse(acl), tuple(regions))
     updated = str(meta.get("updated_at") or "")
     lang = str(meta.get("language") or language or "")
     seen: dict[str, int] = {}
     out: list[ChunkRecord] = []
-    from chunkwise.enrich.acl import tags_for
-
     for c in chunks:
-        chunk_acl = tags_for(c.start_char, c.end_char, regions, acl_tags)
+        chunk_acl = access.tags_for(c.start_char, c.end_char)
         chash = ids.hash_text(c.text)
         occurrence = seen[chash] = seen.get(chash, -1) + 1
         reasons = list(c.reasons)
         if c.needs_review and not reasons:
             reasons.append("needs_review")
-        if not chunk_acl:
+        if access.problems:
+            reasons.append(UNREADABLE)
+        elif not chunk_acl:
             reasons.append("missing_acl")
         if not c.text.strip():
             reasons.append("empty_text")
@@ -106,7 +111,7 @@ def build_records(
             doc_updated_at=updated,
             ingested_at=now,
             language=lang,
-            acl=chunk_acl,
+            acl=chunk_acl.tags,
             content_hash=chash,
             embed_model=embed_model,
             embed_key=ids.embed_key(embed_model, c.embed_text),

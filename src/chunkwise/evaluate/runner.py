@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
+from chunkwise.access import AccessTags
 from chunkwise.config import ChunkConfig
 from chunkwise.errors import ConfigError
 from chunkwise.evaluate import metrics as m
@@ -116,7 +117,8 @@ def evaluate_chunking(chunk: ChunkConfig, runs: Sequence[tuple[str, str]], docs:
     with Retriever(db, generator_tokenizer=settings.generator_tokenizer) as r:
         # Evaluation scores chunking, not permissions: ask as a reader holding every tag in the store
         # (front matter ``acl`` replaces the eval tag on some documents).
-        groups = sorted({t for (acl,) in r.db.execute("SELECT DISTINCT acl FROM chunks") for t in acl.split()}) or [EVAL_GROUP]
+        groups = sorted({t for (acl,) in r.db.execute("SELECT DISTINCT acl FROM chunks")
+                         for t in AccessTags.from_column(acl)}) or [EVAL_GROUP]
         for mode, expand in runs:
             results, answers, seconds, tokens = [], [], [], []
             for q in questions:

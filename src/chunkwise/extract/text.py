@@ -8,7 +8,9 @@ UTF-8 is a one-minute fix. Blocks are left empty: the chunker parses Markdown it
 
 Markdown front matter (``---`` ... ``---`` or ``...`` at the very top) is read with PyYAML's
 ``BaseLoader``, as safe as ``safe_load`` but keeping every scalar as written: ``safe_load`` would turn
-``id: 0012`` into 10 (octal), ``version: 1.10`` into 1.1 and ``title: yes`` into True.
+``id: 0012`` into 10 (octal), ``version: 1.10`` into 1.1 and ``title: yes`` into True. ``acl`` becomes
+an ``AccessTags``; when the block or its ``acl`` cannot be read, ``metadata["acl_error"]`` says why
+and the document is stored for review (never under a default tag).
 """
 from __future__ import annotations
 
@@ -114,24 +116,44 @@ def _parse_yaml(block: str, source: str) -> tuple[dict, list[str]]:
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" at line {where.line + 2}" if where is not None else ""
-        return {}, [f"{source}: front matter is not valid YAML{at}; metadata ignored (the block stays out of chunks)"]
+        msg = f"{source}: front matter is not valid YAML{at}; its access tags cannot be read (held for review)"
+        return {"acl_error": msg}, [msg]
     if data is None:
         return {}, []
     if not isinstance(data, dict):
-        return {}, [f"{source}: front matter is not a key: value mapping; metadata ignored"]
+        msg = f"{source}: front matter is not a key: value mapping; its access tags cannot be read (held for review)"
+        return {"acl_error": msg}, [msg]
     meta, warnings = {}, []
+    if "acl" in data:
+        # Fail closed: an acl that is present but unreadable must not fall back to a default.
+        try:
+            meta["acl"] = _acl(data["acl"], source)
+        except ConfigError as exc:
+            meta["acl_error"] = str(exc)
+            warnings.append(f"{exc} (held for review)")
     for key in _KEEP:
         value = data.get(key)
-        if value is None or (isinstance(value, str) and value.strip() in _NULLS):
+        if key == "acl" or value is None or (isinstance(value, str) and value.strip() in _NULLS):
             continue
-        if key == "acl":
-            value = [value] if isinstance(value, str) else value
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                warnings.append(f"{source}: front matter acl must be a name or a list of names; ignored")
-                continue
-            meta[key] = [v.strip() for v in value if v.strip() not in _NULLS]
-        elif isinstance(value, str):
+        if isinstance(value, str):
             meta[key] = value.strip()
         else:
             warnings.append(f"{source}: front matter {key} must be a single value, not a list or mapping; ignored")
     return meta, warnings
+
+
+def _acl(value, source: str):
+    """Front matter ``acl``: a comma-separated string or a list of tags (see ``chunkwise.access``).
+    An empty or null acl names nobody: an error, not "use the default"."""
+    from chunkwise.access import AccessTagError, AccessTags
+
+    where = f"{source}: front matter acl"
+    if not isinstance(value, (str, list)) or (isinstance(value, list) and not all(isinstance(v, str) for v in value)):
+        raise AccessTagError(f"{where} must be a tag, a comma-separated string or a list of tags, "
+                             "not a mapping or nested list")
+    if isinstance(value, str) and value.strip() in _NULLS:
+        value = None
+    tags = AccessTags.parse(value if value is not None else [], where)
+    if not tags:
+        raise AccessTagError(f"{where} is empty: say which groups may read the document")
+    return tags

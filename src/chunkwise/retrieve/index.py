@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
-from chunkwise.access import READY, normalise_groups
+from chunkwise.access import READY, caller_groups
 from chunkwise.errors import ConfigError
 from chunkwise.retrieve.bm25 import SparseBM25, query_terms
 from chunkwise.retrieve.dense import DenseMatrix, normalise
@@ -27,7 +27,7 @@ def check_mode(mode: str) -> str:
 
 
 def check_groups(groups) -> tuple[str, ...]:
-    g = normalise_groups(groups)
+    g = caller_groups(groups).tags
     if not g:
         raise ConfigError("no access groups given: pass the caller's groups (e.g. --groups staff,sre); "
                           "chunks are only served to callers sharing one of their tags")

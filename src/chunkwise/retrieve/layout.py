@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from chunkwise.access import normalise_groups
+from chunkwise.access import caller_groups
 
 
 @dataclass
@@ -45,7 +45,7 @@ class AccessLayout:
 
     def slices(self, groups) -> list[tuple[int, int]]:
         """Contiguous [start, end) position ranges the caller may see, adjacent ranges joined."""
-        chosen = sorted({s for g in normalise_groups(groups) for s in self.by_tag.get(g, ())})
+        chosen = sorted({s for g in caller_groups(groups) for s in self.by_tag.get(g, ())})
         out: list[tuple[int, int]] = []
         for s in chosen:
             a, b = self.bounds[s]
@@ -61,7 +61,7 @@ class AccessLayout:
         """Boolean array over positions; cached per group set (callers repeat their groups)."""
         import numpy as np
 
-        key = normalise_groups(groups)
+        key = caller_groups(groups).tags
         m = self._masks.get(key)
         if m is None:
             m = np.zeros(self.size, dtype=bool)

@@ -11,7 +11,7 @@ import importlib.util
 import json
 from typing import Callable, Sequence
 
-from chunkwise.access import acl_match, permitted
+from chunkwise.access import AccessTags, acl_match, permitted
 from chunkwise.errors import ConfigError, ExpansionError
 from chunkwise.retrieve.bm25 import fts_match
 from chunkwise.retrieve.context import assemble
@@ -41,7 +41,7 @@ _HIT_SQL = """SELECT c.rowid, c.chunk_id, c.doc_id, c.chunk_index, c.record, c.t
 def _item(row) -> Item:
     cid, doc, idx, record, text, embed_text, acl, quality, uri, version = row
     rec = json.loads(record)
-    return Item(cid, doc, idx, rec["start_char"], rec["end_char"], text, embed_text, tuple(acl.split()), quality,
+    return Item(cid, doc, idx, rec["start_char"], rec["end_char"], text, embed_text, AccessTags.from_column(acl).tags, quality,
                 rec.get("source_uri") or uri, tuple(rec.get("heading_path") or ()), rec.get("page"),
                 rec.get("section_id", ""), rec.get("source_version", ""))
 
@@ -115,7 +115,7 @@ class Retriever:
                 if want_vectors and row[3] is None:
                     continue  # a chunk whose vector is missing cannot be ranked by similarity
                 keys.append(row[0])
-                tags.append(tuple(row[1].split()))
+                tags.append(AccessTags.from_column(row[1]).tags)
                 texts.append(row[2])
                 if want_vectors:
                     blobs.append(row[3])

@@ -89,4 +89,13 @@ CREATE TRIGGER chunks_au AFTER UPDATE OF embed_text, acl_index ON chunks BEGIN
 END;
 """))
 
+# Access tags as values (chunkwise.access): the ``acl`` column becomes a JSON array of canonical tags
+# (a space-joined column read back split "hr managers" into "hr" and "managers"); the FTS tokens are
+# rebuilt from it. Records whose tags break the grammar go to review (``chunkwise_acl_record``).
+MIGRATIONS.append((4, "access tags as a JSON array of canonical tags", """
+UPDATE chunks SET record = chunkwise_acl_record(record, acl, quality);
+UPDATE chunks SET acl = chunkwise_acl_column(record), quality = json_extract(record, '$.quality');
+UPDATE chunks SET acl_index = chunkwise_acl_index(acl, quality);
+"""))
+
 LATEST = MIGRATIONS[-1][0]

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from chunkwise.access import acl_index
+from chunkwise.access import AccessTags, acl_index
 from chunkwise.errors import ChunkwiseError, ConfigError
 from chunkwise.store.schema import LATEST, MIGRATIONS
 
@@ -30,6 +30,9 @@ class SQLiteStore:
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.create_function("chunkwise_acl_index", 2, acl_index, deterministic=True)
+        self.db.create_function("chunkwise_acl_record", 3, migrate_acl_record, deterministic=True)
+        self.db.create_function("chunkwise_acl_column", 1, lambda rec: AccessTags.from_column(
+            json.dumps(json.loads(rec).get("acl") or [], ensure_ascii=False)).column(), deterministic=True)
         self._migrate()
 
     def close(self) -> None:
@@ -166,9 +169,10 @@ class SQLiteStore:
 def _row(r: dict) -> tuple:
     # The texts live in their own columns (FTS indexes embed_text); the JSON holds everything else.
     meta = {k: v for k, v in r.items() if k not in ("text", "embed_text")}
+    tags = AccessTags.parse(r["acl"], f"chunk {r['chunk_id']}")
     return (r["chunk_id"], r["doc_id"], r["chunk_index"], json.dumps(meta, ensure_ascii=False, sort_keys=True),
-            r["text"], r["embed_text"], r["embed_model"], r["embed_key"], " ".join(r["acl"]), r["quality"], r["size"],
-            acl_index(r["acl"], r["quality"]))
+            r["text"], r["embed_text"], r["embed_model"], r["embed_key"], tags.column(), r["quality"], r["size"],
+            tags.index(r["quality"]))
 
 
 def _statements(sql: str) -> list[str]:
@@ -183,3 +187,19 @@ def _statements(sql: str) -> list[str]:
     if "\n".join(buf).strip():
         out.append("\n".join(buf).strip())
     return out
+
+
+def migrate_acl_record(record: str, acl: str, quality: str) -> str:
+    """Schema 4: a stored record with its tags in the grammar of ``chunkwise.access`` (from the
+    record's list, else the old space-joined column). Tags that do not follow the grammar leave the
+    chunk with no tags, in ``review``."""
+    from chunkwise.access import AccessTagError
+
+    rec = json.loads(record)
+    rec.setdefault("quality", quality)
+    try:
+        rec["acl"] = list(AccessTags.parse(list(rec["acl"] if "acl" in rec else acl.split())).tags)
+    except AccessTagError:
+        rec["acl"], rec["quality"] = [], "review"
+        rec["reasons"] = sorted(set(rec.get("reasons") or []) | {"unreadable_acl"})
+    return json.dumps(rec, ensure_ascii=False, sort_keys=True)
