@@ -126,3 +126,97 @@ def test_missing_selectolax_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "selectolax.lexbor", None)
     with pytest.raises(DependencyError, match=r"chunkwise\[html\]"):
         html.extract(b"<p>x</p>", "x.html")
+
+
+# ---------------------------------------------------------------- main content judged by trafilatura
+
+PROSE = ("The harbour committee met on the first Monday of the month to review the logbooks, the repairs "
+         "to the eastern pier and the accounts of the lamp-oil fund, as it had done for forty years. ")
+
+
+def _news_page(article: str, wrap: str = "main") -> str:
+    """A realistic page: site chrome around one long article, furniture inside the article."""
+    return f"""<!doctype html><html lang="de"><head><title>Hafen</title></head><body>
+<header><a href="/">Hafenblatt</a><nav><a href="/a">Politik</a> <a href="/b">Sport</a></nav></header>
+<div class="cookie"><a href="/c">Cookies</a></div>
+<{wrap}>{article}</{wrap}>
+<div class="sidebar"><h3>Beliebt</h3><ul><li><a href="/x">Ein anderer Artikel über etwas</a></li>
+<li><a href="/y">Noch ein Artikel, den man lesen könnte</a></li></ul></div>
+<footer><a href="/impressum">Impressum</a> <a href="/ds">Datenschutz</a></footer></body></html>"""
+
+
+def _article(extra: str = "") -> str:
+    return f"""<article><h1>Neue Mole für den Nordhafen</h1><p class="date">31. Mai 2012</p>
+<div class="share"><a href="/fb">Facebook</a> <a href="/tw">Tweet</a></div>
+<p>{PROSE * 3}</p>
+<h2>Die Kosten <span class="mw-editsection">[<a href="/edit">edit</a>]</span></h2>
+<p>{PROSE * 2}</p>
+<ul><li>Granit aus Bornholm</li><li>Stahlspundwand</li></ul>
+<table><tr><th>Posten</th><th>Euro</th></tr><tr><td>Mole</td><td>4,2 Mio.</td></tr></table>
+<pre><code class="language-python">def tide(hour):
+    return hour % 12</code></pre>
+<p>{KNOWN_HTML} {PROSE * 2}</p>{extra}</article>"""
+
+
+def test_article_inside_aside_is_kept_and_chrome_dropped(tmp_path):
+    doc = _extract(tmp_path, _news_page(_article(), wrap="aside"))
+    assert doc.text.count(KNOWN_HTML) == 1 and doc.text.startswith("Neue Mole für den Nordhafen")
+    for gone in ("Hafenblatt", "Politik", "Impressum", "Datenschutz", "Cookies", "Beliebt", "anderer Artikel"):
+        assert gone not in doc.text, gone
+    assert_spans(doc)
+
+
+@pytest.mark.parametrize("wrap", ["main", "div", "aside", "section"])
+def test_furniture_inside_the_article_is_dropped_structure_kept(tmp_path, wrap):
+    doc = _extract(tmp_path, _news_page(_article(), wrap=wrap))
+    for gone in ("31. Mai 2012", "Facebook", "Tweet", "[edit]", "edit"):
+        assert gone not in doc.text, (wrap, gone)
+    heads = [(b.text, b.level) for b in doc.blocks if b.kind == "heading"]
+    assert heads == [("Neue Mole für den Nordhafen", 1), ("Die Kosten", 2)]
+    items = [doc.text[b.start : b.end] for b in doc.blocks if b.kind == "list_item"]
+    assert items == ["Granit aus Bornholm", "Stahlspundwand"]
+    (table,) = [b for b in doc.blocks if b.kind == "table"]
+    assert table.meta["header"] == ["Posten", "Euro"]
+    (code,) = [b for b in doc.blocks if b.kind == "code"]
+    assert code.meta == {"lang": "python"} and "return hour % 12" in doc.text[code.start : code.end]
+    assert doc.text.count(KNOWN_HTML) == 1
+    assert_spans(doc)
+
+
+HIDING = ["font-size:1px", "font-size: 0.5px", "font-size:0", "position:absolute; left:-9999px",
+          "text-indent:-10000px", "position:absolute; clip: rect(0 0 0 0)", "clip-path: inset(50%)",
+          "color: transparent", "color: rgba(0, 0, 0, 0)", "opacity:0.0", "max-height:0"]
+
+
+@pytest.mark.parametrize("style", HIDING)
+def test_invisible_text_is_never_extracted(tmp_path, style):
+    carrier = f'<p style="{style}">{INJECTION}</p>'
+    for page in (_news_page(_article(carrier)), f"<p>Visible</p>{carrier}"):  # judged and short pages
+        doc = _extract(tmp_path, page)
+        assert INJECTION not in doc.text and "Ignore previous" not in doc.text, style
+        assert "Visible" in doc.text or KNOWN_HTML in doc.text
+
+
+@pytest.mark.parametrize("cls", ["sr-only", "visually-hidden", "screen-reader-text", "d-none"])
+def test_screen_reader_only_text_is_not_extracted(tmp_path, cls):
+    doc = _extract(tmp_path, _news_page(_article(f'<span class="x {cls}">{INJECTION}</span>')))
+    assert INJECTION not in doc.text and KNOWN_HTML in doc.text
+
+
+def test_visible_small_print_is_kept(tmp_path):
+    doc = _extract(tmp_path, '<p style="font-size:12px; color: #333; left: 10px">Readable</p>')
+    assert doc.text == "Readable"
+
+
+def test_without_trafilatura_tag_rules_still_drop_chrome(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "trafilatura", None)
+    doc = _extract(tmp_path, _news_page(_article(), wrap="main"))
+    assert KNOWN_HTML in doc.text and "Impressum" not in doc.text and "Politik" not in doc.text
+    assert any("trafilatura is not installed" in w for w in doc.warnings)
+
+
+def test_main_content_off_keeps_every_visible_block(tmp_path):
+    path = tmp_path / "p.html"
+    path.write_text(_news_page(_article()), encoding="utf-8")
+    doc = html.extract(path.read_bytes(), "p.html", main_content=False)
+    assert "31. Mai 2012" in doc.text and "Impressum" not in doc.text  # chrome by tag still dropped

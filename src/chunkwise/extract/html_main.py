@@ -1,0 +1,104 @@
+"""Which blocks of a page are its main content: trafilatura decides, chunkwise keeps the structure.
+
+trafilatura (Apache-2.0, maintained, the reference on web main-content benchmarks) is good at
+telling an article from page furniture but its output loses structure chunkwise needs: short lists
+and tables vanish, code loses its language, and its text is not the text our offsets index. So it
+is used as a *judge*: it reads the already-sanitised page (hidden elements removed first, so it never
+sees an injection carrier), and each candidate block from our own walk is kept when trafilatura kept
+its words. Blocks trafilatura dropped between two kept blocks — a list, a table, a code sample inside
+the article — are kept too unless they look like furniture (link lists, date lines, share bars).
+"""
+from __future__ import annotations
+
+import re
+
+from chunkwise.extract.html_walk import Candidate
+
+COVERED = 0.5  # a block is trafilatura's when this share of its word trigrams is in its output
+LINKY = 0.5  # a block with this share of its text in links is a link list (navigation, related posts)
+MAX_FURNITURE_CHARS = 80
+CHROME_MIN_CHARS = 40  # text in nav/aside/footer the judge kept must be at least this long
+PROSE_CHARS = 120  # a paragraph this long with few links is prose, even where the judge dropped it  # date lines, bylines, share prompts are short
+
+_WORD = re.compile(r"\w+")
+_MONTHS = (r"jan|feb|mär|mar|apr|ma[iy]|jun|jul|aug|sep|o[ck]t|nov|de[cz]|janvier|février|mars|avril|juin"
+           r"|juillet|août|septembre|octobre|novembre|décembre|enero|febrero|marzo|abril|mayo|junio|julio"
+           r"|agosto|septiembre|octubre|noviembre|diciembre|stycz|lut|mar|kwie|maj|czerw|lip|sierp|wrze|paźdz"
+           r"|listop|grud")
+_DATE = re.compile(r"\b\d{1,2}\s*[./-]\s*\d{1,2}\s*[./-]\s*\d{2,4}\b|\b\d{4}-\d{2}-\d{2}\b"
+                   rf"|\b\d{{1,2}}\.?\s+(?:{_MONTHS})\w*\.?(?:\s+\d{{4}})?|\b(?:{_MONTHS})\w*\.?\s+\d{{1,2}},?\s+\d{{4}}",
+                   re.I)
+_FURNITURE = re.compile(
+    r"^(?:impressum|imprint|datenschutz(?:erklärung)?|privacy(?: policy)?|kontakt|contact(?: us)?|cookies?"
+    r"|agb|terms(?: of (?:use|service))?|disclaimer|sitemap|newsletter|login|log in|sign in|sign up|register"
+    r"|share(?: this| on \w+)?|teilen|tweet|facebook|twitter|whatsapp|pinterest|linkedin|e-?mail|print|drucken"
+    r"|top|nach oben|back to top|zurück|weiter|more|mehr|read more|weiterlesen|advertisement|anzeige|werbung"
+    r"|comments?|kommentare?|\d+ (?:comments?|kommentare?))\W*$", re.I)
+
+
+def main_text(sanitised_html: str) -> str:
+    """trafilatura's plain-text main content of a page ("" when it finds none)."""
+    import trafilatura  # the html extra; imported on first use
+
+    text = trafilatura.extract(sanitised_html, include_comments=False, include_tables=True,
+                               include_formatting=False, include_links=False, include_images=False,
+                               deduplicate=False, favor_recall=True)
+    return text or ""
+
+
+def furniture(c: Candidate, judged: bool) -> bool:
+    """Page furniture by shape: a date line, a lone "Impressum" or "Share"; and, among blocks the
+    judge did not keep, link lists."""
+    if c.kind in ("code", "table"):
+        return False
+    text = c.body
+    if c.links >= LINKY and not judged:
+        return True
+    if len(text) > MAX_FURNITURE_CHARS:
+        return False
+    if _FURNITURE.match(text.strip()):
+        return True
+    dates = _DATE.findall(text)
+    return bool(dates) and len(_WORD.findall(_DATE.sub(" ", text))) <= 4
+
+
+def select(cands: list[Candidate], main: str) -> list[Candidate]:
+    """The candidates that are main content according to ``main`` (trafilatura's text)."""
+    words = _WORD.findall(main.lower())
+    grams = {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
+    joined = f" {' '.join(words)} "
+    kept = [_covered(c, grams, joined) for c in cands]
+    hits = [i for i, k in enumerate(kept) if k]
+    if not hits:
+        return []
+    first, last = hits[0], hits[-1]
+    out = []
+    for i, c in enumerate(cands):
+        if kept[i]:
+            if not furniture(c, True) and not (c.chrome and _slight(c)):
+                out.append(c)
+        elif first < i < last and _structure(c) and not furniture(c, False):
+            out.append(c)  # structure inside the article that trafilatura dropped
+    return out
+
+
+def _slight(c: Candidate) -> bool:
+    """Too short or too linky to be article text found in page chrome (menus, breadcrumbs)."""
+    return c.links >= LINKY or (c.kind != "heading" and len(c.plain) < CHROME_MIN_CHARS)
+
+
+def _structure(c: Candidate) -> bool:
+    """Lists, tables, code and real prose inside the article survive the judge's size cut-offs."""
+    if c.kind in ("list_item", "table", "code"):
+        return True
+    return c.kind == "paragraph" and len(c.body) >= PROSE_CHARS and c.links < 0.2
+
+
+def _covered(c: Candidate, grams: set, joined: str) -> bool:
+    words = _WORD.findall(c.plain.lower())
+    if not words:
+        return False
+    if len(words) < 3:
+        return f" {' '.join(words)} " in joined
+    own = [tuple(words[i : i + 3]) for i in range(len(words) - 2)]
+    return sum(g in grams for g in own) >= COVERED * len(own)

@@ -1,0 +1,254 @@
+"""The HTML tree walk: visible elements → candidate blocks (headings, paragraphs, list items, code,
+tables) in reading order, each with the share of its text that sits inside links.
+
+Candidates are not yet text: ``html_main`` decides which of them are the page's main content and
+``emit`` writes the kept ones, so every offset points into the text that is finally returned.
+The walk skips non-content (script, style, forms, ...), page chrome and everything hidden, with an
+explicit stack (deep nesting cannot overflow).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from chunkwise.extract.builder import TextBuilder
+
+NEVER = frozenset({"script", "style", "iframe", "noscript", "template", "svg", "head", "object",
+                   "embed", "canvas", "button", "select", "textarea", "input", "math"})
+CHROME = frozenset({"nav", "aside", "footer"})
+_CHROME_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search"})
+HEADINGS = {f"h{n}": n for n in range(1, 7)}
+_BLOCKS = frozenset({"address", "article", "blockquote", "body", "dd", "details", "dialog", "div", "dl",
+                     "dt", "fieldset", "figcaption", "figure", "header", "hr", "html", "li", "main", "ol",
+                     "p", "section", "summary", "ul", "center", "hgroup", "aside", "nav", "footer"})
+# Hidden is anything a reader never sees: hidden text is a classic prompt-injection carrier.
+_HIDDEN_STYLE = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)"
+    r"|(?:opacity|font-size|line-height|max-height|max-width)\s*:\s*(?:0+(?:\.0*)?|\.0+)[a-z%]*\s*(?:;|!|$)"
+    r"|font-size\s*:\s*(?:0*\.\d+|1)(?:px|pt)\s*(?:;|!|$)"  # 1px text is unreadable
+    r"|(?:^|[;\s])(?:left|top|right|bottom|text-indent|margin-left|margin-top)\s*:\s*-\d{3,}"  # off-screen
+    r"|(?:^|[;\s])(?:left|top)\s*:\s*\d{5,}"
+    r"|clip\s*:\s*rect\(\s*0[a-z]*\s*,?\s*0[a-z]*\s*,?\s*0[a-z]*\s*,?\s*0[a-z]*\s*\)"
+    r"|clip-path\s*:\s*inset\(\s*(?:50|100)%"
+    r"|(?:^|[;\s])color\s*:\s*(?:transparent|rgba\([^)]*,\s*0(?:\.0*)?\s*\)|#[0-9a-f]{6}00\b|#[0-9a-f]{3}0\b)"
+    r"|transform\s*:\s*scale\(\s*0(?:\.0*)?\s*\)",
+    re.I)
+_HIDDEN_CLASS = re.compile(r"(?:^|\s)(?:sr-only|visually-hidden|visuallyhidden|screen-reader-text"
+                           r"|screen-reader-only|hidden|hide|d-none|invisible|offscreen)(?:\s|$)", re.I)
+# Page furniture that sits *inside* articles: Wikipedia's "[edit]" links, share-button bars.
+_FURNITURE_CLASS = re.compile(r"(?:^|\s)(?:mw-editsection|share|shares|sharing|share-buttons|social-share"
+                              r"|social-sharing|sharedaddy|addtoany|a2a_kit|shariff|print-link)(?:\s|$)", re.I)
+_WS = re.compile(r"[ \t\n\r\f]+")
+_LANG_CLASS = re.compile(r"(?:^|\s)(?:language|lang)-([\w+#.-]+)")
+_PROSE = "p, h1, h2, h3, h4, h5, h6, article, main"
+_MAIN = "article, main, [role=main]"
+_EXIT = object()  # stack marker: leaving a block container
+
+
+@dataclass
+class Candidate:
+    kind: str  # heading | paragraph | list_item | code | table | caption
+    body: str = ""
+    level: int = 0
+    title: str = ""
+    meta: dict = field(default_factory=dict)
+    rows: list[list[str]] | None = None  # a table's cell texts
+    links: float = 0.0  # share of the text inside <a>
+    chrome: bool = False  # found inside nav/aside/footer/a page header (walked only when judged)
+
+    @property
+    def plain(self) -> str:
+        if self.rows is not None:
+            return " ".join(c for r in self.rows for c in r)
+        return self.body
+
+
+def hidden(node) -> bool:
+    attrs = node.attributes
+    return ("hidden" in attrs or (attrs.get("aria-hidden") or "").strip().lower() == "true"
+            or bool(_HIDDEN_STYLE.search(attrs.get("style") or ""))
+            or bool(_HIDDEN_CLASS.search(attrs.get("class") or "")))
+
+
+def holds_main(node) -> bool:
+    """Chrome that wraps an article (an article inside <aside>) is the article's container, not chrome."""
+    return node.css_first(_MAIN) is not None
+
+
+def non_content(node) -> bool:
+    """Never content, whatever the page: scripts, widgets, closed dialogs, hidden elements."""
+    tag = node.tag
+    if tag in NEVER or (tag == "dialog" and "open" not in node.attributes):
+        return True
+    if tag == "form" and node.css_first(_PROSE) is None:  # a page-wide ASP.NET form wraps prose
+        return True
+    return hidden(node) or bool(_FURNITURE_CLASS.search(node.attributes.get("class") or ""))
+
+
+def skip(node, inside: bool, chrome_too: bool = True) -> bool:
+    """Non-content, or (``chrome_too``) page chrome (nav, aside, footer, a header outside the
+    article) that holds no article. A <header> inside <article>/<main> holds its title."""
+    if non_content(node):
+        return True
+    if not chrome_too:
+        return False
+    return chrome(node, inside) and not holds_main(node)
+
+
+def chrome(node, inside: bool) -> bool:
+    tag = node.tag
+    role = (node.attributes.get("role") or "").strip().lower()
+    return tag in CHROME or (tag == "header" and not inside) or role in _CHROME_ROLES
+
+
+def _children(node):
+    return list(node.iter(include_text=True))
+
+
+def text_of(node, inside: bool, keep_space: bool = False) -> str:
+    """Visible text under ``node``; whitespace collapsed unless ``keep_space`` (for <pre>)."""
+    parts: list[str] = []
+    stack = list(reversed(_children(node)))
+    while stack:
+        n = stack.pop()
+        if n.is_text_node:
+            parts.append(n.text_content or "")
+        elif n.is_element_node and not skip(n, inside):
+            if n.tag == "br":
+                parts.append("\n")
+            stack.extend(reversed(_children(n)))
+    text = "".join(parts)
+    return text if keep_space else _WS.sub(" ", text).strip()
+
+
+def candidates(root, chrome_too: bool = True) -> list[Candidate]:
+    """Every visible block under ``root``, in document order; page chrome skipped unless
+    ``chrome_too`` is False (when a judge decides what is content)."""
+    walker = _Walker(chrome_too)
+    walker.run(root)
+    return walker.out
+
+
+class _Walker:
+    def __init__(self, chrome_too: bool) -> None:
+        self.chrome_too = chrome_too
+        self.out: list[Candidate] = []
+        self.buf: list[str] = []
+        self.link_chars = 0
+        self.ctx: list[tuple[str, int]] = [("paragraph", 0)]
+        self.chrome_ctx: list[bool] = [False]
+
+    def run(self, root) -> None:
+        inside = root.tag in ("main", "article") or (root.attributes.get("role") or "") == "main"
+        stack: list = [(c, 0, inside, False, False) for c in reversed(_children(root))]
+        while stack:
+            item = stack.pop()
+            if item is _EXIT:
+                self.flush()
+                self.ctx.pop()
+                self.chrome_ctx.pop()
+                continue
+            node, depth, inside, link, in_chrome = item
+            if node.is_text_node:
+                text = node.text_content or ""
+                self.buf.append(text)
+                self.link_chars += len(text.strip()) if link else 0
+            elif node.is_element_node and not skip(node, inside, self.chrome_too):
+                self.element(node, depth, inside, link, in_chrome, stack)
+        self.flush()
+
+    def element(self, node, depth: int, inside: bool, link: bool, in_chrome: bool, stack: list) -> None:
+        tag = node.tag
+        if tag in HEADINGS or tag in ("pre", "table"):
+            self.flush()
+            self.atom(node, inside, in_chrome)
+            return
+        if tag == "br":
+            self.buf.append(" ")
+            return
+        if tag in _BLOCKS:
+            self.flush()
+            self.ctx.append(("list_item", max(depth, 1)) if tag == "li" else self.ctx[-1])
+            stack.append(_EXIT)
+        depth += tag in ("ul", "ol")
+        inside = inside or tag in ("main", "article")
+        link = link or tag == "a"
+        in_chrome = in_chrome or (chrome(node, inside) and not holds_main(node))
+        if tag in _BLOCKS:
+            self.chrome_ctx.append(in_chrome)
+        stack.extend((c, depth, inside, link, in_chrome) for c in reversed(_children(node)))
+
+    def flush(self) -> None:
+        """Inline text gathered so far becomes one paragraph or list item."""
+        text = _WS.sub(" ", "".join(self.buf)).strip()
+        links, self.link_chars = self.link_chars, 0
+        self.buf.clear()
+        if text:
+            kind, level = self.ctx[-1]
+            share = min(1.0, links / max(1, len(text.replace(" ", ""))))
+            self.out.append(Candidate(kind, text, level, links=share, chrome=self.chrome_ctx[-1]))
+
+    def atom(self, node, inside: bool, in_chrome: bool) -> None:
+        found: list[Candidate] = []
+        if node.tag in HEADINGS:
+            if title := text_of(node, inside):
+                found.append(Candidate("heading", title, HEADINGS[node.tag], title))
+        elif node.tag == "pre":
+            if code := _code(node, inside):
+                found.append(code)
+        else:
+            caption = node.css_first("caption")
+            if caption is not None and not skip(caption, inside) and (text := text_of(caption, inside)):
+                found.append(Candidate("caption", text))
+            if rows := _rows(node, inside):
+                found.append(Candidate("table", rows=rows))
+        for c in found:
+            c.chrome = in_chrome
+        self.out.extend(found)
+
+
+def _code(pre, inside: bool) -> Candidate | None:
+    """A fenced block; the fence outgrows any backtick run inside the code."""
+    code = text_of(pre, inside, keep_space=True).strip("\n").rstrip()
+    if not code.strip():
+        return None
+    lang = ""
+    for node in (pre, pre.css_first("code")):
+        if node is not None and (m := _LANG_CLASS.search(node.attributes.get("class") or "")):
+            lang = m.group(1)
+            break
+    fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", code)), default=0))
+    return Candidate("code", f"{fence}{lang}\n{code}\n{fence}", meta={"lang": lang}, title=code)
+
+
+def _rows(table, inside: bool) -> list[list[str]]:
+    """This table's own rows (not a nested table's), as cell texts."""
+    trs = []
+    for child in _children(table):
+        if child.tag == "tr":
+            trs.append(child)
+        elif child.tag in ("thead", "tbody", "tfoot") and not skip(child, inside):
+            trs += [c for c in _children(child) if c.tag == "tr"]
+    rows = []
+    for tr in trs:
+        if skip(tr, inside):
+            continue
+        cells = [text_of(c, inside) for c in _children(tr) if c.tag in ("th", "td") and not skip(c, inside)]
+        if any(cells):
+            rows.append(cells)
+    return rows
+
+
+def emit(kept: list[Candidate]) -> TextBuilder:
+    """The kept candidates as document text: blocks joined by a blank line, tables as pipe rows."""
+    out = TextBuilder()
+    for c in kept:
+        if c.kind == "table":
+            out.table(c.rows or [])
+        elif c.kind == "heading":
+            out.block("heading", c.body, c.level, c.title)
+        elif c.kind == "code":
+            out.block("code", c.body, meta=dict(c.meta))
+        else:
+            out.block("paragraph" if c.kind == "caption" else c.kind, c.body, c.level)
+    return out
