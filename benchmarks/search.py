@@ -453,7 +453,9 @@ def profile(path: Path, queries, k: int, what: str, budget: int) -> None:
         index = sp.index()
         if what in ("bm25", "dense", "hybrid"):
             call = lambda q, g: sp.rank(q, g, k, what)  # noqa: E731
-            matched = [index.bm25.scores(query_terms(q))[0] for q, _ in queries]
+            everything = np.ones(len(index), dtype=bool)
+            matched = [index.bm25.scores(query_terms(q), everything, index.bm25.stats(everything), False)[0]
+                       for q, _ in queries]
             print(f"rows with a BM25 score per query: mean {np.mean([m.size for m in matched]):,.0f} "
                   f"of {len(index):,}; permitted among them: "
                   f"{np.mean([index.layout.mask(g)[m].sum() for m, (_, g) in zip(matched, queries)]):,.0f}")

@@ -38,10 +38,30 @@ def test_sparse_bm25_equals_the_written_out_formula():
     docs = [list(rng.choice(WORDS, size=rng.integers(1, 30))) for _ in range(60)]
     bm = SparseBM25.build((" ".join(d) for d in docs), len(docs))
     query = ["alpha", "kappa", "mu", "unknown"]
-    pos, vals = bm.scores(query)
+    pos, vals = _all(bm, query)
     got = np.zeros(len(docs))
     got[pos] = vals
     assert np.allclose(got, reference_bm25(docs, query), rtol=1e-5)
+
+
+def _all(bm, terms, informative=True):
+    everything = np.ones(bm.n_rows, dtype=bool)
+    return bm.scores(terms, everything, bm.stats(everything), informative)
+
+
+def test_sparse_bm25_scores_a_subset_as_if_the_rest_did_not_exist():
+    """The side channel closed: the statistics are the permitted rows' own."""
+    rng = np.random.default_rng(4)
+    docs = [list(rng.choice(WORDS, size=rng.integers(1, 30))) for _ in range(80)]
+    mask = rng.random(len(docs)) < 0.4
+    bm = SparseBM25.build((" ".join(d) for d in docs), len(docs))
+    query = ["alpha", "kappa", "mu"]
+    pos, vals = bm.scores(query, mask, bm.stats(mask), informative=False)
+    assert mask[pos].all()
+    sub = [d for d, m in zip(docs, mask) if m]
+    want = dict(zip(np.flatnonzero(mask).tolist(), reference_bm25(sub, query)))
+    got = dict(zip(pos.tolist(), vals.tolist()))
+    assert got == pytest.approx({p: v for p, v in want.items() if v > 0}, rel=1e-5)
 
 
 def test_sparse_bm25_ranks_like_sqlite_fts5():
@@ -53,7 +73,7 @@ def test_sparse_bm25_ranks_like_sqlite_fts5():
     bm = SparseBM25.build(docs, len(docs))
     for q in ("alpha gamma", "theta", "mu lambda kappa"):
         fts = dict(db.execute("SELECT rowid, -bm25(f) FROM f WHERE f MATCH ?", (" OR ".join(q.split()),)))
-        pos, vals = bm.scores(q.split())
+        pos, vals = _all(bm, q.split(), informative=False)
         mine = dict(zip(pos.tolist(), vals.tolist()))
         assert mine.keys() == fts.keys()
         for r in fts:
@@ -64,7 +84,7 @@ def test_terms_at_the_idf_floor_are_left_out_unless_nothing_else_is_left():
     assert keep_informative(["the", "rollback"], {"the": 50, "rollback": 3}, 100) == ["rollback"]
     assert keep_informative(["the", "a"], {"the": 50, "a": 90}, 100) == ["the", "a"]
     bm = SparseBM25.build(["the cat", "the dog", "the cow", "a bird"], 4)
-    pos, _ = bm.scores(["the", "cat"])
+    pos, _ = _all(bm, ["the", "cat"])
     assert pos.tolist() == [0]  # "the" is in 3 of 4 rows: its idf is FTS5's floor
 
 

@@ -35,6 +35,24 @@ class AccessPlan:
     default: AccessTags
     regions: tuple[Region, ...] = ()
     problems: tuple[str, ...] = ()
+    paths: tuple[tuple[str, ...], ...] = ()  # heading path of each region's section
+
+    def visible_path(self, path: tuple[str, ...], start: int, end: int) -> tuple[str, ...]:
+        """``path`` less every heading whose own section some reader of ``[start, end)`` may not
+        read: a restricted parent's heading never reaches a more widely readable child's chunks."""
+        tags = set(self.tags_for(start, end).tags)
+        if not tags or not self.regions:
+            return path
+        inside = [(p, set(t.tags)) for (a, b, t), p in zip(self.regions, self.paths) if a <= start and end <= b]
+        out = []
+        for depth in range(1, len(path) + 1):
+            governing = set(self.default.tags)
+            for p, t in inside:  # outermost first: the innermost region over this heading wins
+                if len(p) <= depth and path[: len(p)] == p:
+                    governing = t
+            if tags <= governing:
+                out.append(path[depth - 1])
+        return tuple(out)
 
     def tags_for(self, start: int, end: int) -> AccessTags:
         """The tags of the innermost region holding ``[start, end)``; the document's otherwise."""
@@ -65,20 +83,26 @@ def plan_access(doc: Document, default: AccessTags, acl_map: Mapping[str, Access
     else:
         mapped = map_tags(doc.doc_id, acl_map)
         tags = mapped if mapped is not None else AccessTags.parse(default)
-    regions, marker_problems = acl_regions(doc)
+    regions, marker_problems, paths = _regions(doc)
     problems.extend(marker_problems)
-    return AccessPlan(tags, tuple(regions), tuple(problems))
+    return AccessPlan(tags, tuple(regions), tuple(problems), tuple(paths))
 
 
 def acl_regions(doc: Document) -> tuple[list[Region], list[str]]:
     """``(start, end, tags)`` for every section that declares tags (innermost last), and a problem
     for every marker that is not honoured or cannot be read."""
+    regions, problems, _ = _regions(doc)
+    return regions, problems
+
+
+def _regions(doc: Document):
     if doc.media_type != "text/markdown" or not _ANY_MARKER.search(doc.text, doc.body_start):
-        return [], []
+        return [], [], []
     text = doc.text
     parsed = parse_markdown(text)
     sections = parsed.sections
     out: list[Region] = []
+    paths: list[tuple[str, ...]] = []
     problems: list[str] = []
     honoured: set[int] = set()
     literal: list[tuple[int, int]] = []
@@ -108,6 +132,7 @@ def acl_regions(doc: Document) -> tuple[list[Region], list[str]]:
                 end = later.start
                 break
         out.append((sec.start, end, tags))
+        paths.append(tuple(sec.heading_path))
     for m in _ANY_MARKER.finditer(text, doc.body_start):
         at = m.start()
         if at in honoured or any(a <= at < b for a, b in literal) or _in_inline_code(text, at):
@@ -115,7 +140,7 @@ def acl_regions(doc: Document) -> tuple[list[Region], list[str]]:
         line = text.count("\n", 0, at) + 1
         problems.append(f"{doc.source} line {line}: access marker not honoured here (it must be the first line "
                         "under a heading, on its own, not in a quote or list); the document is held for review")
-    return out, problems
+    return out, problems, paths
 
 
 def _in_inline_code(text: str, at: int) -> bool:

@@ -87,6 +87,8 @@ def build_records(
     out: list[ChunkRecord] = []
     for c in chunks:
         chunk_acl = access.tags_for(c.start_char, c.end_char)
+        path = access.visible_path(tuple(c.heading_path), c.start_char, c.end_char)
+        embed_text = c.embed_text if path == tuple(c.heading_path) else _redact_header(c.embed_text, c.heading_path, path)
         chash = ids.hash_text(c.text)
         occurrence = seen[chash] = seen.get(chash, -1) + 1
         reasons = list(c.reasons)
@@ -103,7 +105,7 @@ def build_records(
             doc_id=doc.doc_id,
             source_uri=source_uri or doc.source,
             chunk_index=c.index,
-            heading_path=tuple(c.heading_path),
+            heading_path=path,
             start_char=c.start_char,
             end_char=c.end_char,
             page=c.page,
@@ -114,9 +116,9 @@ def build_records(
             acl=chunk_acl.tags,
             content_hash=chash,
             embed_model=embed_model,
-            embed_key=ids.embed_key(embed_model, c.embed_text),
+            embed_key=ids.embed_key(embed_model, embed_text),
             text=c.text,
-            embed_text=c.embed_text,
+            embed_text=embed_text,
             size=c.size,
             title=str(meta.get("title") or ""),
             author=str(meta.get("author") or ""),
@@ -128,3 +130,21 @@ def build_records(
             section_id=ids.section_id(doc.doc_id, tuple(c.heading_path), c.section),
         ))
     return out
+
+
+def _redact_header(embed_text: str, old: Sequence[str], new: Sequence[str]) -> str:
+    """The contextual header with the path ``old`` replaced by ``new`` (headings a reader of the
+    chunk may not see removed). The header is the text before the body: at most its first two
+    lines (``path``: the joined path; ``full``: "Source: ..." then "Section: <path>"). The header
+    only shrinks, so the chunk stays within the cap."""
+    joined = " > ".join(old)
+    at = embed_text.find(joined + "\n") if joined else -1
+    if at < 0 or embed_text.count("\n", 0, at) > 1:
+        return embed_text  # no path in the header (modes none/title, or shortened to the last heading)
+    before = embed_text[:at]
+    rest = embed_text[at + len(joined) + 1 :]
+    if new:
+        return f"{before}{' > '.join(new)}\n{rest}"
+    if before.endswith("Section: "):
+        before = before[: -len("Section: ")]
+    return before + rest if before else rest

@@ -1,9 +1,11 @@
-"""BM25 two ways: SQLite FTS5 (nothing to load, good to ~100k chunks) and an in-memory sparse
-scorer (bm25s-style: per-term postings with precomputed weights, mask before top-k), which the
-measurements in issue 5 show is the one that stays near 10 ms at a million chunks.
+"""BM25 two ways: SQLite FTS5 (good to ~100k chunks) and an in-memory sparse scorer (bm25s-style
+per-term postings, mask before top-k), which stays near 10 ms at a million chunks.
 
-Both index the *embedded* text (contextual header included) and use k1=1.2, b=0.75 with the
-Robertson–Spärck Jones idf that FTS5 uses, so they rank alike. Tokens are Unicode letters and
+No side channel: the statistics a score uses (row count, document frequency, mean length) are those
+of the rows *the caller may see*, never the whole table, so a permitted chunk scores the same
+whatever forbidden documents hold. Both engines score with ``term_weights`` (k1=1.2, b=0.75, the
+Robertson–Spärck Jones idf that FTS5 uses) over the embedded text's own length (access tokens not
+counted): the same scores from either engine. Tokens are Unicode letters and
 digits, case-folded: the same split as FTS5's unicode61 tokenizer (diacritics aside).
 """
 from __future__ import annotations
@@ -48,7 +50,7 @@ def keep_informative(terms: list[str], df: dict[str, int], n_docs: int) -> list[
     return kept or terms
 
 
-def idf(n_docs: int, df):
+def idf(n_docs, df):
     """FTS5's idf: log((N - df + 0.5) / (df + 0.5)), floored at a small positive value so a word in
     most documents still counts a little (FTS5 uses 1e-6)."""
     import numpy as np
@@ -57,34 +59,56 @@ def idf(n_docs: int, df):
     return np.maximum(value, 1e-6)
 
 
+def term_weights(tf, lengths, df: int, n_docs: int, avgdl: float):
+    """BM25 contribution of one term in each row holding it: ``tf`` and ``lengths`` per row, and
+    the statistics (document frequency, row count, mean length) *of the rows the caller may see*.
+    The one formula both engines score with, so a score never depends on a forbidden row."""
+    import numpy as np
+
+    tf = np.asarray(tf, dtype=np.float64)
+    norm = K1 * (1 - B + B * np.asarray(lengths, dtype=np.float64) / (avgdl or 1.0))
+    return idf(n_docs, df) * tf * (K1 + 1) / (tf + norm)
+
+
+def fts5_term_frequency(score, idf_all, length_all, avgdl_all):
+    """Invert FTS5's ``bm25()`` of a one-phrase query back to the term's count in the row.
+
+    FTS5's score is ``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * D / avgdl))`` with its *own*
+    (whole-table) idf, row length D and mean length over all columns; given those, ``tf`` follows
+    exactly (rounded: it is an integer). This is how the FTS5 engine gets per-row term counts while
+    the filter stays inside ``MATCH`` and FTS5 keeps its tokenizer."""
+    import numpy as np
+
+    x = -np.asarray(score, dtype=np.float64) / idf_all  # FTS5 reports bm25 negated
+    k = K1 * (1 - B + B * np.asarray(length_all, dtype=np.float64) / avgdl_all)
+    return np.maximum(np.rint(x * k / np.maximum(K1 + 1 - x, 1e-12)), 1.0)
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Collection statistics of what one caller may see."""
+
+    rows: int
+    avgdl: float
+
+
 @dataclass
 class SparseBM25:
+    """Postings with raw term counts; weights are computed per query from the caller's statistics."""
+
     vocab: dict[str, int]
     indptr: "object"  # term t's postings are positions[indptr[t]:indptr[t+1]]
     positions: "object"
-    weights: "object"  # precomputed BM25 contribution of the term in that row
+    tf: "object"  # term count in that row (float32)
+    lengths: "object"  # tokens per row (float64), by position
     n_rows: int
-    floor: "object" = None  # per term: idf at the floor (in half the collection or more)
 
     @classmethod
-    def build(cls, texts: Iterable[str], n_rows: int, background: Iterable[str] = ()) -> "SparseBM25":
-        """Index ``texts`` (in index-position order). One pass to map tokens to ids, then numpy.
-
-        ``background`` texts are counted in the collection statistics (N, document frequencies,
-        mean length) but never returned: rows a store holds but may not serve, so scores equal
-        what FTS5 computes over the whole table."""
+    def build(cls, texts: Iterable[str], n_rows: int) -> "SparseBM25":
+        """Index ``texts`` (in index-position order). One pass to map tokens to ids, then numpy."""
         import numpy as np
 
         vocab: dict[str, int] = {}
-        bg_df: dict[int, int] = {}
-        bg_rows = bg_len = 0
-        for text in background:
-            bg_rows += 1
-            toks = tokenize(text)
-            bg_len += len(toks)
-            for t in set(toks):
-                i = vocab.setdefault(t, len(vocab))
-                bg_df[i] = bg_df.get(i, 0) + 1
         rows: list = []
         terms: list = []
         lengths = np.zeros(n_rows, dtype=np.float64)
@@ -95,41 +119,48 @@ class SparseBM25:
                 terms.append(np.asarray(ids, dtype=np.int64))
                 rows.append(np.full(len(ids), pos, dtype=np.int64))
         if not terms:
-            return cls(vocab, np.zeros(len(vocab) + 1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32), n_rows)
+            return cls(vocab, np.zeros(len(vocab) + 1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32),
+                       lengths, n_rows)
         term = np.concatenate(terms)
         row = np.concatenate(rows)
         key, tf = np.unique(term * n_rows + row, return_counts=True)  # sorted by term, then row
         term, row = key // n_rows, key % n_rows
         df = np.bincount(term, minlength=len(vocab))
-        total_df = df.copy()
-        for i, c in bg_df.items():
-            total_df[i] += c
-        avg = (lengths.sum() + bg_len) / (n_rows + bg_rows) if n_rows + bg_rows else 1.0
-        norm = K1 * (1 - B + B * lengths[row] / (avg or 1.0))
-        weights = (idf(n_rows + bg_rows, total_df)[term] * tf * (K1 + 1) / (tf + norm)).astype(np.float32)
         indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
-        floor = 2 * total_df >= n_rows + bg_rows
-        return cls(vocab, indptr, row.astype(np.int32 if n_rows < 2**31 else np.int64), weights, n_rows, floor)
+        return cls(vocab, indptr, row.astype(np.int32 if n_rows < 2**31 else np.int64), tf.astype(np.float32),
+                   lengths, n_rows)
 
-    def scores(self, terms: Sequence[str], informative: bool = True):
-        """(positions with a non-zero score, their scores) for the given query terms; with
-        ``informative``, terms at the idf floor are skipped when others remain (see at_floor)."""
+    def stats(self, mask) -> Stats:
+        n = int(mask.sum())
+        return Stats(n, float(self.lengths[mask].sum() / n) if n else 1.0)
+
+    def scores(self, terms: Sequence[str], mask, stats: Stats, informative: bool = True):
+        """(positions with a non-zero score, their scores) among the positions ``mask`` admits, for
+        the given query terms, scored with the statistics of those positions alone. With
+        ``informative``, terms at the idf floor *among them* are skipped when others remain."""
         import numpy as np
 
-        ids = [self.vocab[t] for t in terms if t in self.vocab]
-        if informative and self.floor is not None:
-            ids = [i for i in ids if not self.floor[i]] or ids
-        if not ids:
+        postings = []
+        for t in terms:
+            if t not in self.vocab:
+                continue
+            i = self.vocab[t]
+            pos = self.positions[self.indptr[i]:self.indptr[i + 1]]
+            keep = mask[pos]
+            if keep.any():
+                postings.append((pos[keep], self.tf[self.indptr[i]:self.indptr[i + 1]][keep]))
+        if informative:
+            postings = [p for p in postings if not at_floor(stats.rows, len(p[0]))] or postings
+        if not postings:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        if len(ids) == 1:
-            a, b = self.indptr[ids[0]], self.indptr[ids[0] + 1]
-            return self.positions[a:b].astype(np.int64), self.weights[a:b]
-        pos = np.concatenate([self.positions[self.indptr[t]:self.indptr[t + 1]] for t in ids])
-        w = np.concatenate([self.weights[self.indptr[t]:self.indptr[t + 1]] for t in ids])
+        pos = np.concatenate([p for p, _ in postings]).astype(np.int64)
+        w = np.concatenate([term_weights(tf, self.lengths[p], len(p), stats.rows, stats.avgdl) for p, tf in postings])
+        if len(postings) == 1:
+            return pos, w.astype(np.float32)
         total = np.bincount(pos, weights=w, minlength=self.n_rows)
         hit = np.flatnonzero(total)
         return hit, total[hit].astype(np.float32)
 
     @property
     def nbytes(self) -> int:
-        return int(self.indptr.nbytes + self.positions.nbytes + self.weights.nbytes)
+        return int(self.indptr.nbytes + self.positions.nbytes + self.tf.nbytes + self.lengths.nbytes)

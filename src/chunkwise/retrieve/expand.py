@@ -92,6 +92,7 @@ def expand_parent(source: ChunkSource, passage: Passage, groups, *, budget: int 
     family = [r for r in rows if r.section_id in sections]
     denied = [r for r in family if not permitted(r.acl, r.quality, groups)]
     if denied:
-        raise ParentNotPermitted(f"{passage.doc_id}: the enclosing section has {len(denied)} chunk(s) the caller "
-                                 f"may not read (e.g. {denied[0].chunk_id}); serving the retrieved chunk alone")
+        # Nothing about the forbidden part (its ids, how many chunks) is said to the caller.
+        raise ParentNotPermitted(f"{passage.doc_id}: the enclosing section holds text the caller may not read; "
+                                 "serving the retrieved chunk alone")
     return _fit(_grow(passage, family), budget, measure)

@@ -36,7 +36,7 @@ def check_groups(groups) -> tuple[str, ...]:
 
 class SearchIndex:
     def __init__(self, keys: Sequence, tags: Sequence[tuple[str, ...]], tiebreak: Sequence[int], *,
-                 texts: Iterable[str] | None = None, vectors=None, background: Iterable[str] = ()) -> None:
+                 texts: Iterable[str] | None = None, vectors=None) -> None:
         """``keys[i]``, ``tags[i]``, ``tiebreak[i]``, ``texts``/``vectors`` row i: one servable row each.
         ``tiebreak``: integers, smaller wins a tie (e.g. the rank of the chunk id in sorted order)."""
         import numpy as np
@@ -48,7 +48,8 @@ class SearchIndex:
         self.bm25: SparseBM25 | None = None
         if texts is not None:
             texts = list(texts)
-            self.bm25 = SparseBM25.build((texts[i] for i in order), len(order), background)
+            self.bm25 = SparseBM25.build((texts[i] for i in order), len(order))
+        self._stats: dict = {}
         self.dense: DenseMatrix | None = None
         if vectors is not None:
             rows = normalise(vectors)
@@ -63,11 +64,15 @@ class SearchIndex:
         if self.bm25 is None:
             raise ConfigError("this index was built without texts; BM25 needs them (build with texts=...)")
         terms = query_terms(query)
+        mask = self.layout.mask(groups)  # the mask, before scoring: forbidden rows are not counted
+        key = caller_groups(groups).tags
+        stats = self._stats.get(key)
+        if stats is None:
+            if len(self._stats) >= 32:
+                self._stats.pop(next(iter(self._stats)))
+            stats = self._stats[key] = self.bm25.stats(mask)
         for informative in (True, False):
-            pos, vals = self.bm25.scores(terms, informative)
-            if pos.size:
-                keep = self.layout.mask(groups)[pos]  # the mask, before the top-k
-                pos, vals = pos[keep], vals[keep]
+            pos, vals = self.bm25.scores(terms, mask, stats, informative)
             if pos.size >= k:
                 break  # else: rows matching only the skipped common terms are needed to reach k
         return self._top(pos, vals, k)

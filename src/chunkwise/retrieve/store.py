@@ -1,8 +1,9 @@
 """Search over a chunkwise SQLite store: rank, resolve, merge, expand, assemble.
 
-BM25 runs in SQLite FTS5 by default, the access filter inside ``MATCH`` (nothing to load; good to
-about 100k chunks), or in memory with the sparse scorer (``bm25="sparse"``: built once per
-Retriever, ~10 ms at a million chunks). Dense search loads the permitted-servable vectors once into
+BM25 runs in SQLite FTS5 by default, the access filter inside ``MATCH`` (retrieve/fts.py: only row
+sizes and tags are loaded; good to about 100k chunks), or in memory with the sparse scorer
+(``bm25="sparse"``: built once per Retriever, ~10 ms at a million chunks). Either way a score is
+computed from the rows the caller may see (no side channel through BM25 statistics). Dense search loads the permitted-servable vectors once into
 an access-ordered matrix. Only the top rows are read back from SQLite to build hits.
 """
 from __future__ import annotations
@@ -11,9 +12,9 @@ import importlib.util
 import json
 from typing import Callable, Sequence
 
-from chunkwise.access import AccessTags, acl_match, permitted
+from chunkwise.access import AccessTags, permitted
 from chunkwise.errors import ConfigError, ExpansionError
-from chunkwise.retrieve.bm25 import fts_match
+from chunkwise.retrieve.fts import FTSRanker
 from chunkwise.retrieve.context import assemble
 from chunkwise.retrieve.expand import expand_neighbours, expand_parent
 from chunkwise.retrieve.fusion import rrf
@@ -74,8 +75,7 @@ class Retriever:
         self.embedder = embedder
         self.tokenizer_name, self.sizer = generator_sizer(generator_tokenizer)
         self._index: SearchIndex | None = None
-        self._rows: int | None = None
-        self._df: dict[str, int] = {}
+        self.fts = FTSRanker(self.store)
 
     def close(self) -> None:
         self.store.close()
@@ -105,9 +105,7 @@ class Retriever:
             import numpy as np
 
             want_vectors = self.embedder is not None
-            # FTS5's bm25() measures row length over all columns, access tokens included; the sparse
-            # index counts them too so both engines give the same scores.
-            sql = ("SELECT c.rowid, c.acl, c.embed_text || ' ' || c.acl_index" + (", v.vector" if want_vectors else "")
+            sql = ("SELECT c.rowid, c.acl, c.embed_text" + (", v.vector" if want_vectors else "")
                    + " FROM chunks c" + (" LEFT JOIN vectors v ON v.embed_key = c.embed_key" if want_vectors else "")
                    + " WHERE c.acl_index != '' ORDER BY c.rowid")
             keys, tags, texts, blobs = [], [], [], []
@@ -123,47 +121,8 @@ class Retriever:
             if want_vectors and blobs:
                 vectors = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
             sparse = self.bm25_backend == "sparse"
-            # Rows that can never be served still count in BM25's statistics, as they do in FTS5.
-            background = (t for (t,) in self.db.execute("SELECT embed_text FROM chunks WHERE acl_index = ''")) if sparse else ()
-            self._index = SearchIndex(keys, tags, keys, texts=texts if sparse else None, vectors=vectors,
-                                      background=background)
+            self._index = SearchIndex(keys, tags, keys, texts=texts if sparse else None, vectors=vectors)
         return self._index
-
-    def _informative(self, query: str) -> list[str]:
-        """Query terms less the ones at the idf floor (see bm25.at_floor), looked up in FTS5's own
-        vocabulary. The row count is read once per Retriever."""
-        from chunkwise.retrieve.bm25 import keep_informative, query_terms
-
-        terms = query_terms(query)
-        if len(terms) < 2:
-            return terms
-        if self._rows is None:
-            self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunkwise_vocab USING fts5vocab(main, 'chunks_fts', 'row')")
-            self._rows = self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        # fts5vocab counts a term's documents by walking its posting list: the common terms that
-        # recur in every query are counted once per Retriever (like the row count).
-        todo = [t for t in terms if t not in self._df]
-        if todo:
-            self._df.update({t: 0 for t in todo})
-            self._df.update(self.db.execute(
-                f"SELECT term, doc FROM temp.chunkwise_vocab WHERE term IN ({','.join('?' * len(todo))})", todo))
-        return keep_informative(terms, self._df, self._rows)
-
-    def _rank_fts(self, query: str, groups, n: int) -> list[tuple[int, float]]:
-        from chunkwise.retrieve.bm25 import query_terms
-
-        terms, informative = query_terms(query), self._informative(query)
-        out: list[tuple[int, float]] = []
-        for chosen in ([informative, terms] if informative != terms else [terms]):
-            match = fts_match(query, acl_match(groups), chosen)
-            if match is None:
-                return []
-            rows = self.db.execute(
-                "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank, rowid LIMIT ?", (match, n))
-            out = [(rowid, -rank) for rowid, rank in rows]
-            if len(out) >= n:
-                break  # else rows matching only the skipped common terms are needed to reach n
-        return out
 
     def _query_vector(self, query: str):
         if self.embedder is None:
@@ -175,7 +134,7 @@ class Retriever:
         """Top ``n`` (rowid, score) the caller may see; the filter is inside every query."""
         if mode == "bm25":
             if self.bm25_backend == "fts5":
-                return self._rank_fts(query, groups, n)
+                return self.fts.rank(query, groups, n)
             return self.index().rank_bm25(query, groups, n)
         if mode == "dense":
             return self.index().rank_dense(self._query_vector(query), groups, n)

@@ -112,6 +112,25 @@ class SQLiteStore:
             raise ValueError(table)
         return self.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
 
+    # -- lexical search primitives (FTS5) -------------------------------------------------------
+    def fts_row_sizes(self) -> Iterator[tuple[int, int, int]]:
+        """``(rowid, tokens in embed_text, tokens in all columns)`` of every FTS row, from FTS5's own
+        per-row sizes (so lengths are counted by the tokenizer that indexed them)."""
+        for rowid, blob in self.db.execute("SELECT id, sz FROM chunks_fts_docsize"):
+            sizes = _varints(blob)
+            yield rowid, (sizes[0] if sizes else 0), sum(sizes)
+
+    def servable_tags(self) -> Iterator[tuple[int, str]]:
+        """``(rowid, acl column)`` of every row that may be served to someone."""
+        return iter(self.db.execute("SELECT rowid, acl FROM chunks WHERE acl_index != '' ORDER BY rowid"))
+
+    def fts_count(self, match: str) -> int:
+        return self.db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (match,)).fetchone()[0]
+
+    def fts_scored(self, match: str) -> list[tuple[int, float]]:
+        """``(rowid, FTS5 rank)`` of every row matching; the rank is FTS5's ``bm25(1.0, 0.0)``."""
+        return self.db.execute("SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ?", (match,)).fetchall()
+
     def vector(self, embed_key: str) -> list[float] | None:
         row = self.db.execute("SELECT dim, vector FROM vectors WHERE embed_key = ?", (embed_key,)).fetchone()
         return list(struct.unpack(f"<{row[0]}f", row[1])) if row else None
@@ -203,3 +222,17 @@ def migrate_acl_record(record: str, acl: str, quality: str) -> str:
         rec["acl"], rec["quality"] = [], "review"
         rec["reasons"] = sorted(set(rec.get("reasons") or []) | {"unreadable_acl"})
     return json.dumps(rec, ensure_ascii=False, sort_keys=True)
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite varints (FTS5's docsize record: one token count per column)."""
+    out, value, i = [], 0, 0
+    n = len(blob)
+    while i < n:
+        byte = blob[i]
+        i += 1
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            out.append(value)
+            value = 0
+    return out
