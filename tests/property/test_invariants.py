@@ -1,7 +1,8 @@
 """Invariants for every strategy and every sizer, on generated text (hypothesis).
 
 1. offsets are the truth: ``chunk.text == text[start:end]``;
-2. the hard cap holds on the embedded text, and ``size`` is what the sizer really measures;
+2. the hard cap holds on the embedded text, in units and in characters (``char_cap``), and ``size``
+   is what the sizer really measures;
 3. the same input gives the same output;
 4. nothing is lost: every non-whitespace character lies in some chunk (in order, without overlap,
    for strategies that do not overlap).
@@ -11,12 +12,15 @@ from conftest import sizer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from chunkwise.chunking.base import char_cap
 from chunkwise.chunking.markdown import parse_markdown
 from chunkwise.chunking.router import STRATEGY_CLASSES, build_chunker
 from chunkwise.config import ChunkConfig
 
 WORDS = ["rollback", "failure", "page", "on-call", "within", "15", "minutes", "deploy", "ID", "pay-742",
-         "Straße", "naïve", "东京", "ロールバック", "e.g.", "Dr.", "x" * 40, "a", "😀", "\u200b", "ß", "İ", "ﬁ"]
+         "Straße", "naïve", "东京", "ロールバック", "e.g.", "Dr.", "x" * 40, "a", "😀", "\u200b", "ß", "İ", "ﬁ",
+         # long words (WordPiece: one [UNK] past 100 characters), Korean (spaced words), a range
+         "y" * 150, "z" * 700, "https://example.com/" + "a1b2" * 40, "대한민국의", "성장하였다", "1994–95", "東京都庁舎"]
 PUNCT = [".", "!", "?", "。", ",", ":", ";", "…", '."', ")."]
 LINES = ["# Heading", "## Sub heading", "### Deep", "```", "```bash", "# comment in code", "| a | b |",
          "| --- | --- |", "| 1 | 2 |", "1. step one", "- item", "Q: why?", "A: because.", "Owner: SRE",
@@ -97,6 +101,7 @@ def check(text, config, metadata_end=0):
         measured = s.count(c.embed_text)
         assert measured == c.size, (c, measured)
         assert c.size <= config.size, c
+        assert len(c.embed_text) <= char_cap(config), (len(c.embed_text), c)
     assert [c.to_dict() for c in chunker.chunk(text)] == [c.to_dict() for c in chunks]
     covered = bytearray(len(text))
     for c in chunks:

@@ -9,7 +9,6 @@ from itertools import accumulate
 
 from chunkwise.chunking.base import BaseChunker, Draft, drafts_from_pieces
 from chunkwise.chunking.levels import Level
-from chunkwise.chunking.pack import pack
 
 _WORD = re.compile(r"\S+")
 
@@ -63,9 +62,10 @@ class BalancedChunker(BaseChunker):
         sizes = self.sizer.count_many(
             [text[words[i - 1][1] if i else a : b] for i, (a, b) in enumerate(words)]
         )
-        ends = balanced_cuts(sizes, budget)
+        chars = self.body_chars((), title)
+        ends = balanced_cuts(sizes, budget) if all(b - a <= chars for a, b in words) else None
         if ends is None:  # a word over the cap: greedy fallback at unit level, flagged
-            return drafts_from_pieces(pack(text, 0, len(text), [], self.sizer, budget))
+            return drafts_from_pieces(self.pack(text, 0, len(text), [], budget, title=title))
         prefix = [0, *accumulate(sizes)]
         out, i = [], 0
         for j in ends:

@@ -14,6 +14,19 @@ from chunkwise.errors import ConfigError
 from chunkwise.types import Chunk
 
 
+# The character bound: no chunk's embedded text is longer than ``cap * CHARS_PER_UNIT[unit]``
+# characters. A unit count alone does not bound text (MiniLM's WordPiece counts any word over 100
+# characters as one [UNK]; a 20 MB run without spaces is one "word"). The figures are twice the
+# worst ratio measured on real text (the Chroma corpora and examples/, caps 16-256: 8.4 characters
+# per MiniLM token, 17.4 per word), so ordinary prose never meets the bound.
+CHARS_PER_UNIT = {"chars": 1, "words": 32, "tokens": 16}
+
+
+def char_cap(config: ChunkConfig) -> int:
+    """The most characters a chunk's embedded text may hold under ``config``."""
+    return config.size * CHARS_PER_UNIT[config.unit]
+
+
 class Chunker(Protocol):
     name: str
     overlapping: bool
@@ -42,7 +55,7 @@ class Draft:
 def drafts_from_pieces(pieces: Iterable[Piece], **meta) -> list[Draft]:
     out = []
     for p in pieces:
-        reasons = ("split_below_floor",) if p.review else ()
+        reasons = ((p.reason or "split_below_floor"),) if p.review else ()
         out.append(Draft(p.start, p.end, p.size, p.level, p.review, reasons, exact=p.exact, **meta))
     return out
 
@@ -57,6 +70,7 @@ class BaseChunker:
         self.config = config
         self.sizer = sizer
         self.cap = config.size
+        self.char_cap = char_cap(config)
         if self.cap - sizer.overhead < 1:
             raise ConfigError(
                 f"size {self.cap} leaves no room after {sizer.overhead} special tokens; raise --size"
@@ -103,6 +117,17 @@ class BaseChunker:
         self._header_cache[key] = (header, units)
         return room - units, header
 
+    def body_chars(self, path: tuple[str, ...] = (), title: str = "") -> int:
+        """Characters left for the body once the header (and its newline) is paid for."""
+        _, header = self.body_budget(path, title)
+        return max(1, self.char_cap - (len(header) + 1 if header else 0))
+
+    def pack(self, text: str, start: int, end: int, cuts, budget: int, *, path: tuple[str, ...] = (),
+             title: str = "", **kw) -> list[Piece]:
+        """The shared packer with this chunker's sizer and character bound (for ``path``'s header)."""
+        kw.setdefault("max_chars", self.body_chars(path, title))
+        return pack(text, start, end, cuts, self.sizer, budget, **kw)
+
     # -- the pipeline ----------------------------------------------------------------------------
     def title_of(self, text: str) -> str:
         return self.config.title
@@ -132,13 +157,15 @@ class BaseChunker:
         todo = list(drafts)
         for _ in range(32):
             embeds, sizes = self._measure(text, todo, title)
-            over = [i for i, sz in enumerate(sizes) if sz > self.cap]
+            over = {i for i, (e, sz) in enumerate(zip(embeds, sizes)) if sz > self.cap or len(e) > self.char_cap}
             if not over:
                 break
             fixed: list[Draft] = []
-            over_set = set(over)
             for i, d in enumerate(todo):
-                fixed.extend(self._repair(text, d, sizes[i] - self.cap, title) if i in over_set else [d])
+                if i in over:
+                    fixed.extend(self._repair(text, d, sizes[i] - self.cap, title))
+                else:
+                    fixed.append(d)
             todo = fixed
         else:
             worst = max(sizes)
@@ -191,11 +218,16 @@ class BaseChunker:
         return embeds, sizes
 
     def _repair(self, text: str, d: Draft, excess: int, title: str) -> list[Draft]:
+        """Re-pack an oversized draft: its unit budget lowered by the excess, under the character bound."""
         budget, _ = self.body_budget(d.heading_path, title)
-        budget = max(1, min(budget, d.size) - excess)
-        pieces = pack(text, d.start, d.end, boundaries.sentences(text, d.start, d.end), self.sizer, budget)
+        if excess > 0:
+            budget = max(1, min(budget, d.size) - excess)
+        chars = self.body_chars(d.heading_path, title)  # lengths are exact: the full bound is safe
+        pieces = pack(text, d.start, d.end, boundaries.sentences(text, d.start, d.end), self.sizer, budget,
+                      max_chars=chars)
         return [
             replace(d, start=p.start, end=p.end, size=p.size, level=p.level if len(pieces) > 1 else d.level,
-                    review=d.review or p.review, embed_body=None, rows=d.rows)
+                    review=d.review or p.review, embed_body=None, rows=d.rows, exact=p.exact,
+                    reasons=d.reasons if not p.review or p.reason in d.reasons else (*d.reasons, p.reason))
             for p in pieces
         ]

@@ -22,7 +22,9 @@ from chunkwise.chunking.sizing import Sizer
 Finder = Callable[[str, int, int], Iterable[tuple[int, Level]]]
 
 _NONWS = re.compile(r"\S")
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u3000-\u303f\uff00-\uffef"
+# Scripts written without spaces between words (Japanese, Chinese): each character is a word. Hangul
+# is not among them: Korean separates words with spaces, so a cut between two syllables is mid-word.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef"
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
 # A "word" for fine cuts: a run of non-space characters, except that each CJK character stands alone.
 _FINE_WORD = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
@@ -56,6 +58,7 @@ class Piece:
     level: Level
     review: bool = False
     exact: bool = True  # False when a cut inside the piece, or at an end, splits a word
+    reason: str = ""  # why a flagged piece is flagged: word_split, char_split, split_below_floor
 
 
 def skip_ws(text: str, pos: int, end: int) -> int:
@@ -88,10 +91,11 @@ def word_cuts(text: str, start: int, end: int) -> list[tuple[int, Level]]:
 class _Ctx:
     """What every level of one ``pack`` call shares."""
 
-    __slots__ = ("text", "sizer", "finders", "dirty", "long")
+    __slots__ = ("text", "sizer", "finders", "dirty", "long", "max_chars")
 
-    def __init__(self, text: str, sizer: Sizer, finders: Sequence[Finder], budget: int):
+    def __init__(self, text: str, sizer: Sizer, finders: Sequence[Finder], budget: int, max_chars: int):
         self.text = text
+        self.max_chars = max_chars
         self.sizer = sizer
         self.finders = finders
         self.dirty: list[int] = []  # sorted cut positions that split a word
@@ -117,11 +121,17 @@ class _Segments:
             counts = self._measure()
         self.prefix = [0, *accumulate(counts)]
         self.by_level: dict[Level, list[int]] = {}
-        for i in range(1, len(self.pos)):
-            self.by_level.setdefault(self.lev[i], []).append(i)
+        kinds = set(levels)
+        if len(kinds) == 1:  # one level (fixed windows: every word end): no per-cut bookkeeping
+            self.by_level[levels[0]] = list(range(1, len(self.pos) - 1))
+            self.by_level.setdefault(Level.END, []).append(len(self.pos) - 1)
+        else:
+            for i in range(1, len(self.pos)):
+                self.by_level.setdefault(self.lev[i], []).append(i)
         self.order = sorted(self.by_level, reverse=True)
-        for p in positions:
-            if text[p] not in _PLAIN_SPACE and text[p - 1] not in _PLAIN_SPACE and not clean_cut(text, p):
+        plain = _PLAIN_SPACE
+        for p in [p for p in positions if text[p] not in plain and text[p - 1] not in plain]:
+            if not clean_cut(text, p):
                 insort(ctx.dirty, p)
 
     def _measure(self) -> list[int]:
@@ -132,6 +142,9 @@ class _Segments:
         bounds = list(zip(self.pos, self.pos[1:]))
         finder = ctx.finders[self.depth] if self.depth < len(ctx.finders) else None
         if finder is None and self.depth != len(ctx.finders):
+            return ctx.sizer.count_many([text[a:b] for a, b in bounds])
+        long = ctx.long
+        if not any(b - a > long for a, b in bounds):  # the common case, without the per-segment plan
             return ctx.sizer.count_many([text[a:b] for a, b in bounds])
         pieces: list[str] = []
         plan: list[tuple[int, tuple | None]] = []  # (number of pieces, fine cuts) per segment
@@ -170,10 +183,13 @@ class _Segments:
                 cuts: Iterable = ctx.finders[self.depth](ctx.text, a, b)
             elif self.depth == n_fine:
                 cuts = word_cuts(ctx.text, a, b)
+            elif self.depth == n_fine + 1 and b - a > 2 * ctx.max_chars:
+                self._children[k] = _CharRun(ctx, a, b, self.prefix[k + 1] - self.prefix[k])
+                return self._children[k]
             elif self.depth == n_fine + 1 and (b - a > 1):
                 st, en = ctx.sizer.spans(ctx.text[a:b])
                 if len(st) > 1:
-                    self._children[k] = _Units(ctx, a, st, en)
+                    self._children[k] = _Units(ctx, a, b, st, en)
                     return self._children[k]
                 self._children[k] = None
                 return None
@@ -205,11 +221,13 @@ class _Segments:
                 return lst[i]
         raise AssertionError("best_cut called with an empty range")
 
-    def reach(self, s: int, budget: int, overlap: int) -> tuple[int, int, Level, int, bool]:
-        """Cut for a piece starting at ``s``: (cut position, units used, level, next start, exact)."""
+    def reach(self, s: int, budget: int, overlap: int) -> tuple[int, int, Level, int, bool, bool]:
+        """Cut for a piece starting at ``s``: (cut position, units used, level, next start, exact,
+        cut by the character bound inside a unit)."""
         k = self.segment_of(s)
         base, exact = self.units_before(s)
         j = bisect_right(self.prefix, base + budget) - 1
+        j = min(j, bisect_right(self.pos, s + self.ctx.max_chars) - 1)  # the character bound
         if j > k:
             c = self.best_cut(k, j)
             nxt = self.pos[c]
@@ -217,10 +235,14 @@ class _Segments:
                 q = max(bisect_left(self.prefix, self.prefix[c] - overlap), k + 1)
                 if q < c:
                     nxt = self.pos[q]
-            return self.pos[c], self.prefix[c] - base, self.lev[c], nxt, exact
+            return self.pos[c], self.prefix[c] - base, self.lev[c], nxt, exact, False
         kid = self.child(k)
         if kid is None:  # a single unit: nothing finer exists
-            return self.pos[k + 1], self.prefix[k + 1] - base, Level.UNIT, self.pos[k + 1], exact
+            p = self.pos[k + 1]
+            if p - s > self.ctx.max_chars:  # ... and it is longer than the character bound
+                p = s + self.ctx.max_chars
+                return p, max(1, self.prefix[k + 1] - base), Level.UNIT, p, False, True
+            return p, self.prefix[k + 1] - base, Level.UNIT, p, exact, False
         return kid.reach(s, budget, overlap)
 
 
@@ -229,23 +251,52 @@ class _Units:
     computed from the unit spans directly, never materialised (a 20 MB run without spaces is 20
     million characters)."""
 
-    def __init__(self, ctx: _Ctx, start: int, starts: Sequence[int], ends: Sequence[int]):
-        self.ctx, self.start, self.starts, self.ends = ctx, start, starts, ends
+    def __init__(self, ctx: _Ctx, start: int, end: int, starts: Sequence[int], ends: Sequence[int]):
+        self.ctx, self.start, self.end, self.starts, self.ends = ctx, start, end, starts, ends
         self.total = len(starts)
 
     def units_before(self, s: int) -> tuple[int, bool]:
         return bisect_left(self.starts, s - self.start), True
 
-    def reach(self, s: int, budget: int, overlap: int) -> tuple[int, int, Level, int, bool]:
-        a, text = self.start, self.ctx.text
-        t0 = bisect_left(self.starts, s - a)
-        t1 = min(t0 + budget, self.total)
-        p = a + self.ends[t1 - 1]
-        if t1 == self.total:  # the rest of the word fits: the parent decides what follows
-            p = a + self.ends[-1]
+    def reach(self, s: int, budget: int, overlap: int) -> tuple[int, int, Level, int, bool, bool]:
+        a, text, max_chars = self.start, self.ctx.text, self.ctx.max_chars
+        rel = s - a
+        t0 = bisect_right(self.ends, rel)  # the first unit ending after s
+        if t0 >= self.total:  # only text no unit covers (control characters) is left
+            p = min(self.end, s + max_chars)
+            return p, 0, Level.UNIT, p, False, p < self.end
+        partial = self.starts[t0] < rel  # s lies inside a unit (a character cut came before)
+        t1 = min(t0 + budget, self.total, bisect_right(self.ends, rel + max_chars))
+        if t1 <= t0:  # one unit longer than the character bound (a 100-character word is one [UNK])
+            p = s + max_chars
+            return p, 1, Level.UNIT, p, False, True
+        p = a + self.ends[t1 - 1]  # when t1 reaches the last unit, the parent decides what follows
         level = Level.WORD if _cjk_pair(text, p) else Level.UNIT
         nxt = a + self.starts[t1 - overlap] if overlap and t1 - overlap > t0 and t1 < self.total else p
-        return p, t1 - t0, level, nxt, True
+        return p, t1 - t0, level, nxt, not partial, False
+
+
+class _CharRun:
+    """The bottom level for a word far longer than the character bound (a 20 MB run without spaces):
+    it is cut every ``max_chars`` characters without tokenizing the whole word (offsets of one long
+    word cost a tokenizer superlinear time). Each window is counted; one over the unit budget is
+    cut at its own unit spans."""
+
+    def __init__(self, ctx: _Ctx, start: int, end: int, units: int):
+        self.ctx, self.start, self.end, self.total = ctx, start, end, units
+
+    def units_before(self, s: int) -> tuple[int, bool]:
+        return self.total * (s - self.start) // (self.end - self.start), False
+
+    def reach(self, s: int, budget: int, overlap: int) -> tuple[int, int, Level, int, bool, bool]:
+        ctx = self.ctx
+        p = min(self.end, s + ctx.max_chars)
+        n = ctx.sizer.count_many([ctx.text[s:p]])[0]
+        if n <= budget:
+            return p, n, Level.UNIT, p, False, p < self.end
+        st, en = ctx.sizer.spans(ctx.text[s:p])
+        p = s + en[min(budget, len(en)) - 1]
+        return p, budget, Level.UNIT, p, False, False
 
 
 def pack(
@@ -259,23 +310,29 @@ def pack(
     floor: Level = Level.WORD,
     floors: Sequence[tuple[int, int, Level]] = (),
     fine: Sequence[Finder] = (),
+    max_chars: int | None = None,
 ) -> list[Piece]:
-    """Pack ``text[start:end]`` into pieces of at most ``budget`` units.
+    """Pack ``text[start:end]`` into pieces of at most ``budget`` units and ``max_chars`` characters.
 
     ``cuts`` are the candidates known up front; ``fine`` are finders run lazily inside a segment that
     has none in reach (e.g. sentences inside an over-long paragraph), before words and units.
     ``floor`` (or a per-range entry of ``floors``) is the lowest level a cut may use without the piece
     being flagged for review: a code line or a table row split inside, a word split in two.
+    ``max_chars`` bounds the text a unit count cannot (WordPiece counts a 20 MB word as one token):
+    cuts are chosen inside both bounds, and a single unit longer than it is cut at characters
+    (flagged ``char_split``; the piece's size is then an estimate for the caller to re-measure).
     """
     if budget < 1:
         raise ValueError("budget must be at least one unit")
-    ctx = _Ctx(text, sizer, fine, budget)
+    if max_chars is not None and max_chars < 1:
+        raise ValueError("max_chars must be at least one character")
+    ctx = _Ctx(text, sizer, fine, budget, max_chars or len(text) + 1)
     top = _Segments(ctx, start, end, cuts, 0)
     pieces: list[Piece] = []
     s = skip_ws(text, start, end)
     last_cut = start
     while s < end:
-        p, used, level, nxt, exact = top.reach(s, budget, overlap)
+        p, used, level, nxt, exact, char_cut = top.reach(s, budget, overlap)
         e = trim_end(text, s, p)
         if pieces and e <= pieces[-1].end and last_cut > s:
             # The overlap start could not reach past the previous piece (the next unit is too big to
@@ -283,13 +340,14 @@ def pack(
             s = skip_ws(text, last_cut, end)
             continue
         last_cut = p
-        review = False
-        if level < floor or (floors and level < max((f for a, b, f in floors if a <= s < b or a < e <= b), default=floor)):
-            review = True
+        review = char_cut or level < floor or bool(
+            floors and level < max((f for a, b, f in floors if a <= s < b or a < e <= b), default=floor))
+        reason = ("char_split" if char_cut else "word_split" if level == Level.UNIT else "split_below_floor"
+                  ) if review else ""
         dirty = ctx.dirty
         i = bisect_right(dirty, s)
         exact = exact and (i == len(dirty) or dirty[i] >= e) and clean_cut(text, s) and clean_cut(text, p)
-        pieces.append(Piece(s, e, used, level, review=review, exact=exact))
+        pieces.append(Piece(s, e, used, level, review=review, exact=exact, reason=reason))
         if nxt <= s:
             nxt = p
         s = skip_ws(text, nxt, end)

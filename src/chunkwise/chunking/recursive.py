@@ -4,7 +4,6 @@ from __future__ import annotations
 from chunkwise.chunking import boundaries
 from chunkwise.chunking.base import BaseChunker, Draft, drafts_from_pieces
 from chunkwise.chunking.levels import Level
-from chunkwise.chunking.pack import pack
 
 SENTENCE = "<sentence>"
 DEFAULT_SEPARATORS = ("\n\n", "\n", SENTENCE, " ", "")
@@ -29,8 +28,8 @@ class ParagraphsChunker(BaseChunker):
 
     def drafts(self, text: str, title: str) -> list[Draft]:
         budget, _ = self.body_budget((), title)
-        pieces = pack(text, 0, len(text), boundaries.paragraphs(text), self.sizer, budget, self.config.overlap,
-                      fine=(boundaries.sentences,))
+        pieces = self.pack(text, 0, len(text), boundaries.paragraphs(text), budget, title=title,
+                           overlap=self.config.overlap, fine=(boundaries.sentences,))
         return drafts_from_pieces(pieces)
 
 
@@ -56,7 +55,7 @@ class RecursiveChunker(BaseChunker):
             else:
                 cuts.extend(boundaries.literal(text, sep, level))
         fine = (_sentence_finder(tuple(fine_seps)),) if fine_seps else ()
-        pieces = pack(text, 0, len(text), cuts, self.sizer, budget, self.config.overlap, fine=fine)
+        pieces = self.pack(text, 0, len(text), cuts, budget, title=title, overlap=self.config.overlap, fine=fine)
         return drafts_from_pieces(pieces)
 
 

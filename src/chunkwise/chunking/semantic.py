@@ -40,7 +40,6 @@ from typing import Callable, Iterable, Iterator, Sequence
 from chunkwise.chunking import boundaries
 from chunkwise.chunking.base import BaseChunker, Draft, drafts_from_pieces
 from chunkwise.chunking.levels import Level
-from chunkwise.chunking.pack import pack
 from chunkwise.chunking.sizing import Sizer
 from chunkwise.config import ChunkConfig
 from chunkwise.errors import ConfigError
@@ -245,16 +244,16 @@ class SemanticChunker(BaseChunker):
 
     def _pack_regions(self, text: str, regions: list[tuple[int, int]], budget: int) -> list[Draft]:
         counts = self.sizer.count_many([text[a:b] for a, b in regions])
+        chars = self.body_chars()
         cuts = sorted([*boundaries.sentences(text), *boundaries.paragraphs(text)])
         positions = [p for p, _ in cuts]
         out: list[Draft] = []
         for (a, b), n in zip(regions, counts):
-            if n <= budget:
+            if n <= budget and b - a <= chars:
                 out.append(Draft(a, b, n, Level.END))
                 continue
             inside = cuts[bisect_right(positions, a) : bisect_left(positions, b)]
-            pieces = pack(text, a, b, inside, self.sizer, budget, self.config.overlap,
-                          floor=Level.SENTENCE, fine=(_line_ends,))
+            pieces = self.pack(text, a, b, inside, budget, overlap=self.config.overlap, fine=(_line_ends,))
             out.extend(drafts_from_pieces(pieces))
         return out
 

@@ -6,7 +6,6 @@ from itertools import accumulate
 from chunkwise.chunking import boundaries
 from chunkwise.chunking.base import BaseChunker, Draft, drafts_from_pieces
 from chunkwise.chunking.levels import Level
-from chunkwise.chunking.pack import pack
 
 
 class SentenceWindowChunker(BaseChunker):
@@ -35,7 +34,8 @@ class SentenceWindowChunker(BaseChunker):
             if size <= budget:
                 out.append(Draft(a, b, size, Level.END if end == n else Level.SENTENCE))
             else:
-                pieces = pack(text, a, b, [], self.sizer, budget, floor=Level.SENTENCE)
+                # a sentence over the cap is cut at lines, then words: whole rows of a table stay together
+                pieces = self.pack(text, a, b, [], budget, title=title, fine=(boundaries.lines,))
                 out.extend(drafts_from_pieces(pieces))
             if end == n:
                 break
@@ -52,5 +52,8 @@ class SentencesChunker(BaseChunker):
         budget, _ = self.body_budget((), title)
         cuts = [(p, Level.SENTENCE) for p, _ in boundaries.sentences(text)]
         cuts += [(p, Level.SENTENCE) for p, _ in boundaries.paragraphs(text)]
-        pieces = pack(text, 0, len(text), cuts, self.sizer, budget, self.config.overlap, floor=Level.SENTENCE)
+        # A "sentence" over the cap (a table, a list without stops) is cut at its lines, then words, and
+        # its pieces pack with the sentences around them: no fragment is parked in review.
+        pieces = self.pack(text, 0, len(text), cuts, budget, title=title, overlap=self.config.overlap,
+                           fine=(boundaries.lines,))
         return drafts_from_pieces(pieces)

@@ -23,7 +23,6 @@ from chunkwise.chunking.markdown import (
     parse_markdown,
     sections_from_blocks,
 )
-from chunkwise.chunking.pack import pack
 from chunkwise.chunking.tables import table_drafts
 from chunkwise.types import Block
 
@@ -106,6 +105,7 @@ class StructureChunker(BaseChunker):
 
     def section_drafts(self, text: str, sec: Section, title: str) -> list[Draft]:
         budget, _ = self.body_budget(sec.heading_path, title)
+        budget = (budget, self.body_chars(sec.heading_path, title))  # units and characters
         meta = {"heading_path": sec.heading_path, "section": sec.ordinal}
         if self.config.header in ("path", "full") and sec.blocks and sec.blocks[0].kind == "heading":
             # The heading path is in the embedded header, so heading lines stay out of the chunk text:
@@ -117,7 +117,7 @@ class StructureChunker(BaseChunker):
             return self._with_table_groups(text, sec, budget, meta)
         return self._pack_blocks(text, sec.start, sec.end, sec.blocks, budget, meta)
 
-    def _with_table_groups(self, text: str, sec: Section, budget: int, meta: dict) -> list[Draft]:
+    def _with_table_groups(self, text: str, sec: Section, budget: tuple[int, int], meta: dict) -> list[Draft]:
         out: list[Draft] = []
         run: list[Block] = []
         run_start = sec.start
@@ -127,14 +127,15 @@ class StructureChunker(BaseChunker):
                 continue
             if run:
                 out.extend(self._pack_blocks(text, run_start, blk.start, run, budget, meta))
-            out.extend(table_drafts(text, blk.start, blk.end, self.sizer, budget,
+            out.extend(table_drafts(text, blk.start, blk.end, self.sizer, budget[0], max_chars=budget[1],
                                     fields=self.config.table_rows_as_fields, **meta))
             run, run_start = [], blk.end
         if run:
             out.extend(self._pack_blocks(text, run_start, sec.end, run, budget, meta))
         return out
 
-    def _pack_blocks(self, text: str, start: int, end: int, blocks, budget: int, meta: dict) -> list[Draft]:
+    def _pack_blocks(self, text: str, start: int, end: int, blocks, budget: tuple[int, int], meta: dict
+                     ) -> list[Draft]:
         cuts: list[tuple[int, Level]] = []
         floors: list[tuple[int, int, Level]] = []
         for blk in blocks:
@@ -145,8 +146,8 @@ class StructureChunker(BaseChunker):
             cuts.extend(self.block_cuts(text, blk))
             if blk.kind in ("code", "table"):
                 floors.append((blk.start, blk.end, Level.LINE))
-        pieces = pack(text, start, end, cuts, self.sizer, budget, self.config.overlap, floors=floors,
-                      fine=(boundaries.sentences,))
+        pieces = self.pack(text, start, end, cuts, budget[0], max_chars=budget[1], overlap=self.config.overlap,
+                           floors=floors, fine=(boundaries.sentences,))
         drafts = drafts_from_pieces(pieces, **meta)
         kinds = {(b.start, b.end): b.kind for b in blocks if b.kind in ("code", "table")}
         return [_with_kind(d, kinds) for d in drafts]

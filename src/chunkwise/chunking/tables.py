@@ -6,6 +6,7 @@ or the optional "Header: Value" rendering, lives in the embedded text and is cou
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 
 from chunkwise.chunking.base import Draft, drafts_from_pieces
 from chunkwise.chunking.levels import Level
@@ -31,43 +32,53 @@ def as_fields(header: list[str], row: str) -> str:
 
 
 def table_drafts(
-    text: str, start: int, end: int, sizer: Sizer, budget: int, *, fields: bool = False, **meta
+    text: str, start: int, end: int, sizer: Sizer, budget: int, *, max_chars: int, fields: bool = False, **meta
 ) -> list[Draft]:
-    """Row groups of a pipe table ``text[start:end]`` under ``budget`` units of embedded body."""
+    """Row groups of a pipe table ``text[start:end]`` under ``budget`` units and ``max_chars``
+    characters of embedded body."""
     lines = [(m.start(), m.end()) for m in _LINE.finditer(text, start, end)]
     whole = text[start:end]
     if len(lines) < 3:
         size = sizer.count(whole) - sizer.overhead
-        if size <= budget:
+        if size <= budget and end - start <= max_chars:
             return [Draft(start, end, size, Level.BLOCK, kind="table", **meta)]
-        return drafts_from_pieces(pack(text, start, end, [], sizer, budget, floor=Level.LINE), kind="table", **meta)
+        cuts = [(b, Level.LINE) for _, b in lines]
+        return drafts_from_pieces(pack(text, start, end, cuts, sizer, budget, floor=Level.LINE, max_chars=max_chars),
+                                  kind="table", **meta)
     header_text = text[lines[0][0] : lines[1][1]]
     header = cells(text[lines[0][0] : lines[0][1]])
     rows = lines[2:]
     rendered = [as_fields(header, text[a:b]) if fields else text[a:b] for a, b in rows]
     if not fields:
         size = sizer.count(whole) - sizer.overhead
-        if size <= budget:
+        if size <= budget and end - start <= max_chars:
             return [Draft(start, end, size, Level.BLOCK, kind="table", rows=(0, len(rows)), **meta)]
     head_units = 0 if fields else sizer.count(header_text + "\n") - sizer.overhead
+    head_chars = 0 if fields else len(header_text) + 1
     row_units = sizer.count_many([r + "\n" for r in rendered])
+    row_chars = [len(r) + 1 for r in rendered]
+    if head_units + _median(row_units) > budget or head_chars + _median(row_chars) > max_chars:
+        return _rows_without_header(text, start, end, lines, sizer, budget, max_chars, meta)
     out: list[Draft] = []
     i = 0
     while i < len(rows):
-        j, used = i, head_units
-        while j < len(rows) and used + row_units[j] <= budget:
+        j, used, used_chars = i, head_units, head_chars
+        while j < len(rows) and used + row_units[j] <= budget and used_chars + row_chars[j] <= max_chars:
             used += row_units[j]
+            used_chars += row_chars[j]
             j += 1
         a = start if i == 0 else rows[i][0]
         if j == i:  # one row over the budget: split inside it, flagged
-            pieces = pack(text, rows[i][0], rows[i][1], [], sizer, max(1, budget - head_units), floor=Level.LINE)
+            pieces = pack(text, rows[i][0], rows[i][1], [], sizer, max(1, budget - head_units), floor=Level.LINE,
+                          max_chars=max(1, max_chars - head_chars))
             for n, p in enumerate(pieces):
                 first = i == 0 and n == 0  # its offsets also cover the header lines
                 body = text[p.start : p.end]
                 embed = body if fields else (None if first else header_text + "\n" + body)
+                reasons = ("table_row_split", "char_split") if p.reason == "char_split" else ("table_row_split",)
                 out.append(
                     Draft(start if first else p.start, p.end, p.size + (head_units if first else 0), p.level,
-                          True, ("table_row_split",), kind="table", rows=(i, i + 1), embed_body=embed, **meta)
+                          True, reasons, kind="table", rows=(i, i + 1), embed_body=embed, exact=False, **meta)
                 )
             i += 1
             continue
@@ -83,4 +94,28 @@ def table_drafts(
                   rows=(i, j), embed_body=embed, **meta)
         )
         i = j
+    return out
+
+
+def _median(values: list[int]) -> int:
+    return sorted(values)[len(values) // 2]
+
+
+def _rows_without_header(text: str, start: int, end: int, lines: list[tuple[int, int]], sizer: Sizer,
+                         budget: int, max_chars: int, meta: dict) -> list[Draft]:
+    """A header so wide that repeating it leaves no room for a typical row would turn the table into
+    thousands of slivers (``|``, ``V``, ``Hos``). The rows are packed as plain lines instead, the
+    header only where it stands, and every piece says so (``table_header_not_repeated``)."""
+    rows = lines[2:]
+    row_starts = [a for a, _ in rows]
+    cuts = [(lines[0][1], Level.LINE), (lines[1][1], Level.ITEM), *((b, Level.ITEM) for _, b in rows)]
+    pieces = pack(text, start, end, cuts, sizer, budget, floor=Level.LINE, max_chars=max_chars)
+    out = []
+    for p in pieces:
+        first = bisect_right(row_starts, p.start)  # rows starting at or before the piece start
+        first = first - 1 if first and rows[first - 1][1] > p.start else first
+        last = bisect_left(row_starts, p.end)  # rows starting before the piece end
+        reasons = ("table_header_not_repeated", p.reason) if p.review else ("table_header_not_repeated",)
+        out.append(Draft(p.start, p.end, p.size, p.level, True, reasons, kind="table",
+                         rows=(first, max(first, last)), exact=p.exact, **meta))
     return out
