@@ -20,6 +20,9 @@ from chunkwise.chunking.levels import Level
 from chunkwise.chunking.sizing import Sizer
 
 Finder = Callable[[str, int, int], Iterable[tuple[int, Level]]]
+# Sizes of top-level segments given as (start, end) spans, for text whose embedded form is not the
+# slice (a table row rendered as "Header: Value" pairs).
+Measure = Callable[[Sequence[tuple[int, int]]], list[int]]
 
 _NONWS = re.compile(r"\S")
 # Scripts written without spaces between words (Japanese, Chinese): each character is a word. Hangul
@@ -48,6 +51,19 @@ def clean_cut(text: str, p: int) -> bool:
 
 def _cjk_pair(text: str, p: int) -> bool:
     return 0 < p < len(text) and bool(_CJK_CHAR.match(text, p - 1)) and bool(_CJK_CHAR.match(text, p))
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """A stretch packed on its own: pieces never cross its edges and overlap never reaches back over
+    its start (a topic run, a speaker turn, a table). A piece that does not start at the region's
+    start pays ``repeat_units`` and ``repeat_chars`` from its budgets: the text its embedded form
+    repeats (a table's header rows, a speaker's label)."""
+
+    start: int
+    end: int
+    repeat_units: int = 0
+    repeat_chars: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,11 +107,13 @@ def word_cuts(text: str, start: int, end: int) -> list[tuple[int, Level]]:
 class _Ctx:
     """What every level of one ``pack`` call shares."""
 
-    __slots__ = ("text", "sizer", "finders", "dirty", "long", "max_chars")
+    __slots__ = ("text", "sizer", "finders", "dirty", "long", "max_chars", "measure")
 
-    def __init__(self, text: str, sizer: Sizer, finders: Sequence[Finder], budget: int, max_chars: int):
+    def __init__(self, text: str, sizer: Sizer, finders: Sequence[Finder], budget: int, max_chars: int,
+                 measure: "Measure | None" = None):
         self.text = text
-        self.max_chars = max_chars
+        self.max_chars = max_chars  # for the piece being cut (a region's repeated text lowers it)
+        self.measure = measure
         self.sizer = sizer
         self.finders = finders
         self.dirty: list[int] = []  # sorted cut positions that split a word
@@ -140,6 +158,8 @@ class _Segments:
         call), so no text is measured twice."""
         ctx, text = self.ctx, self.ctx.text
         bounds = list(zip(self.pos, self.pos[1:]))
+        if self.depth == 0 and ctx.measure is not None:
+            return ctx.measure(bounds)
         finder = ctx.finders[self.depth] if self.depth < len(ctx.finders) else None
         if finder is None and self.depth != len(ctx.finders):
             return ctx.sizer.count_many([text[a:b] for a, b in bounds])
@@ -221,13 +241,16 @@ class _Segments:
                 return lst[i]
         raise AssertionError("best_cut called with an empty range")
 
-    def reach(self, s: int, budget: int, overlap: int) -> tuple[int, int, Level, int, bool, bool]:
-        """Cut for a piece starting at ``s``: (cut position, units used, level, next start, exact,
-        cut by the character bound inside a unit)."""
+    def reach(self, s: int, budget: int, overlap: int, limit: int | None = None
+              ) -> tuple[int, int, Level, int, bool, bool]:
+        """Cut for a piece starting at ``s`` and ending by ``limit`` (a region end; a cut position):
+        (cut position, units used, level, next start, exact, cut by the character bound inside a unit)."""
         k = self.segment_of(s)
         base, exact = self.units_before(s)
         j = bisect_right(self.prefix, base + budget) - 1
         j = min(j, bisect_right(self.pos, s + self.ctx.max_chars) - 1)  # the character bound
+        if limit is not None:
+            j = min(j, bisect_right(self.pos, limit) - 1)
         if j > k:
             c = self.best_cut(k, j)
             nxt = self.pos[c]
@@ -270,10 +293,16 @@ class _Units:
         if t1 <= t0:  # one unit longer than the character bound (a 100-character word is one [UNK])
             p = s + max_chars
             return p, 1, Level.UNIT, p, False, True
-        p = a + self.ends[t1 - 1]  # when t1 reaches the last unit, the parent decides what follows
+        starts, ends = self.starts, self.ends
+        # Units that share a character (a Hangul syllable decomposed into jamo pieces) cannot be
+        # parted by a character cut: back off to a unit that ends where the next one starts.
+        while t0 + 1 < t1 < self.total and starts[t1] < ends[t1 - 1]:
+            t1 -= 1
+        shared = t1 < self.total and starts[t1] < ends[t1 - 1]
+        p = a + ends[t1 - 1]  # when t1 reaches the last unit, the parent decides what follows
         level = Level.WORD if _cjk_pair(text, p) else Level.UNIT
-        nxt = a + self.starts[t1 - overlap] if overlap and t1 - overlap > t0 and t1 < self.total else p
-        return p, t1 - t0, level, nxt, not partial, False
+        nxt = a + starts[t1 - overlap] if overlap and t1 - overlap > t0 and t1 < self.total else p
+        return p, t1 - t0, level, nxt, not (partial or shared), False
 
 
 class _CharRun:
@@ -311,6 +340,8 @@ def pack(
     floors: Sequence[tuple[int, int, Level]] = (),
     fine: Sequence[Finder] = (),
     max_chars: int | None = None,
+    regions: Sequence[Region] = (),
+    measure: Measure | None = None,
 ) -> list[Piece]:
     """Pack ``text[start:end]`` into pieces of at most ``budget`` units and ``max_chars`` characters.
 
@@ -321,18 +352,40 @@ def pack(
     ``max_chars`` bounds the text a unit count cannot (WordPiece counts a 20 MB word as one token):
     cuts are chosen inside both bounds, and a single unit longer than it is cut at characters
     (flagged ``char_split``; the piece's size is then an estimate for the caller to re-measure).
+    ``regions`` (disjoint, inside the range) are packed each on its own (see ``Region``); text
+    between them is packed as regions of its own. ``measure`` sizes the top-level segments when the
+    embedded text is not the slice.
     """
     if budget < 1:
         raise ValueError("budget must be at least one unit")
     if max_chars is not None and max_chars < 1:
         raise ValueError("max_chars must be at least one character")
-    ctx = _Ctx(text, sizer, fine, budget, max_chars or len(text) + 1)
+    chars = max_chars or len(text) + 1
+    ctx = _Ctx(text, sizer, fine, budget, chars, measure)
+    regs = sorted((r for r in regions if r.start < r.end), key=lambda r: r.start)
+    if regs:  # region edges are cuts of the highest level: a region that fits is one piece
+        cuts = [*(zip(*cuts) if isinstance(cuts, tuple) else cuts),
+                *((x, Level.END) for r in regs for x in (r.start, r.end))]
+    edges = sorted({start, end, *(x for r in regs for x in (r.start, r.end) if start < x < end)})
+    by_start = {r.start: r for r in regs}
     top = _Segments(ctx, start, end, cuts, 0)
     pieces: list[Piece] = []
     s = skip_ws(text, start, end)
     last_cut = start
+    reg_at = -1  # start of the region the current piece lies in
     while s < end:
-        p, used, level, nxt, exact, char_cut = top.reach(s, budget, overlap)
+        i = bisect_right(edges, s) - 1
+        limit = edges[i + 1]
+        reg = by_start.get(edges[i])
+        piece_budget = budget
+        ctx.max_chars = chars
+        if reg is not None and reg_at == edges[i]:  # not the region's first piece: pay its repeat
+            piece_budget = max(1, budget - reg.repeat_units)
+            ctx.max_chars = max(1, chars - reg.repeat_chars)
+        reg_at = edges[i]
+        p, used, level, nxt, exact, char_cut = top.reach(s, piece_budget, overlap, limit)
+        if p >= limit:
+            nxt = p  # overlap never reaches back into a finished region
         e = trim_end(text, s, p)
         if pieces and e <= pieces[-1].end and last_cut > s:
             # The overlap start could not reach past the previous piece (the next unit is too big to

@@ -31,7 +31,7 @@ from __future__ import annotations
 import heapq
 import math
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from dataclasses import replace
 from functools import lru_cache
 from operator import mul
@@ -40,6 +40,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 from chunkwise.chunking import boundaries
 from chunkwise.chunking.base import BaseChunker, Draft, drafts_from_pieces
 from chunkwise.chunking.levels import Level
+from chunkwise.chunking.pack import Region
 from chunkwise.chunking.sizing import Sizer
 from chunkwise.config import ChunkConfig
 from chunkwise.errors import ConfigError
@@ -243,19 +244,12 @@ class SemanticChunker(BaseChunker):
         return out
 
     def _pack_regions(self, text: str, regions: list[tuple[int, int]], budget: int) -> list[Draft]:
-        counts = self.sizer.count_many([text[a:b] for a, b in regions])
-        chars = self.body_chars()
-        cuts = sorted([*boundaries.sentences(text), *boundaries.paragraphs(text)])
-        positions = [p for p, _ in cuts]
-        out: list[Draft] = []
-        for (a, b), n in zip(regions, counts):
-            if n <= budget and b - a <= chars:
-                out.append(Draft(a, b, n, Level.END))
-                continue
-            inside = cuts[bisect_right(positions, a) : bisect_left(positions, b)]
-            pieces = self.pack(text, a, b, inside, budget, overlap=self.config.overlap, fine=(_line_ends,))
-            out.extend(drafts_from_pieces(pieces))
-        return out
+        """Topic runs are regions of the shared packer: a run that fits is one chunk (level ``end``),
+        a longer one is cut at paragraph and sentence ends (lines, words inside an over-long one)."""
+        cuts = [*boundaries.sentences(text), *boundaries.paragraphs(text)]
+        pieces = self.pack(text, 0, len(text), cuts, budget, overlap=self.config.overlap, fine=(_line_ends,),
+                           regions=[Region(a, b) for a, b in regions])
+        return drafts_from_pieces(pieces)
 
 
 def _line_ends(text: str, start: int, end: int) -> Iterator[tuple[int, Level]]:

@@ -10,7 +10,7 @@ from bisect import bisect_left, bisect_right
 
 from chunkwise.chunking.base import Draft, drafts_from_pieces
 from chunkwise.chunking.levels import Level
-from chunkwise.chunking.pack import pack
+from chunkwise.chunking.pack import Region, pack
 from chunkwise.chunking.sizing import Sizer
 
 _LINE = re.compile(r"[^\r\n]+")
@@ -59,41 +59,34 @@ def table_drafts(
     row_chars = [len(r) + 1 for r in rendered]
     if head_units + _median(row_units) > budget or head_chars + _median(row_chars) > max_chars:
         return _rows_without_header(text, start, end, lines, sizer, budget, max_chars, meta)
+    # Row groups are the shared packer over row ends, the table one region whose later pieces pay
+    # for the repeated header; a row over the budget is cut inside (below the LINE floor: flagged).
+    ends = [b for _, b in rows[:-1]]
+    row_of = {b: k for k, b in enumerate(ends)}
+
+    def measure(bounds):  # the embedded form of each group of rows: the rendered rows
+        return [row_units[row_of[a] + 1] if a in row_of else row_units[0] for a, _ in bounds]
+
+    pieces = pack(text, start, end, [(b, Level.ITEM) for b in ends], sizer, budget, floor=Level.LINE,
+                  max_chars=max_chars, regions=[Region(start, end, head_units, head_chars)],
+                  measure=measure if fields else None)
+    starts = [a for a, _ in rows]
     out: list[Draft] = []
-    i = 0
-    while i < len(rows):
-        j, used, used_chars = i, head_units, head_chars
-        while j < len(rows) and used + row_units[j] <= budget and used_chars + row_chars[j] <= max_chars:
-            used += row_units[j]
-            used_chars += row_chars[j]
-            j += 1
-        a = start if i == 0 else rows[i][0]
-        if j == i:  # one row over the budget: split inside it, flagged
-            pieces = pack(text, rows[i][0], rows[i][1], [], sizer, max(1, budget - head_units), floor=Level.LINE,
-                          max_chars=max(1, max_chars - head_chars))
-            for n, p in enumerate(pieces):
-                first = i == 0 and n == 0  # its offsets also cover the header lines
-                body = text[p.start : p.end]
-                embed = body if fields else (None if first else header_text + "\n" + body)
-                reasons = ("table_row_split", "char_split") if p.reason == "char_split" else ("table_row_split",)
-                out.append(
-                    Draft(start if first else p.start, p.end, p.size + (head_units if first else 0), p.level,
-                          True, reasons, kind="table", rows=(i, i + 1), embed_body=embed, exact=False, **meta)
-                )
-            i += 1
-            continue
-        body_rows = "\n".join(rendered[i:j])
+    for p in pieces:
+        first = p.start == start
+        r0 = max(0, bisect_right(starts, p.start) - 1)
+        r1 = max(r0 + 1, bisect_left(starts, p.end))
+        whole = rows[r0][0] >= p.start and rows[r1 - 1][1] <= p.end
+        body = text[p.start : p.end]
         if fields:
-            embed = body_rows
-        elif i == 0:
-            embed = None  # the slice already starts with the header
+            embed = "\n".join(rendered[r0:r1]) if whole else body
         else:
-            embed = header_text + "\n" + text[rows[i][0] : rows[j - 1][1]]
-        out.append(
-            Draft(a, rows[j - 1][1], used, Level.END if j == len(rows) else Level.ITEM, kind="table",
-                  rows=(i, j), embed_body=embed, **meta)
-        )
-        i = j
+            embed = None if first else header_text + "\n" + body
+        reasons = ()
+        if p.review:
+            reasons = ("table_row_split", "char_split") if p.reason == "char_split" else ("table_row_split",)
+        out.append(Draft(p.start, p.end, p.size + (0 if first else head_units), p.level, p.review, reasons,
+                         kind="table", rows=(r0, r1), embed_body=embed, exact=p.exact and not p.review, **meta))
     return out
 
 
