@@ -3,13 +3,14 @@
 ``structure``: every heading section is packed on its own (an edit to one section never moves another
 section's cuts, which idempotent re-ingestion relies on); inside a section, top-level blocks are the
 preferred cuts, then list items and table rows, then code lines, then sentences. Code blocks and tables
-stay whole when they fit. ``table`` adds header-repeating row groups; ``auto`` also keeps structured
-atoms (numbered steps, Q&A pairs, field–value lines, transcript turns) whole and packs them atom by
-atom, so one config serves a mixed document.
+stay whole when they fit. ``table`` adds header-repeating row groups; ``auto`` also keeps content-type
+atoms whole (``atoms.py``: Q&A pairs, numbered steps, field–value blocks) and makes each speaker turn
+a chunk of its own, so one config serves a mixed document.
 """
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import replace
 from typing import Iterator
 
@@ -23,37 +24,13 @@ from chunkwise.chunking.markdown import (
     parse_markdown,
     sections_from_blocks,
 )
+from chunkwise.chunking.atoms import TURN, Atom, atom_cuts, demote_inside, find_atoms
+from chunkwise.chunking.pack import Region
 from chunkwise.chunking.tables import table_drafts
 from chunkwise.types import Block
 
-_LINE_START = re.compile(r"^[^\S\n]*(\S.*)$", re.M)
-_QUESTION = re.compile(r"(?:Q|Question)\s*\d*\s*[:.)]\s")
-_ANSWER = re.compile(r"(?:A|Answer)\s*\d*\s*[:.)]\s")
-_TURN_OR_FIELD = re.compile(r"(?:\[\d{1,2}:\d{2}(?::\d{2})?\]\s*)?[A-Z][\w.'/()-]*(?: [A-Za-z][\w.'/()-]*){0,3}:\s+\S")
-_STEP = re.compile(r"\d{1,3}[.)]\s+\S")
 _CAPS_HEADING = re.compile(r"(?:\A|\n[^\S\n]*\n)[^\S\n]*([A-Z0-9][A-Z0-9 ,'&/()?:-]{2,78}[A-Z?)])[^\S\n]*(?=\n|\Z)")
-
-
-def atom_cuts(text: str, start: int, end: int) -> Iterator[tuple[int, Level]]:
-    """ITEM cuts before each structured atom that begins a line inside ``text[start:end]``."""
-    found: list[tuple[int, str]] = []
-    for m in _LINE_START.finditer(text, start, end):
-        body = m.group(1)
-        if _QUESTION.match(body):
-            found.append((m.start(), "q"))
-        elif _ANSWER.match(body):
-            found.append((m.start(), "a"))
-        elif _STEP.match(body):
-            found.append((m.start(), "step"))
-        elif _TURN_OR_FIELD.match(body):
-            found.append((m.start(), "turn"))
-    kinds = [k for _, k in found]
-    for pos, kind in found:
-        if pos <= start or kind == "a":
-            continue
-        if kind == "turn" and kinds.count("turn") < 2:
-            continue
-        yield pos, Level.ITEM
+_PROSE = ("paragraph", "blockquote", "html_block", "list", "list_item")
 
 
 class StructureChunker(BaseChunker):
@@ -146,18 +123,56 @@ class StructureChunker(BaseChunker):
             cuts.extend(self.block_cuts(text, blk))
             if blk.kind in ("code", "table"):
                 floors.append((blk.start, blk.end, Level.LINE))
+        found, regions = self.atoms_of(text, blocks) if self.atoms else ([], [])
+        if found:
+            cuts = [*demote_inside(cuts, found), *atom_cuts(found, text)]
         pieces = self.pack(text, start, end, cuts, budget[0], max_chars=budget[1], overlap=self.config.overlap,
-                           floors=floors, fine=(boundaries.sentences,))
+                           floors=floors, fine=(boundaries.sentences,), regions=regions)
         drafts = drafts_from_pieces(pieces, **meta)
         kinds = {(b.start, b.end): b.kind for b in blocks if b.kind in ("code", "table")}
-        return [_with_kind(d, kinds) for d in drafts]
+        drafts = [_with_kind(d, kinds) for d in drafts]
+        return self.label_atoms(text, drafts, found, regions) if found else drafts
+
+    def atoms_of(self, text: str, blocks) -> tuple[list[Atom], list[Region]]:
+        """Atoms over each run of prose blocks (a question and its answer may be two paragraphs; code
+        and tables are never searched), and one region per speaker turn, paying for its label."""
+        found: list[Atom] = []
+        run: list[Block] = []
+        for blk in [*blocks, None]:
+            if blk is not None and blk.kind in _PROSE:
+                run.append(blk)
+                continue
+            if run:
+                found += find_atoms(text, run[0].start, max(b.end for b in run))
+            run = []
+        turns = [a for a in found if a.kind == TURN]
+        units = self.sizer.count_many([a.label + " " for a in turns])
+        return found, [Region(a.start, a.end, n, len(a.label) + 1) for a, n in zip(turns, units)]
+
+    @staticmethod
+    def label_atoms(text: str, drafts: list[Draft], found: list[Atom], regions: list[Region]) -> list[Draft]:
+        """A chunk made of atoms of one kind takes that kind (``turn``, ``qa``, ``step``, ``fields``); a
+        later piece of a long turn carries the turn's label in its embedded text (re-measured)."""
+        starts = [a.start for a in found]
+        by_start = {r.start: r for r in regions}
+        out = []
+        for d in drafts:
+            lo = max(0, bisect_right(starts, d.start) - 1)
+            inside = [a for a in found[lo:bisect_left(starts, d.end)] if a.start < d.end and d.start < a.end]
+            if inside and d.kind == "text" and len({a.kind for a in inside}) == 1 and inside[0].start <= d.start:
+                d = replace(d, kind=inside[0].kind)
+                first = inside[0]
+                if first.kind == TURN and d.start > first.start:
+                    reg = by_start[first.start]
+                    d = replace(d, embed_body=f"{first.label} {text[d.start:d.end]}", size=d.size + reg.repeat_units,
+                                exact=False)
+            out.append(d)
+        return out
 
     def block_cuts(self, text: str, blk: Block) -> Iterator[tuple[int, Level]]:
         if blk.kind in ("paragraph", "blockquote", "html_block"):  # sentences come lazily from pack
             if blk.kind != "paragraph":
                 yield from boundaries.lines(text, blk.start, blk.end)
-            if self.atoms:
-                yield from atom_cuts(text, blk.start, blk.end)
         elif blk.kind == "code":
             yield from boundaries.lines(text, blk.start, blk.end)
         elif blk.kind == "table":
@@ -200,7 +215,3 @@ class AutoChunker(StructureChunker):
     table_mode = "groups"
     atoms = True
 
-    def block_cuts(self, text: str, blk: Block) -> Iterator[tuple[int, Level]]:
-        yield from super().block_cuts(text, blk)
-        if blk.kind == "list":
-            yield from atom_cuts(text, blk.start, blk.end)
