@@ -69,6 +69,7 @@ class Page:
     start: int
     end: int
     needs_ocr: bool = False
+    label: str = ""  # the printed page label ("iv", "A-3") when the PDF defines labels
 
 
 @dataclass(frozen=True)

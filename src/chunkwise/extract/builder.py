@@ -26,18 +26,12 @@ class TextBuilder:
     def table(self, rows: list[list[str]]) -> None:
         """Pipe rows — header (first row), a separator, one line per row — so the chunker can repeat
         the header; ``meta`` holds the header cells and each row's span."""
-        rows = [r for r in rows if any(r)]
-        if not rows:
+        table = pipe_table(rows)
+        if table is None:
             return
-        width = max(len(r) for r in rows)
-        rows = [r + [""] * (width - len(r)) for r in rows]
-        lines = [_pipe(rows[0]), "| " + " | ".join(["---"] * width) + " |", *(_pipe(r) for r in rows[1:])]
-        start = self.block("table", "\n".join(lines), meta={"header": rows[0]})
-        spans, pos = [], start + len(lines[0]) + len(lines[1]) + 2
-        for line in lines[2:]:
-            spans.append((pos, pos + len(line)))
-            pos += len(line) + 1
-        self.blocks[-1].meta["rows"] = spans
+        body, header, spans = table
+        start = self.block("table", body, meta={"header": header})
+        self.blocks[-1].meta["rows"] = [(start + a, start + b) for a, b in spans]
 
     def _put(self, s: str) -> None:
         self.parts.append(s)
@@ -45,6 +39,21 @@ class TextBuilder:
 
     def value(self) -> str:
         return "".join(self.parts)
+
+
+def pipe_table(rows: list[list[str]]) -> tuple[str, list[str], list[tuple[int, int]]] | None:
+    """(text, header cells, body row spans relative to the text), or None for a table of no text."""
+    rows = [r for r in rows if any(r)]
+    if not rows:
+        return None
+    width = max(len(r) for r in rows)
+    rows = [r + [""] * (width - len(r)) for r in rows]
+    lines = [_pipe(rows[0]), "| " + " | ".join(["---"] * width) + " |", *(_pipe(r) for r in rows[1:])]
+    spans, pos = [], len(lines[0]) + len(lines[1]) + 2
+    for line in lines[2:]:
+        spans.append((pos, pos + len(line)))
+        pos += len(line) + 1
+    return "\n".join(lines), rows[0], spans
 
 
 def _pipe(cells: list[str]) -> str:

@@ -1,36 +1,28 @@
-"""PDF → Document with pypdf (BSD; PyMuPDF is AGPL): text per page, a page map, font-size headings.
+"""PDF → Document with pypdf (BSD; PyMuPDF is AGPL): text per page, a page map, layout.
 
-Reading order is pypdf's default ("plain") mode, i.e. content-stream order: generators write a column
-at a time, so columns stay apart, whereas ``extraction_mode="layout"`` rebuilds visual rows and puts
-both columns of a row on one line. Headings come from font size: pypdf's ``visitor_text`` reports
-each piece of text with its font and matrices, and the pieces concatenate to the page text, so every
-character gets a size without matching strings. Lines clearly larger than the body size are headings,
-ranked by size. PDF tables are not detected (they come out as lines of text).
+Lines come from ``pdf_lines`` (upright text only, so margin stamps drop out; two columns read left
+then right), headings from ``pdf_headings`` (the outline when the PDF has one, else font
+statistics that ignore running heads and figure text), ruled tables from ``pdf_tables``
+(pdfplumber, only on pages that draw a grid) as pipe rows. Every page records its printed label
+("iv") beside its physical number. Pages without a text layer are flagged ``needs_ocr``.
 """
 from __future__ import annotations
 
 import hashlib
 import io
-import math
 import re
-from collections import Counter
 from statistics import median
-from typing import NamedTuple
 
 from chunkwise.errors import DependencyError, InputError
+from chunkwise.extract.builder import pipe_table
+from chunkwise.extract.pdf_headings import font_headings, outline_entries, outline_headings
+from chunkwise.extract.pdf_lines import Line, page_lines
+from chunkwise.extract.pdf_tables import MIN_RULES, Table, find_tables, inside
 from chunkwise.types import Block, Document, Page
 
 MEDIA_TYPE = "application/pdf"
-HEADING_RATIO = 1.15  # a line this much larger than the body size is a heading
-MAX_HEADING_CHARS = 150  # longer "large" lines are pull quotes or banners, not headings
-MAX_HEADING_SHARE = 0.4  # when more lines than this look like headings, size says nothing
 PARAGRAPH_GAP = 1.4  # a line gap this much larger than the page's usual gap starts a paragraph
-
-
-class _Line(NamedTuple):
-    text: str
-    size: float  # dominant effective font size in points, 0 when unknown
-    y: float | None  # baseline position, for paragraph gaps
+_PAGE_ERRORS = (KeyError, ValueError, TypeError, AttributeError, IndexError, ZeroDivisionError, RecursionError)
 
 
 def extract(data: bytes, source: str) -> Document:
@@ -38,12 +30,20 @@ def extract(data: bytes, source: str) -> Document:
     pypdf = _import_pypdf()
     reader = _open(pypdf, data, source)
     warnings: list[str] = []
-    pages = [_page_lines(pypdf, page, n, warnings) for n, page in _pages(pypdf, reader, source)]
+    numbered = _pages(pypdf, reader, source)
+    pages, rules, tops = [], [], []
+    for n, page in numbered:
+        lines, ruled, top = _page_lines(pypdf, page, n, warnings)
+        pages.append(lines)
+        rules.append(ruled)
+        tops.append(top)
     if pages and len(warnings) == len(pages):  # every page failed: the file, not a page, is broken
         raise InputError(f"{source}: no page of this PDF could be read ({warnings[0]}); the file is "
                          "corrupt or truncated — download or export it again")
-    levels = _heading_levels([line for lines in pages for line in lines])
-    text, blocks, page_map = _assemble(pages, levels)
+    tables = find_tables(data, [i for i, r in enumerate(rules) if r >= MIN_RULES], warnings)
+    levels = _levels(pypdf, reader, pages)
+    items = [_with_tables(list(zip(lines, levels[i])), tables.get(i, []), tops[i]) for i, lines in enumerate(pages)]
+    text, blocks, page_map = _assemble(items, _labels(pypdf, reader, len(pages)))
     warnings += _page_warnings(page_map) + _artifact_warnings(text)
     return Document(
         doc_id=source, source=source, media_type=MEDIA_TYPE, text=text, blocks=tuple(blocks),
@@ -87,105 +87,89 @@ def _corrupt(source: str, exc: Exception) -> InputError:
                       "download or export it again")
 
 
-def _page_lines(pypdf, page, number: int, warnings: list[str]) -> list[_Line]:
-    """The page's text lines, each with its dominant font size and baseline."""
-    pieces: list[tuple[str, float, float]] = []
-
-    def visit(text, cm, tm, font_dict, font_size):  # noqa: ARG001 - pypdf's visitor signature
-        if text:
-            m = _times(tm, cm)
-            pieces.append((text, abs(float(font_size or 0)) * math.hypot(m[2], m[3]), m[5]))
-
+def _page_lines(pypdf, page, number: int, warnings: list[str]) -> tuple[list[Line], int, float]:
+    """The page's lines, its count of drawn rules and its top edge; a broken page is left empty."""
     try:
-        raw = page.extract_text(visitor_text=visit)
-    except (pypdf.errors.PyPdfError, KeyError, ValueError, TypeError, AttributeError, IndexError) as exc:
+        box = page.mediabox
+        width, top = float(box.width), float(box.top)
+        lines, rules = page_lines(pypdf, page, width)
+    except (pypdf.errors.PyPdfError, *_PAGE_ERRORS) as exc:
         warnings.append(f"page {number}: text extraction failed ({exc}); page left empty, as if scanned")
-        return []
-    sizes, ys = _char_props(raw, pieces)
-    lines, pos = [], 0
-    for part in raw.split("\n"):
-        lines.append(_line(part, sizes[pos : pos + len(part)], ys[pos : pos + len(part)]))
-        pos += len(part) + 1
-    while lines and not lines[-1].text:
-        lines.pop()
-    while lines and not lines[0].text:
-        lines.pop(0)
-    return lines
+        return [], 0, 0.0
+    return lines, rules, top
 
 
-def _times(a, b) -> list[float]:
-    """PDF matrix product a × b for [a b c d e f] matrices (text matrix then CTM)."""
-    a, b = [float(v) for v in a], [float(v) for v in b]
-    return [a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
-            a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3],
-            a[4] * b[0] + a[5] * b[2] + b[4], a[4] * b[1] + a[5] * b[3] + b[5]]
-
-
-def _char_props(raw: str, pieces: list[tuple[str, float, float]]):
-    """Per-character size and y; all unknown when the pieces do not spell the page text."""
-    if "".join(p[0] for p in pieces) != raw:
-        return [0.0] * len(raw), [None] * len(raw)
-    sizes: list[float] = []
-    ys: list[float | None] = []
-    for text, size, y in pieces:
-        sizes += [size] * len(text)
-        ys += [y] * len(text)
-    return sizes, ys
-
-
-def _line(part: str, sizes, ys) -> _Line:
-    text = part.strip()
-    if not text:
-        return _Line("", 0.0, None)
-    counts = Counter(round(s * 2) / 2 for ch, s in zip(part, sizes) if not ch.isspace())
-    first = len(part) - len(part.lstrip())
-    return _Line(text, counts.most_common(1)[0][0], ys[first])
-
-
-def _heading_levels(lines: list[_Line]) -> dict[float, int]:
-    """Font size → heading level (largest size = 1), or {} when size does not mark headings."""
-    body = Counter()
-    for line in lines:
-        if line.size:
-            body[line.size] += len(line.text)
-    if not body:
-        return {}
-    body_size = body.most_common(1)[0][0]
-    heads = [ln for ln in lines if ln.size >= body_size * HEADING_RATIO and _heading_shaped(ln.text)]
-    if not heads or len(heads) > MAX_HEADING_SHARE * sum(1 for ln in lines if ln.text):
-        return {}
-    sizes = sorted({ln.size for ln in heads}, reverse=True)
-    return {size: min(rank, 6) for rank, size in enumerate(sizes, 1)}
-
-
-def _heading_shaped(text: str) -> bool:
-    """Short and wordy: a large page number or a long banner line is not a heading."""
-    return 0 < len(text) <= MAX_HEADING_CHARS and any(ch.isalpha() for ch in text)
-
-
-def _page_blocks(lines: list[_Line], levels: dict[float, int]) -> list[tuple[str, list[str], int]]:
-    """Group lines into (kind, lines, level): headings by size; paragraphs split at gaps."""
-    gaps = [abs(a.y - b.y) for a, b in zip(lines, lines[1:]) if a.y is not None and b.y is not None]
-    usual = median([g for g in gaps if g > 0] or [0.0])
-    out: list[tuple[str, list[str], int]] = []
-    prev: _Line | None = None
-    for line in lines:
-        level = levels.get(line.size, 0) if _heading_shaped(line.text) else 0
-        kind = "heading" if level else "paragraph"
-        if not line.text:
-            prev = None
-            continue
-        gap = abs(prev.y - line.y) if prev and prev.y is not None and line.y is not None else 0.0
-        same = out and prev is not None and out[-1][0] == kind and out[-1][2] == level
-        if same and not (kind == "paragraph" and usual and gap > usual * PARAGRAPH_GAP):
-            out[-1][1].append(line.text)
-        else:
-            out.append((kind, [line.text], level))
-        prev = line
+def _with_tables(lines: list[tuple[Line, int]], tables: list[Table], top: float) -> list:
+    """The page's (line, heading level) pairs with each table's lines replaced by the table, where
+    its first line was."""
+    if not tables:
+        return lines
+    out: list = []
+    placed: set[int] = set()
+    for line, level in lines:
+        hit = next((i for i, t in enumerate(tables) if inside(t, line.x, line.y, top)), None)
+        if hit is None:
+            out.append((line, level))
+        elif hit not in placed:
+            placed.add(hit)
+            out.append(tables[hit])
     return out
 
 
-def _assemble(pages: list[list[_Line]], levels: dict[float, int]):
+def _levels(pypdf, reader, pages: list[list[Line]]):
+    """Per page, the heading level of each line: from the outline when it names headings found on
+    their pages, else from font statistics."""
+    entries = outline_entries(pypdf, reader)
+    if entries:
+        by_page: dict[int, list[tuple[str, int]]] = {}
+        for title, index, level in entries:
+            by_page.setdefault(index, []).append((title, level))
+        levels = [outline_headings(lines, by_page.get(i, [])) for i, lines in enumerate(pages)]
+        if any(any(page) for page in levels):
+            return levels
+    return font_headings(pages)
+
+
+def _labels(pypdf, reader, count: int) -> list[str]:
+    """Printed page labels, or "" for every page when the PDF defines none (or a broken tree)."""
+    try:
+        if "/PageLabels" not in reader.trailer["/Root"]:
+            return [""] * count
+        labels = list(reader.page_labels)
+    except (pypdf.errors.PyPdfError, *_PAGE_ERRORS):
+        return [""] * count
+    return (labels + [""] * count)[:count]
+
+
+def _page_blocks(items: list) -> list[tuple[str, object, int]]:
+    """Group (line, level) pairs into (kind, lines or table, level): headings, paragraphs split at
+    gaps, tables."""
+    lines = [x[0] for x in items if not isinstance(x, Table)]
+    gaps = [abs(a.y - b.y) for a, b in zip(lines, lines[1:]) if a.y is not None and b.y is not None]
+    usual = median([g for g in gaps if g > 0] or [0.0])
+    out: list[tuple[str, object, int]] = []
+    prev: Line | None = None
+    for entry in items:
+        if isinstance(entry, Table):
+            out.append(("table", entry, 0))
+            prev = None
+            continue
+        item, level = entry
+        kind = "heading" if level else "paragraph"
+        if not item.text:
+            prev = None
+            continue
+        gap = abs(prev.y - item.y) if prev and prev.y is not None and item.y is not None else 0.0
+        same = out and prev is not None and out[-1][0] == kind and out[-1][2] == level
+        if same and not (kind == "paragraph" and usual and gap > usual * PARAGRAPH_GAP):
+            out[-1][1].append(item.text)
+        else:
+            out.append((kind, [item.text], level))
+        prev = item
+    return out
+
+
+def _assemble(pages: list[list], labels: list[str]):
     """Pages joined by a blank line (a page_break block spans it); blocks within a page likewise."""
     parts: list[str] = []
     pos = 0
@@ -197,18 +181,25 @@ def _assemble(pages: list[list[_Line]], levels: dict[float, int]):
         parts.append(s)
         pos += len(s)
 
-    for number, lines in enumerate(pages, 1):
+    for number, items in enumerate(pages, 1):
         if number > 1:
             put("\n\n")
             blocks.append(Block("page_break", pos - 2, pos, meta={"page": number}))
         start = pos
-        for i, (kind, body, level) in enumerate(_page_blocks(lines, levels)):
+        for i, (kind, body, level) in enumerate(_page_blocks(items)):
             if i:
                 put("\n\n")
             a = pos
+            if kind == "table":
+                table, header, spans = pipe_table(body.rows)
+                put(table)
+                blocks.append(Block("table", a, pos, meta={"page": number, "header": header,
+                                                           "rows": [(a + s, a + e) for s, e in spans]}))
+                continue
             put(" ".join(body) if kind == "heading" else "\n".join(body))  # a wrapped heading: one line
             blocks.append(Block(kind, a, pos, level, parts[-1] if kind == "heading" else "", {"page": number}))
-        page_map.append(Page(number, start, pos, needs_ocr=pos == start))
+        label = labels[number - 1] if number - 1 < len(labels) else ""
+        page_map.append(Page(number, start, pos, needs_ocr=pos == start, label=label))
     return "".join(parts), blocks, page_map
 
 

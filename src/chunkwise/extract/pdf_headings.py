@@ -1,0 +1,155 @@
+"""Which PDF lines are headings, and at what level.
+
+The outline (bookmarks), when the PDF has one, is the author's own table of contents: its titles,
+found on their pages, are the headings and font sizes are not consulted. Otherwise font statistics:
+lines clearly larger than the body size are headings ranked by size, and bold lines numbered like
+sections ("2.1 Data") are headings at body size, as in most papers. What must not become a
+heading: running heads (the same line on many pages), figure text (large labels with no body text
+after them), page numbers and long banner lines. Rotated margin stamps never reach this module.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from chunkwise.extract.pdf_lines import Line
+
+HEADING_RATIO = 1.15  # a line this much larger than the body size is a heading
+MAX_HEADING_CHARS = 150  # longer "large" lines are pull quotes or banners, not headings
+MAX_HEADING_SHARE = 0.4  # when more lines than this look like headings, size says nothing
+MAX_HEADING_LINES = 3  # a heading wraps over at most this many lines
+RUNNING_SHARE = 0.5  # a line on this share of the pages (and at least two) is a running head/foot
+_NUMBERED = re.compile(r"^(?:(\d{1,2}(?:\.\d{1,2}){0,4})\.?|([A-Z])\.|([IVX]{1,5})\.)\s+[A-Z][^\s]*")
+_DIGITS = re.compile(r"\d+")
+_WS = re.compile(r"\s+")
+
+
+def heading_shaped(text: str) -> bool:
+    """Short and wordy: a large page number or a long banner line is not a heading."""
+    return 0 < len(text) <= MAX_HEADING_CHARS and sum(ch.isalpha() for ch in text) >= 2
+
+
+def running_lines(pages: list[list[Line]]) -> set[str]:
+    """Lines (digits ignored) that recur on many pages: running heads and footers."""
+    if len(pages) < 2:
+        return set()
+    seen = Counter()
+    for lines in pages:
+        seen.update({_key(ln.text) for ln in lines if ln.text})
+    need = max(2, RUNNING_SHARE * len(pages))
+    return {k for k, n in seen.items() if n >= need}
+
+
+def _key(text: str) -> str:
+    return _WS.sub(" ", _DIGITS.sub("#", text)).strip().casefold()
+
+
+def font_levels(pages: list[list[Line]], running: set[str]) -> tuple[float, dict[float, int]]:
+    """(body size, font size → heading level with the largest size = 1), or {} when size does not
+    mark headings in this document."""
+    lines = [ln for page in pages for ln in page if ln.text]
+    body = Counter()
+    for line in lines:
+        if line.size:
+            body[line.size] += len(line.text)
+    if not body:
+        return 0.0, {}
+    body_size = body.most_common(1)[0][0]
+    heads = [ln for ln in lines if ln.size >= body_size * HEADING_RATIO and heading_shaped(ln.text)
+             and _key(ln.text) not in running]
+    if not heads or len(heads) > MAX_HEADING_SHARE * len(lines):
+        return body_size, {}
+    sizes = sorted({ln.size for ln in heads}, reverse=True)
+    return body_size, {size: min(rank, 6) for rank, size in enumerate(sizes, 1)}
+
+
+def font_headings(pages: list[list[Line]]) -> list[list[int]]:
+    """Per page, the heading level of each line (0 = not a heading) from font statistics: sizes
+    ranked (figure text and running heads left out), then bold numbered sections below them."""
+    running = running_lines(pages)
+    body, levels = font_levels(pages, running)
+    sized = [_sized(lines, levels, running, body) for lines in pages]
+    used = sorted({lv for page in sized for lv in page if lv})
+    rank = {lv: i for i, lv in enumerate(used, 1)}  # sizes that only figures used leave no gap
+    out = []
+    for lines, page in zip(pages, sized):
+        row = [rank.get(lv, 0) for lv in page]
+        for i, line in enumerate(lines):
+            if not row[i] and (depth := _numbered_depth(line, body, running)):
+                row[i] = min(6, len(used) + depth)
+        out.append(row)
+    return out
+
+
+def _sized(lines: list[Line], levels: dict[float, int], running: set[str], body: float) -> list[int]:
+    out = [0] * len(lines)
+    for i, line in enumerate(lines):
+        if line.text and heading_shaped(line.text) and _key(line.text) not in running:
+            out[i] = levels.get(line.size, 0)
+    _drop_figure_text(lines, out, body)
+    return out
+
+
+def _numbered_depth(line: Line, body: float, running: set[str]) -> int:
+    """"2.1 Data" set bold at body size is a section heading of depth 2; 0 when not such a line."""
+    if not (line.bold and body and abs(line.size - body) <= 0.15 * body and heading_shaped(line.text)):
+        return 0
+    if _key(line.text) in running or len(line.text.split()) > 12 or not (m := _NUMBERED.match(line.text)):
+        return 0
+    return m.group(1).count(".") + 1 if m.group(1) else 1
+
+
+def _drop_figure_text(lines: list[Line], out: list[int], body_size: float) -> None:
+    """A run of heading lines must be followed by body-sized text, another heading, or the page
+    end; large labels followed by more non-body fragments (axis labels, ticks) are figure text."""
+    i = 0
+    while i < len(lines):
+        if not out[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(lines) and out[j + 1] == out[i] and lines[j + 1].text:
+            j += 1
+        nxt = next((k for k in range(j + 1, len(lines)) if lines[k].text), None)
+        body_next = nxt is None or out[nxt] or not lines[nxt].size or not body_size or (
+            abs(lines[nxt].size - body_size) <= 0.15 * body_size)
+        if j - i + 1 > MAX_HEADING_LINES or not body_next:
+            for k in range(i, j + 1):
+                out[k] = 0
+        i = j + 1
+
+
+def outline_entries(pypdf, reader) -> list[tuple[str, int, int]]:
+    """(title, 0-based page index, level) for every bookmark that points at a page."""
+    try:
+        outline = reader.outline
+    except (pypdf.errors.PyPdfError, KeyError, ValueError, TypeError, AttributeError, RecursionError):
+        return []
+    out: list[tuple[str, int, int]] = []
+    stack = [(item, 1) for item in reversed(list(outline or []))]
+    while stack and len(out) < 10_000:
+        item, level = stack.pop()
+        if isinstance(item, list):
+            # a nested list holds the children of the entry before it
+            stack.extend((child, level + 1) for child in reversed(item))
+            continue
+        try:
+            page = reader.get_destination_page_number(item)
+            title = _WS.sub(" ", str(item.title or "")).strip()
+        except (pypdf.errors.PyPdfError, KeyError, ValueError, TypeError, AttributeError):
+            continue
+        if title and page is not None and page >= 0:
+            out.append((title, page, min(level, 6)))
+    return out
+
+
+def outline_headings(lines: list[Line], entries: list[tuple[str, int]]) -> list[int]:
+    """Heading level per line from this page's bookmarks: a line that reads as the title."""
+    out = [0] * len(lines)
+    for title, level in entries:
+        want = _WS.sub(" ", title).casefold()
+        for i, line in enumerate(lines):
+            if not out[i] and line.text and _WS.sub(" ", line.text).casefold() in (want, want.rstrip(".")):
+                out[i] = level
+                break
+    return out

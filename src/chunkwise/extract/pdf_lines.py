@@ -1,0 +1,143 @@
+"""One PDF page → text lines in reading order, each with font size, boldness and position.
+
+pypdf's plain mode gives text in content-stream order; its ``visitor_text`` reports every piece of
+that text with its font and matrices, and the pieces concatenate to the page text, so every
+character gets a size, a font and a position without matching strings. Only upright text is read
+(``orientations=(0,)``): a rotated margin stamp such as "arXiv:2004.04906v3 [cs.CL]" is not page
+content. Two columns written a line at a time (left line, right line, ...) share a stream line;
+such lines are split where the text jumps across the page middle, and the page is re-ordered left
+column first. A page written a column at a time is already in reading order and stays as it is.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import NamedTuple
+
+BOLD_MARKS = ("bold", "black", "heavy", "semibold", "demi", "cmbx", "cmb10", "-bd", "bd-")
+COLUMN_MIN_LINES = 3  # right-column segments needed before a page counts as two columns
+CHAR_WIDTH_EM = 0.45  # a rough average glyph width, to tell a column jump from a word gap
+
+
+class Line(NamedTuple):
+    text: str
+    size: float  # dominant effective font size in points, 0 when unknown
+    y: float | None  # baseline, PDF user space (larger is higher on the page)
+    x: float | None  # left edge of the first glyph
+    bold: bool = False
+
+
+class _Char(NamedTuple):
+    size: float
+    x: float | None
+    y: float | None
+    bold: bool
+
+
+_UNKNOWN = _Char(0.0, None, None, False)
+
+
+def page_lines(pypdf, page, width: float) -> tuple[list[Line], int]:
+    """The page's lines in reading order and its count of drawn rules (``re``/``l`` operators: a
+    ruled table has many). Raises pypdf's errors for a broken content stream."""
+    pieces: list[tuple[str, _Char]] = []
+    rules = [0]
+
+    def count(op, args, cm, tm):  # noqa: ARG001 - pypdf's visitor signature
+        if op in (b"re", b"l"):
+            rules[0] += 1
+
+    def visit(text, cm, tm, font_dict, font_size):  # noqa: ARG001 - pypdf's visitor signature
+        if text:
+            m = _times(tm, cm)
+            name = str((font_dict or {}).get("/BaseFont", "")).lower()
+            size = abs(float(font_size or 0)) * math.hypot(m[2], m[3])
+            pieces.append((text, _Char(size, m[4], m[5], any(b in name for b in BOLD_MARKS))))
+
+    raw = page.extract_text(visitor_text=visit, visitor_operand_before=count, orientations=(0,))
+    if not raw.strip() and pieces:  # only rotated text (a landscape page set sideways): read it all
+        pieces.clear()
+        raw = page.extract_text(visitor_text=visit)
+    chars = _char_props(raw, pieces)
+    rows: list[list[Line]] = []
+    pos = 0
+    for part in raw.split("\n"):
+        rows.append(_segments(part, chars[pos : pos + len(part)], width))
+        pos += len(part) + 1
+    lines = _reading_order(rows, width)
+    while lines and not lines[-1].text:
+        lines.pop()
+    while lines and not lines[0].text:
+        lines.pop(0)
+    return lines, rules[0]
+
+
+def _times(a, b) -> list[float]:
+    """PDF matrix product a × b for [a b c d e f] matrices (text matrix then CTM)."""
+    a, b = [float(v) for v in a], [float(v) for v in b]
+    return [a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
+            a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3],
+            a[4] * b[0] + a[5] * b[2] + b[4], a[4] * b[1] + a[5] * b[3] + b[5]]
+
+
+def _char_props(raw: str, pieces: list[tuple[str, _Char]]) -> list[_Char]:
+    """Per-character properties; all unknown when the pieces do not spell the page text."""
+    if "".join(p[0] for p in pieces) != raw:
+        return [_UNKNOWN] * len(raw)
+    out: list[_Char] = []
+    for text, props in pieces:
+        out += [props] * len(text)
+    return out
+
+
+def _segments(part: str, chars: list[_Char], width: float) -> list[Line]:
+    """One stream line, split where a new piece starts across the page middle after the previous
+    piece ended (a left-column line and a right-column line on one baseline)."""
+    cuts = [0]
+    middle = width * 0.45
+    for i in range(1, len(part)):
+        a, b = chars[i - 1], chars[i]
+        if b is a or b.x is None or a.x is None or not width:
+            continue  # the same piece (or unknown positions): never a cut
+        start = chars[cuts[-1]].x
+        run = i - cuts[-1]
+        est_end = (start or 0.0) + run * a.size * CHAR_WIDTH_EM
+        if start is not None and start < middle <= b.x and est_end <= b.x + a.size:
+            cuts.append(i)
+    cuts.append(len(part))
+    return [_line(part[s:e], chars[s:e]) for s, e in zip(cuts, cuts[1:])] or [_line("", [])]
+
+
+def _line(part: str, chars: list[_Char]) -> Line:
+    text = part.strip()
+    if not text:
+        return Line("", 0.0, None, None)
+    counts = Counter(round(c.size * 2) / 2 for ch, c in zip(part, chars) if not ch.isspace())
+    first = len(part) - len(part.lstrip())
+    visible = [c for ch, c in zip(part, chars) if not ch.isspace()]
+    bold = sum(c.bold for c in visible) >= 0.8 * len(visible)
+    return Line(text, counts.most_common(1)[0][0], chars[first].y, chars[first].x, bold)
+
+
+def _reading_order(rows: list[list[Line]], width: float) -> list[Line]:
+    """Left column before right column where stream lines hold both; else stream order."""
+    right = [i for i, segs in enumerate(rows) if len(segs) > 1]
+    if len(right) < COLUMN_MIN_LINES:
+        return [s for segs in rows for s in _merge(segs)]
+    first, last = right[0], right[-1]
+    middle = width * 0.45
+    left_col, right_col = [], []
+    for segs in rows[first : last + 1]:
+        for s in segs:
+            (right_col if s.x is not None and s.x >= middle else left_col).append(s)
+    before = [s for segs in rows[:first] for s in _merge(segs)]
+    after = [s for segs in rows[last + 1 :] for s in _merge(segs)]
+    return before + left_col + [Line("", 0.0, None, None)] + right_col + after
+
+
+def _merge(segs: list[Line]) -> list[Line]:
+    """Outside the two-column band a split line is one line again."""
+    if len(segs) == 1:
+        return segs
+    first = segs[0]
+    return [first._replace(text=" ".join(s.text for s in segs if s.text))]
