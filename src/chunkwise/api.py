@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from chunkwise.config import ChunkConfig
-from chunkwise.errors import DependencyError, InputError
+from chunkwise.errors import ChunkwiseError, ConfigError, DependencyError, InputError  # re-exported for callers of the facade
 from chunkwise.types import Chunk, Document, Page
 
 def make_chunker(config: ChunkConfig | None = None, **options: Any):
@@ -296,6 +296,31 @@ def search(db: str | Path, query: str, groups, **options: Any):
     from chunkwise.retrieve import search as _search
 
     return _search(db, query, groups, **options)
+
+
+def open_retriever(db: str | Path, **options: Any):
+    """A long-lived ``Retriever`` over an existing store (open once, search many times; close it).
+    Options: embedder, bm25, generator_tokenizer. Raises ConfigError when ``db`` is not a file or
+    not a chunkwise store, instead of creating an empty one."""
+    import sqlite3
+
+    from chunkwise.retrieve import Retriever
+
+    if not Path(db).is_file():
+        raise ConfigError(f"{db}: no such store; create it with: chunkwise ingest PATH --db {db}")
+    try:
+        return Retriever(db, **options)
+    except sqlite3.DatabaseError as exc:
+        raise ConfigError(f"{db}: not a chunkwise store ({exc})") from exc
+
+
+def visible_document(retriever, doc_id: str, groups):
+    """The records of one document that ``groups`` may see, in chunk order, as a
+    ``VisibleDocument`` (``.to_dict()``), or ``None`` when the caller may see none of it: exactly
+    what a document that does not exist gives."""
+    from chunkwise.retrieve.documents import visible_document as _visible
+
+    return _visible(retriever.store, doc_id, groups)
 
 
 def evaluate(golden: str | Path, docs: str | Path, configs=None, **settings: Any):

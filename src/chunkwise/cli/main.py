@@ -393,6 +393,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_bench_parser(sub)
 
+    from chunkwise.cli.serve import add_serve_parser
+
+    add_serve_parser(sub)
+
     p = sub.add_parser("check", help="quality gate over a store; exit 1 when it fails")
     p.add_argument("--db", required=True, help="SQLite file written by chunkwise ingest")
     p.add_argument("--json", action="store_true", help="one JSON document")

@@ -1,0 +1,32 @@
+"""``chunkwise serve``: the HTTP service over one store (its own module: the CLI only parses flags)."""
+from __future__ import annotations
+
+import argparse
+
+
+def add_serve_parser(sub) -> None:
+    p = sub.add_parser("serve", help="HTTP service over a store: /search, /documents, /v1/embeddings, a web page",
+                       description="Serve one store over HTTP: the embedder loads once and the Retriever stays "
+                                   "open. Choose exactly one way the caller's groups reach the server.")
+    p.add_argument("--db", required=True, help="SQLite file written by chunkwise ingest")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
+    p.add_argument("--trust-groups-header", action="store_true",
+                   help="take the caller's groups from X-Chunkwise-Groups: a,b (set by a gateway in front)")
+    p.add_argument("--tokens", metavar="FILE", default=None,
+                   help='bearer tokens mapped to groups: JSON {"TOKEN": ["group", ...], "sha256:HEX": [...]}')
+    p.add_argument("--insecure-groups-in-body", action="store_true",
+                   help='local use only (loopback): callers name their groups ("groups" in the JSON body)')
+    p.add_argument("--bm25", default="fts5", choices=("fts5", "sparse"), help="BM25 engine (default fts5)")
+    p.add_argument("--generator-tokenizer", default=None, help="tokenizer the context budget counts in")
+    p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"),
+                   help="uvicorn's log level (default info: one access line per request)")
+    p.set_defaults(func=cmd_serve)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from chunkwise.serve import run
+
+    return run(args.db, args.host, args.port, trust_groups_header=args.trust_groups_header, tokens=args.tokens,
+               insecure_groups_in_body=args.insecure_groups_in_body, bm25=args.bm25,
+               generator_tokenizer=args.generator_tokenizer, log_level=args.log_level)

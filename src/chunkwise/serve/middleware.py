@@ -1,0 +1,76 @@
+"""Plain ASGI middleware around the whole app: a request body limit and the security headers.
+
+The body is read (up to the limit) before the app sees it, so an oversized or endless upload is
+answered 413 without being held in memory, whatever the framework would do with it. Every response
+carries a strict Content-Security-Policy: the page loads only its own script and style from this
+origin and talks only to this origin; nothing may frame it.
+"""
+from __future__ import annotations
+
+import json
+
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+       "base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+SECURITY_HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+]
+
+
+def error_bytes(message: str, type_: str, code: str | None = None, param: str | None = None) -> bytes:
+    return json.dumps({"error": {"message": message, "type": type_, "param": param, "code": code}}).encode()
+
+
+class Guard:
+    def __init__(self, app, max_body: int) -> None:
+        self.app = app
+        self.max_body = max_body
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def send_secure(message):
+            if message["type"] == "http.response.start":
+                headers = [h for h in message.get("headers", []) if h[0].lower() not in dict(SECURITY_HEADERS)]
+                if not any(h[0].lower() == b"cache-control" for h in headers):
+                    headers.append((b"cache-control", b"no-store"))
+                message = {**message, "headers": headers + SECURITY_HEADERS}
+            await send(message)
+
+        declared = [v for k, v in scope.get("headers", []) if k.lower() == b"content-length"]
+        if declared and (len(declared) > 1 or not declared[0].isdigit() or int(declared[0]) > self.max_body):
+            return await self._too_large(send_secure)
+        body, more = [], True
+        size = 0
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body:
+                return await self._too_large(send_secure)
+            body.append(chunk)
+            more = message.get("more_body", False)
+        whole = b"".join(body)
+        sent = False
+
+        async def replay():
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": whole, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send_secure)
+
+    async def _too_large(self, send):
+        body = error_bytes(f"request body over {self.max_body} bytes", "invalid_request_error", "body_too_large")
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                                (b"connection", b"close")]})
+        await send({"type": "http.response.body", "body": body})

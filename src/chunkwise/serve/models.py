@@ -1,0 +1,169 @@
+"""Request and response shapes; they are the OpenAPI spec the service publishes.
+
+Requests forbid unknown fields (a misspelt ``"mdoe"`` is an error, not a silent default) and every
+string must be valid UTF-8 (JSON can carry lone surrogates, which no store or tokenizer can take).
+Responses are documented here and returned as the library's own dicts, so the spec is checked
+against what is really sent (the schema fuzz validates every response).
+"""
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, field_validator
+
+
+def _utf8(s: str) -> str:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("not valid UTF-8 (a lone surrogate)") from None
+    return s
+
+
+Text = Annotated[str, AfterValidator(_utf8)]
+MAX_INPUTS = 2048  # the OpenAI API's own limit per request
+
+
+class SearchRequest(BaseModel):
+    """The parameters of ``chunkwise search`` (the store-wide ones, BM25 engine and generator
+    tokenizer, are set when the server starts)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: Annotated[Text, Field(min_length=1, max_length=4000)]
+    k: int = Field(5, ge=1, le=100, description="passages to return after merging")
+    mode: Literal["auto", "bm25", "dense", "hybrid"] = "auto"
+    expand: Literal["none", "neighbours", "parent"] = "none"
+    budget: int | None = Field(None, ge=1, le=1_000_000, description="hard cap on context tokens")
+    overfetch: int = Field(3, ge=1, le=20, description="fetch k x this many hits before merging")
+
+
+class SearchRequestWithGroups(SearchRequest):
+    """On a server started with --insecure-groups-in-body (only there): the caller names its groups."""
+
+    groups: list[Annotated[Text, Field(max_length=256)]] | Annotated[Text, Field(max_length=8192)] = Field(
+        description="the caller's access groups (a list, or one comma-separated string)")
+
+
+class Result(BaseModel):
+    rank: int
+    chunk_id: str
+    chunk_ids: list[str]
+    doc_id: str
+    source_uri: str
+    text: str
+    score: float
+    start_char: int
+    end_char: int
+    page: int | None
+    heading_path: list[str]
+    acl: list[str]
+    expanded_from: list[str]
+
+
+class Omitted(BaseModel):
+    chunk_ids: list[str]
+    reason: str
+    detail: str
+
+
+class SearchResponse(BaseModel):
+    """Exactly what ``chunkwise search --json`` prints."""
+
+    query: str
+    mode: str
+    results: list[Result]
+    context_tokens: int
+    omitted: list[Omitted]
+
+
+class DocumentResponse(BaseModel):
+    doc_id: str
+    source_uri: str
+    title: str
+    source_version: str
+    boundaries: list[list[int]] = Field(description="[start_char, end_char] of each record, in chunk order")
+    records: list[dict] = Field(description="the ChunkRecords the caller may see, text included")
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    version: str
+    model: str | None = Field(description="the store's query embedder, served at /v1/embeddings")
+    dim: int | None
+    auth: Literal["header", "tokens", "body"] = Field(description="where callers' groups come from")
+
+
+class WhoAmI(BaseModel):
+    groups: list[str]
+    auth: Literal["header", "tokens", "body"]
+
+
+class ErrorBody(BaseModel):
+    message: str
+    type: str
+    param: str | None = None
+    code: str | None = None
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorBody
+
+
+class EmbeddingRequest(BaseModel):
+    """OpenAI's /v1/embeddings request. Token-id arrays are refused: ids of another tokenizer mean
+    nothing to this model."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: Annotated[Text, Field(min_length=1)] | Annotated[
+        list[Annotated[Text, Field(min_length=1)]], Field(min_length=1, max_length=MAX_INPUTS)]
+    model: Text
+    encoding_format: Literal["float", "base64"] = "float"
+    dimensions: int | None = Field(None, ge=1)
+    user: Text | None = None
+
+    @field_validator("input", mode="before")
+    @classmethod
+    def _no_token_ids(cls, value):
+        if isinstance(value, list) and any(isinstance(v, (int, list)) and not isinstance(v, bool) for v in value):
+            raise ValueError("token-id arrays are not supported: send the text itself")
+        return value
+
+
+def embedding_request(model: str | None, dim: int | None) -> type[EmbeddingRequest]:
+    """The request as this server takes it: ``dimensions``, when given, can only be the model's own."""
+    if dim is None:
+        return EmbeddingRequest
+    return create_model("EmbeddingRequest", __base__=EmbeddingRequest, __doc__=EmbeddingRequest.__doc__,
+                        dimensions=(int | None, Field(None, ge=dim, le=dim, description=f"{model} gives {dim} only")))
+
+
+class Embedding(BaseModel):
+    object: Literal["embedding"]
+    index: int
+    embedding: list[float] | str = Field(description="floats, or base64 of little-endian float32")
+
+
+class Usage(BaseModel):
+    prompt_tokens: int
+    total_tokens: int
+
+
+class EmbeddingResponse(BaseModel):
+    object: Literal["list"]
+    data: list[Embedding]
+    model: str
+    usage: Usage
+
+
+class Model(BaseModel):
+    id: str
+    object: Literal["model"]
+    created: int
+    owned_by: str
+
+
+class ModelList(BaseModel):
+    object: Literal["list"]
+    data: list[Model]

@@ -1,0 +1,88 @@
+"""Start-up: check everything that can be wrong before listening, then hand over to uvicorn.
+
+Order matters for failing fast: the groups policy (tokens file), the store, the address (a port in
+use), and only then the slow model load; the ready line is printed when requests can be answered.
+"""
+from __future__ import annotations
+
+import importlib.util
+import ipaddress
+import socket
+import sys
+
+from chunkwise.api import ConfigError, DependencyError
+from chunkwise.serve import SERVE_INSTALL_HINT
+
+LOOPBACK_NAMES = ("localhost",)
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def policy(trust_groups_header: bool = False, tokens: str | None = None, insecure_groups_in_body: bool = False,
+           host: str = "127.0.0.1"):
+    """The one GroupSource the flags choose; none or several is a configuration error."""
+    from chunkwise.serve.auth import BearerTokens, CallerSays, TrustedHeader, load_tokens
+
+    chosen = [name for name, on in (("--trust-groups-header", trust_groups_header), ("--tokens", tokens is not None),
+                                    ("--insecure-groups-in-body", insecure_groups_in_body)) if on]
+    if not chosen:
+        raise ConfigError("say where callers' groups come from: --trust-groups-header (a gateway sets "
+                          "X-Chunkwise-Groups), --tokens FILE (bearer tokens), or --insecure-groups-in-body (local use)")
+    if len(chosen) > 1:
+        raise ConfigError(f"choose one of {' and '.join(chosen)}: each is a different way to name the caller's groups")
+    if insecure_groups_in_body:
+        if not is_loopback(host):
+            raise ConfigError(f"--insecure-groups-in-body lets any caller name its groups; it listens only on loopback "
+                              f"(--host 127.0.0.1), not {host}")
+        return CallerSays()
+    if tokens is not None:
+        tokens_policy: BearerTokens = load_tokens(tokens)
+        return tokens_policy
+    return TrustedHeader()
+
+
+def listen(host: str, port: int) -> socket.socket:
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--port {port}: use 0-65535 (0 picks a free port)")
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
+        return socket.create_server((host, port), family=family, backlog=128)
+    except OSError as exc:
+        raise ConfigError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); choose another --host/--port") from exc
+
+
+def run(db: str, host: str = "127.0.0.1", port: int = 8080, *, trust_groups_header: bool = False,
+        tokens: str | None = None, insecure_groups_in_body: bool = False, bm25: str = "fts5",
+        generator_tokenizer: str | None = None, log_level: str = "info", max_body: int | None = None) -> int:
+    missing = [m for m in ("fastapi", "uvicorn") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise DependencyError(f"chunkwise serve needs {' and '.join(missing)} (not installed); install with: "
+                              f"{SERVE_INSTALL_HINT}")
+    import uvicorn
+
+    from chunkwise.serve.app import MAX_BODY, create_app
+    from chunkwise.serve.engine import Engine
+
+    auth = policy(trust_groups_header, tokens, insecure_groups_in_body, host)
+    engine = Engine(db, bm25=bm25, generator_tokenizer=generator_tokenizer)
+    try:
+        sock = listen(host, port)
+        engine.warm()
+        app = create_app(engine, auth, max_body=max_body or MAX_BODY)
+        bound = sock.getsockname()[1]
+        shown = f"[{host}]" if ":" in host else host
+        print(f"chunkwise serve: http://{shown}:{bound}/  store {db}  model {engine.model or 'none'}  "
+              f"groups from {auth.name}", file=sys.stderr, flush=True)
+        config = uvicorn.Config(app, log_level=log_level, server_header=False, proxy_headers=False, lifespan="off",
+                                timeout_graceful_shutdown=5)
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        engine.close()
+    return 0
