@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -60,16 +59,17 @@ class Server:
         self.log = log
         self._fh = open(log, "w", encoding="utf-8")  # a file, not a pipe: a full pipe would block the server
         self.proc = subprocess.Popen([sys.executable, "-m", "chunkwise.cli.main", "serve", "--db", str(db),
-                                      "--port", "0", *flags], stdout=self._fh, stderr=subprocess.STDOUT, env=env)
+                                      "--port", "0", "--json", *flags], stdout=self._fh, stderr=subprocess.STDOUT, env=env)
         self.url = self._wait()
 
     def _wait(self, timeout: float = 180.0) -> str:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             text = self.log.read_text(encoding="utf-8")
-            m = re.search(r"chunkwise serve: (http://127\.0\.0\.1:\d+)/", text)
-            if m:
-                url = m.group(1)
+            ready = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+            if ready:  # the --json ready line
+                url = ready[0]["url"]
+                assert url.startswith("http://127.0.0.1:") and ready[0]["auth"] in ("header", "tokens", "body")
                 try:
                     if httpx.get(url + "/health", timeout=5).status_code == 200:
                         return url

@@ -21,6 +21,8 @@ def add_serve_parser(sub) -> None:
     p.add_argument("--generator-tokenizer", default=None, help="tokenizer the context budget counts in")
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"),
                    help="uvicorn's log level (default info: one access line per request)")
+    p.add_argument("--json", action="store_true",
+                   help='when ready, print one JSON line {"url", "store", "model", "dim", "auth"} on stdout (for scripts)')
     p.set_defaults(func=cmd_serve)
 
 
@@ -29,4 +31,4 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     return run(args.db, args.host, args.port, trust_groups_header=args.trust_groups_header, tokens=args.tokens,
                insecure_groups_in_body=args.insecure_groups_in_body, bm25=args.bm25,
-               generator_tokenizer=args.generator_tokenizer, log_level=args.log_level)
+               generator_tokenizer=args.generator_tokenizer, log_level=args.log_level, ready_json=args.json)

@@ -128,7 +128,7 @@ def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY):
                                                  "owned_by": "chunkwise"}]
         return {"object": "list", "data": data}
 
-    @app.get("/", include_in_schema=False)
+    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     async def index() -> Response:
         return Response(page["index.html"], media_type="text/html; charset=utf-8")
 

@@ -41,8 +41,8 @@ class SearchRequest(BaseModel):
 class SearchRequestWithGroups(SearchRequest):
     """On a server started with --insecure-groups-in-body (only there): the caller names its groups."""
 
-    groups: list[Annotated[Text, Field(max_length=256)]] | Annotated[Text, Field(max_length=8192)] = Field(
-        description="the caller's access groups (a list, or one comma-separated string)")
+    groups: list[Annotated[Text, Field(max_length=256)]] | Annotated[Text, Field(max_length=8192)] | None = Field(
+        None, description="the caller's access groups (a list, or one comma-separated string); required (401 without)")
 
 
 class Result(BaseModel):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import ipaddress
+import json
 import socket
 import sys
 
@@ -60,7 +61,8 @@ def listen(host: str, port: int) -> socket.socket:
 
 def run(db: str, host: str = "127.0.0.1", port: int = 8080, *, trust_groups_header: bool = False,
         tokens: str | None = None, insecure_groups_in_body: bool = False, bm25: str = "fts5",
-        generator_tokenizer: str | None = None, log_level: str = "info", max_body: int | None = None) -> int:
+        generator_tokenizer: str | None = None, log_level: str = "info", max_body: int | None = None,
+        ready_json: bool = False) -> int:
     missing = [m for m in ("fastapi", "uvicorn") if importlib.util.find_spec(m) is None]
     if missing:
         raise DependencyError(f"chunkwise serve needs {' and '.join(missing)} (not installed); install with: "
@@ -78,8 +80,12 @@ def run(db: str, host: str = "127.0.0.1", port: int = 8080, *, trust_groups_head
         app = create_app(engine, auth, max_body=max_body or MAX_BODY)
         bound = sock.getsockname()[1]
         shown = f"[{host}]" if ":" in host else host
-        print(f"chunkwise serve: http://{shown}:{bound}/  store {db}  model {engine.model or 'none'}  "
-              f"groups from {auth.name}", file=sys.stderr, flush=True)
+        url = f"http://{shown}:{bound}"
+        print(f"chunkwise serve: {url}/  store {db}  model {engine.model or 'none'}  groups from {auth.name}",
+              file=sys.stderr, flush=True)
+        if ready_json:
+            print(json.dumps({"url": url, "store": str(db), "model": engine.model, "dim": engine.dim,
+                              "auth": auth.name}), flush=True)
         config = uvicorn.Config(app, log_level=log_level, server_header=False, proxy_headers=False, lifespan="off",
                                 timeout_graceful_shutdown=5)
         uvicorn.Server(config).run(sockets=[sock])

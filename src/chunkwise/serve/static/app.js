@@ -234,7 +234,12 @@
       fromUrl();
       search(false);
     });
-    if ($("q").value) search(false);
+    if (!$("q").value) return;
+    if (state.auth === "tokens" && !$("token").value.trim()) {
+      status("Enter your token to run this search.");
+      return;
+    }
+    search(false);
   }
 
   start();
