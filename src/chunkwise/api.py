@@ -314,6 +314,15 @@ def open_retriever(db: str | Path, **options: Any):
         raise ConfigError(f"{db}: not a chunkwise store ({exc})") from exc
 
 
+def caller_groups(groups) -> tuple[str, ...]:
+    """A caller's groups (a list, or one comma-separated string) in canonical form, sorted: the same
+    tag grammar as the stored tags (see chunkwise.access). Raises ConfigError for a tag outside it;
+    ``()`` means the caller has no group (and may see nothing)."""
+    from chunkwise.access import caller_groups as _parse
+
+    return _parse(groups).tags
+
+
 def visible_document(retriever, doc_id: str, groups):
     """The records of one document that ``groups`` may see, in chunk order, as a
     ``VisibleDocument`` (``.to_dict()``), or ``None`` when the caller may see none of it: exactly

@@ -57,6 +57,7 @@ def test_insecure_mode_only_on_loopback(capsys, store):
     (json.dumps({"a-long-enough-token-123": ["sre", ""]}), "non-empty list"),
     (json.dumps({"sha256:abc": ["sre"]}), "64 hex"),
     (json.dumps({"with a space in the token": ["sre"]}), "visible ASCII"),
+    (json.dumps({"a-long-enough-token-123": ["<script>"]}), "entry 1: groups: access tag"),
 ])
 def test_bad_tokens_file(capsys, store, tmp_path, content, says):
     path = tmp_path / "tokens.json"
