@@ -27,7 +27,7 @@ def add_serve_parser(sub) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from chunkwise.serve import run
+    from chunkwise.serve.start import run
 
     return run(args.db, args.host, args.port, trust_groups_header=args.trust_groups_header, tokens=args.tokens,
                insecure_groups_in_body=args.insecure_groups_in_body, bm25=args.bm25,

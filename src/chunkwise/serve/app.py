@@ -13,8 +13,8 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 from chunkwise import api
-from chunkwise.serve import models as m
-from chunkwise.serve import openai
+import chunkwise.serve.models as m
+import chunkwise.serve.openai as openai
 from chunkwise.serve.auth import AuthError, GroupSource
 from chunkwise.serve.engine import Engine
 from chunkwise.serve.middleware import Guard

@@ -12,8 +12,8 @@ import socket
 import sys
 
 from chunkwise.api import ConfigError, DependencyError
-from chunkwise.serve import SERVE_INSTALL_HINT
 
+SERVE_INSTALL_HINT = "pip install 'chunkwise[serve]'"
 LOOPBACK_NAMES = ("localhost",)
 
 
