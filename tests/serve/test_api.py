@@ -7,7 +7,7 @@ import json
 import struct
 
 import pytest
-from conftest import SECRET
+from .serving import SECRET
 
 from chunkwise.cli.main import main
 from chunkwise.embed import make_embedder

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import SRC
+from .serving import SRC
 
 from chunkwise.cli.main import main
 

