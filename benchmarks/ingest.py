@@ -157,7 +157,7 @@ def cw() -> Any:
 
 def run_ingest(corpus: Corpus, db: Path, size: int, embedder: Any) -> Any:
     from chunkwise.config import ChunkConfig
-    from chunkwise.ingest import ingest
+    from chunkwise.pipeline import ingest
 
     return ingest([corpus.root], db, ChunkConfig(strategy="auto", size=size), embedder=embedder, acl=["bench"])
 

@@ -114,7 +114,7 @@ def make_docs(rng, words, sample, first_doc: int, n_chunks: int):
 
 def build_store(path: Path, n: int, seed: int = SEED, batch: int = 20_000) -> float:
     """Generate the store at ``path`` (written to a temporary name, renamed when complete)."""
-    from chunkwise.store import SQLiteStore
+    from chunkwise.store import DocumentDiff, DocumentRow, SQLiteStore
 
     tmp = path.with_suffix(".building")
     for p in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
@@ -134,16 +134,16 @@ def build_store(path: Path, n: int, seed: int = SEED, batch: int = 20_000) -> fl
             vecs = rng.standard_normal((len(keys), DIM), dtype=np.float32)
             vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
             with store.atomic():
-                for doc_row, records in docs:
-                    store.write_document(doc_row, records, [], [])
+                for doc_row, records in docs:  # many documents per transaction: the store's own apply step
+                    store._apply(DocumentRow(path=doc_row["doc_id"], **doc_row), DocumentDiff(added=records))
                 # put_vectors packs Python floats one by one; the same rows straight from numpy.
                 store.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
                                      [(k, MODEL, DIM, v.astype("<f4").tobytes()) for k, v in zip(keys, vecs)])
             made += len(keys)
             rate = made / (time.perf_counter() - t0)
             print(f"  {path.name}: {made:,}/{n:,} chunks, {rate:,.0f} chunks/s", file=sys.stderr, flush=True)
-        with store.atomic():
-            store.put_settings({"embedder": MODEL, "generator": f"{GENERATOR} seed={seed} n={n}"})
+        store.finish_run(store.start_run("2024-06-05T00:00:00Z"), "2024-06-05T00:00:00Z", {},
+                         {"embedder": MODEL, "generator": f"{GENERATOR} seed={seed} n={n}"})
         store.db.execute("PRAGMA journal_mode=WAL")  # as ingest leaves a store
     tmp.rename(path)
     return time.perf_counter() - t0
@@ -261,8 +261,8 @@ def bench_size(path: Path, n: int, queries, k: int, budget: int, drop_share: flo
     files = {p.name: p.stat().st_size for p in path.parent.glob(path.name + "*")}
     out["db_bytes"] = sum(files.values())
     fts = Retriever(path, bm25="fts5")
-    truth = Truth(fts.db)
-    servable = fts.db.execute("SELECT count(*) FROM chunks WHERE acl_index != ''").fetchone()[0]
+    truth = Truth(fts.store.db)
+    servable = fts.store.db.execute("SELECT count(*) FROM chunks WHERE acl_index != ''").fetchone()[0]
     out["servable"] = servable
     visible = [int(truth.allowed(g).sum()) for _, g in queries]
     out["visible_mean"] = float(np.mean(visible))
@@ -297,13 +297,12 @@ def bench_size(path: Path, n: int, queries, k: int, budget: int, drop_share: flo
                          "rss_delta_mb": rss_mb() - rss0})
     from chunkwise.retrieve.bm25 import query_terms
 
-    db = sp.db
+    db = sp.store.db
 
     def fts_query(q, g, order_by="ORDER BY rank, rowid"):  # every query term, straight to FTS5
-        from chunkwise.access import acl_match
-        from chunkwise.retrieve.bm25 import fts_match
+        from chunkwise.store.sqlite_read import fts_match
 
-        match = fts_match(q, acl_match(g), query_terms(q))
+        match = fts_match(query_terms(q), g)
         sql = f"SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? {order_by} LIMIT ?"
         return [] if match is None else db.execute(sql, (match, k)).fetchall()
 
@@ -367,7 +366,7 @@ def pipeline_row(sp, truth, queries, k: int, expand: str, budget: int | None) ->
         row.cpu.append(cpu)
         row.full += len(res.passages) == k
         ids = [c for p in res.passages for c in p.chunk_ids]
-        got = sp.db.execute(f"SELECT rowid FROM chunks WHERE chunk_id IN ({','.join('?' * len(ids))})", ids).fetchall()
+        got = sp.store.db.execute(f"SELECT rowid FROM chunks WHERE chunk_id IN ({','.join('?' * len(ids))})", ids).fetchall()
         row.leaks += truth.leaks([r for (r,) in got], g) + (len(got) != len(set(ids)))
         tokens.append(res.context_tokens)
         passages.append(len(res.passages))

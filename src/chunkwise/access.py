@@ -140,12 +140,6 @@ class AccessTags:
         """The FTS column value: the tokens when the chunk may be served at all, else ''."""
         return " ".join(self.tokens()) if quality == READY and self.tags else ""
 
-    def match(self) -> str:
-        """The FTS5 expression admitting only chunks that share a tag with these (caller) groups."""
-        if not self.tags:
-            raise AccessTagError("no access groups given")
-        return "acl_index : (" + " OR ".join(self.tokens()) + ")"
-
 
 def parse_acl_map(value: Any, where: str = "--acl-map") -> dict[str, AccessTags]:
     """``{"glob": tags, ...}`` with each value a list or a comma-separated string of tags."""
@@ -180,11 +174,6 @@ def acl_index(tags: str | Iterable[str], quality: str) -> str:
     """The FTS column value for a stored ``acl`` column (JSON) or a list of tags."""
     parsed = AccessTags.from_column(tags) if isinstance(tags, str) else AccessTags.parse(list(tags))
     return parsed.index(quality)
-
-
-def acl_match(groups) -> str:
-    """The FTS5 expression that admits only chunks sharing a tag with ``groups``."""
-    return caller_groups(groups).match()
 
 
 def permitted(tags: Iterable[str] | AccessTags, quality: str, groups) -> bool:

@@ -1,31 +1,48 @@
-"""The library facade: what the CLI and users call."""
+"""The library facade: what the CLI, the HTTP service, the framework integrations and users call.
+
+It sits at the top: nothing in the library imports it, and it adds no behaviour of its own beyond
+turning names (an embedder name, a config file) into the objects the stages take, once, with the
+same validation for every caller. The stages it fronts are in ``pipeline/`` (prepare, embed, write),
+``store/``, ``retrieve/`` and ``evaluate/``.
+"""
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chunkwise.config import ChunkConfig
-from chunkwise.errors import ChunkwiseError, ConfigError, DependencyError, InputError  # re-exported for callers of the facade
+from chunkwise.access import AccessTags
+from chunkwise.config import BACKENDS, HEADERS, STRATEGIES, UNITS, ChunkConfig
+from chunkwise.configfile import ConfigFile, load_acl_map, load_config
+from chunkwise.embed import make_embedder
+from chunkwise.evaluate.experiments import (SEED_HEADERS, SEED_MERGE, SEED_OVERLAP, SEED_OVERLAP_QUESTIONS,
+                                            header_experiment, merge_experiment, overlap_sweep, sampling_tolerance)
+from chunkwise.evaluate.runner import Evaluation, expand_grid, load_grid, run_eval
+from chunkwise.evaluate.runner import Settings as EvalSettings
+from chunkwise.errors import ChunkwiseError, ConfigError, InputError
+from chunkwise.pipeline.chunk import attach_pages, chunk_document, for_document, make_chunker, normalised_view
+from chunkwise.pipeline.documents import SourceFailure, Unchanged, iter_documents, load_document
+from chunkwise.pipeline.write import IngestStats
+from chunkwise.planning import Plan, n_windows, plan, straddle_probability
+from chunkwise.quality import CheckReport
+from chunkwise.retrieve import Retriever, SearchResult
 from chunkwise.types import Chunk, Document, Page
-
-def make_chunker(config: ChunkConfig | None = None, **options: Any):
-    """Build a reusable chunker: ``make_chunker(strategy="recursive", size=256).chunk(text)``."""
-    from chunkwise.chunking.router import build_chunker
-
-    if config is None:
-        config = ChunkConfig(**options)
-    elif options:
-        from dataclasses import replace
-
-        config = replace(config, **options)
-    return build_chunker(config)
 
 
 def chunk_text(text: str, config: ChunkConfig | None = None, **options: Any) -> list[Chunk]:
     """Chunk one string. Offsets point into ``text``: ``chunk.text == text[chunk.start_char:chunk.end_char]``."""
     return make_chunker(config, **options).chunk(text)
+
+
+def chunk_file(path: str | Path, config: ChunkConfig | None = None, chunker=None, **options: Any) -> list[Chunk]:
+    """Chunk one file of any supported format (Markdown, text, HTML, PDF, DOCX)."""
+    doc = load_document(path)
+    if chunker is None:
+        from chunkwise.pipeline.chunk import doc_options
+
+        chunker = make_chunker(config, **doc_options(doc, config, options))
+    else:
+        chunker = for_document(chunker, doc)
+    return chunk_document(doc, chunker)
 
 
 def audit(paths, root: str | Path | None = None, max_bytes: int = 50_000_000):
@@ -39,279 +56,48 @@ def audit(paths, root: str | Path | None = None, max_bytes: int = 50_000_000):
             yield audit_document(item)
 
 
-def chunk_file(path: str | Path, config: ChunkConfig | None = None, chunker=None, **options: Any) -> list[Chunk]:
-    """Chunk one file of any supported format (Markdown, text, HTML, PDF, DOCX)."""
-    doc = load_document(path)
-    if chunker is None:
-        chunker = make_chunker(config, **_doc_options(doc, config, options))
-    else:
-        chunker = for_document(chunker, doc)
-    return chunk_document(doc, chunker)
+def ingest(paths, db, config: ChunkConfig | None = None, *, embedder=None, **options: Any) -> IngestStats:
+    """Ingest files and folders into a store (idempotent; see ``pipeline.ingest``). ``embedder``: an
+    Embedder, a name such as ``"hashing"``/``"minilm"``, or None for no vectors. Options: acl,
+    acl_map, dry_run, now, progress, embed_mode, executor."""
+    from chunkwise.pipeline.ingest import ingest as run
+
+    if isinstance(embedder, str):
+        embedder = make_embedder(embedder)
+    return run(paths, db, config, embedder=embedder, **options)
 
 
-def _doc_options(doc: Document, config: ChunkConfig | None, options: dict) -> dict:
-    opts = dict(options)
-    opts.setdefault("format", "markdown" if doc.media_type == "text/markdown" else "text")
-    if not (config and config.title) and "title" not in opts and doc.title:
-        opts["title"] = doc.title
-    return opts
+def check(db) -> CheckReport:
+    """The quality gate over a store (``chunkwise check``)."""
+    from chunkwise.quality import check as run
+
+    return run(db)
 
 
-def for_document(chunker, doc: Document):
-    """The same chunker, with the format (and title, when the config has none) this document needs."""
-    from dataclasses import replace
+def manifest(db) -> dict:
+    """What an index release is made of (config, tokenizer, model, tool and document versions)."""
+    from chunkwise.quality import manifest as run
 
-    want = _doc_options(doc, chunker.config, {})
-    cfg = chunker.config
-    new = replace(cfg, format=want["format"], title=cfg.title or want.get("title", ""))
-    return chunker if new == cfg else type(chunker)(new, chunker.sizer)
+    return run(db)
 
 
-@dataclass(frozen=True)
-class SourceFailure:
-    """A source that produced no Document, and why. ``skipped`` marks empty files: reported, not errors."""
-
-    source: str
-    error: str
-    skipped: bool = False
-
-
-@dataclass(frozen=True)
-class Unchanged:
-    """A source the caller already holds in this exact version (its ``unchanged`` test said so)."""
-
-    doc_id: str
-    sha256: str
-
-
-def iter_documents(paths, root: str | Path | None = None, max_bytes: int = 50_000_000, unchanged=None,
-                   options=None):
-    """Files, folders and globs -> Documents, or a SourceFailure per file that cannot be used. One bad
-    file never stops the run, and the good files come out exactly as they would alone. ``unchanged``
-    (SourceFile -> bool) lets a caller skip reading and extracting files it already has; ``options``
-    (an ``extract.ExtractOptions``) opts into extras such as DOCX comments."""
-    from dataclasses import replace
-
-    from chunkwise.extract import extract_bytes
-    from chunkwise.sources import SourceError, iter_sources
-
-    for src in iter_sources(paths, root=root, max_bytes=max_bytes):
-        if isinstance(src, SourceError):
-            yield SourceFailure(src.doc_id or str(src.path), src.error, src.error.endswith("skipped"))
-            continue
-        if unchanged is not None and unchanged(src):
-            yield Unchanged(src.doc_id, src.sha256)
-            continue
-        try:
-            doc = extract_bytes(src.path.read_bytes(), src.doc_id, src.media_type, options)
-        except (InputError, DependencyError) as exc:
-            msg = str(exc)
-            yield SourceFailure(src.doc_id, msg, msg.endswith("skipped"))
-            continue
-        except OSError as exc:
-            yield SourceFailure(src.doc_id, f"{src.doc_id}: cannot read ({exc.strerror or exc})")
-            continue
-        yield replace(doc, sha256=src.sha256)
-
-
-def load_document(path: str | Path, options=None) -> Document:
-    """One file -> Document, raising InputError when it cannot be used."""
-    for item in iter_documents([path], options=options):
-        if isinstance(item, SourceFailure):
-            raise InputError(item.error)
-        return item
-    raise InputError(f"{path}: no such file")
-
-
-_MARKUP = ("text/markdown", "text/plain")
-
-
-def normalised_view(doc: Document):
-    """The Document as chunked: normalised text with blocks, pages and body start moved along, plus the
-    map back to ``doc.text`` (None when nothing changed). Markdown and text get character repairs only
-    (invisible and bidirectional controls, soft hyphens, NFC) so their syntax survives; extracted
-    formats also get whitespace, hyphenation and running-header repair."""
-    from bisect import bisect_left
-    from dataclasses import replace
-
-    from chunkwise import normalise as nm
-
-    if doc.media_type in _MARKUP:
-        norm = nm.Normalised.identity(doc.text)
-        for step in nm.CHARACTER_STEPS:
-            norm = norm.then(step(norm.text))
-    else:
-        # running headers need evidence: with fewer than four pages a repeated line may be content
-        norm = nm.normalise_document(doc, strip_headers=len(doc.pages) >= nm.MIN_PAGES)
-    if norm.text == doc.text:
-        return doc, None
-    to_orig = norm.to_original
-
-    def fwd(o: int) -> int:
-        return bisect_left(to_orig, o)
-
-    view = replace(
-        doc,
-        text=norm.text,
-        blocks=tuple(replace(b, start=fwd(b.start), end=max(fwd(b.start), fwd(b.end))) for b in doc.blocks),
-        pages=tuple(replace(p, start=fwd(p.start), end=fwd(p.end)) for p in doc.pages),
-        body_start=fwd(doc.body_start),
-    )
-    return view, norm
-
-
-def chunk_document(doc: Document, chunker=None, boundaries=(), **options: Any) -> list[Chunk]:
-    """Chunk an extracted Document: offsets into ``doc.text`` (the original), chunk text normalised,
-    front matter left out, heading paths from the document's own structure, and the page (and last
-    page, if it crosses one) on each chunk. ``boundaries`` (original offsets, e.g. where access tags
-    change) are hard: no chunk crosses one."""
-    from dataclasses import replace
-
-    view, norm = normalised_view(doc)
-    if boundaries:
-        chunks = _chunk_between(view, norm, sorted(set(boundaries)), chunker, **options)
-    else:
-        chunks = _chunk_view(view, chunker, **options)
-    if norm is None:
-        return chunks
-    out = []
-    for c in chunks:
-        a, b = norm.original_span(c.start_char, c.end_char)
-        out.append(replace(c, start_char=a, end_char=b))
-    return out
-
-
-def _chunk_between(view: Document, norm, cuts: list[int], chunker=None, **options: Any) -> list[Chunk]:
-    """Chunk each stretch between hard boundaries on its own (offsets stay document-wide)."""
-    from bisect import bisect_left
-    from dataclasses import replace
-
-    fwd = (lambda o: bisect_left(norm.to_original, o)) if norm is not None else (lambda o: o)
-    edges = sorted({view.body_start, len(view.text), *(min(max(fwd(c), view.body_start), len(view.text)) for c in cuts)})
-    out: list[Chunk] = []
-    for a, b in zip(edges, edges[1:]):
-        part = replace(view, text=view.text[:b], body_start=a,
-                       blocks=tuple(x for x in view.blocks if a <= x.start and x.end <= b))
-        for c in _chunk_view(part, chunker, **options):
-            if c.start_char >= a:
-                out.append(replace(c, index=len(out)))
-    return out
-
-
-def _chunk_view(doc: Document, chunker=None, **options: Any) -> list[Chunk]:
-    from dataclasses import replace
-
-    from chunkwise.chunking.structure import StructureChunker
-
-    if chunker is None:
-        chunker = make_chunker(None, **_doc_options(doc, None, options))
-    if isinstance(chunker, StructureChunker) and doc.blocks:
-        chunks = chunker.chunk_blocks(doc.text, doc.blocks, doc.body_start, doc.title)
-    elif isinstance(chunker, StructureChunker):
-        chunks = chunker.chunk(doc.text)  # the Markdown parser skips front matter itself
-    else:
-        body = doc.text[doc.body_start :]
-        chunks = [replace(c, start_char=c.start_char + doc.body_start, end_char=c.end_char + doc.body_start)
-                  for c in chunker.chunk(body)]
-    return attach_pages(chunks, doc.pages)
-
-
-def attach_pages(chunks: list[Chunk], pages: tuple[Page, ...] | list[Page]) -> list[Chunk]:
-    """Set ``page``/``page_end`` from the document's page map (characters between pages belong to the
-    page before)."""
-    if not pages:
-        return chunks
-    from bisect import bisect_right
-    from dataclasses import replace
-
-    starts = [p.start for p in pages]
-
-    def page_at(pos: int) -> int:
-        return pages[max(0, bisect_right(starts, pos) - 1)].number
-
-    out = []
-    for c in chunks:
-        first, last = page_at(c.start_char), page_at(max(c.start_char, c.end_char - 1))
-        out.append(replace(c, page=first, page_end=last if last != first else None))
-    return out
-
-
-@dataclass(frozen=True)
-class Plan:
-    """Closed forms for fixed windows (seed 001): what a size/overlap choice costs and guarantees."""
-
-    size: int
-    overlap: int
-    doc_words: int
-    evidence: int
-    chunks: int
-    stored_units: int
-    inflation: float
-    limit_inflation: float
-    guaranteed_evidence: int
-    straddle_probability: float
-
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
-
-
-def n_windows(total: int, size: int, overlap: int) -> int:
-    if total <= 0:
-        return 0
-    return 1 if total <= size else math.ceil((total - size) / (size - overlap)) + 1
-
-
-def straddle_probability(size: int, overlap: int, evidence: int) -> float:
-    """Chance that evidence of ``evidence`` units, placed at a random offset, lands whole in no window."""
-    if evidence <= overlap + 1:
-        return 0.0
-    if evidence > size:
-        return 1.0
-    return max(0.0, 1.0 - (size - evidence + 1) / (size - overlap))
-
-
-def plan(size: int, overlap: int, doc_words: int = 100_000, evidence: int = 26) -> Plan:
-    ChunkConfig(strategy="fixed", size=size, overlap=overlap, unit="words")  # same validation as chunking
-    n = n_windows(doc_words, size, overlap)
-    stored = doc_words + max(n - 1, 0) * overlap
-    return Plan(
-        size=size,
-        overlap=overlap,
-        doc_words=doc_words,
-        evidence=evidence,
-        chunks=n,
-        stored_units=stored,
-        inflation=stored / doc_words if doc_words else 0.0,
-        limit_inflation=size / (size - overlap),
-        guaranteed_evidence=overlap + 1,
-        straddle_probability=straddle_probability(size, overlap, evidence),
-    )
-
-
-def search(db: str | Path, query: str, groups, **options: Any):
+def search(db, query: str, groups, **options: Any) -> SearchResult:
     """Search a store with the caller's access groups (filter before ranking); returns a
     ``SearchResult`` (passages with citations, the assembled context and its token count, and
     whatever was found but not sent). Options: k, mode, expand, budget, overfetch, embedder,
-    bm25, generator_tokenizer. For many queries keep a ``chunkwise.retrieve.Retriever`` open."""
-    from chunkwise.retrieve import search as _search
+    bm25, generator_tokenizer. For many queries keep a ``Retriever`` open."""
+    from chunkwise.retrieve import search as run
 
-    return _search(db, query, groups, **options)
+    return run(db, query, groups, **options)
 
 
-def open_retriever(db: str | Path, **options: Any):
+def open_retriever(db: str | Path, **options: Any) -> Retriever:
     """A long-lived ``Retriever`` over an existing store (open once, search many times; close it).
-    Options: embedder, bm25, generator_tokenizer. Raises ConfigError when ``db`` is not a file or
-    not a chunkwise store, instead of creating an empty one."""
-    import sqlite3
-
-    from chunkwise.retrieve import Retriever
-
-    if not Path(db).is_file():
+    Options: embedder, bm25, generator_tokenizer. Raises ConfigError when ``db`` does not exist
+    (instead of creating an empty store); a path that is not a chunkwise store is a StoreError."""
+    if not Path(db).exists():
         raise ConfigError(f"{db}: no such store; create it with: chunkwise ingest PATH --db {db}")
-    try:
-        return Retriever(db, **options)
-    except sqlite3.DatabaseError as exc:
-        raise ConfigError(f"{db}: not a chunkwise store ({exc})") from exc
+    return Retriever(db, **options)
 
 
 def caller_groups(groups) -> tuple[str, ...]:
@@ -341,3 +127,22 @@ def evaluate(golden: str | Path, docs: str | Path, configs=None, **settings: Any
         configs = [ChunkConfig(strategy="auto")]
     runs = [(c, [("hybrid", "none")]) if isinstance(c, ChunkConfig) else c for c in configs]
     return run_eval(golden, docs, runs, Settings(**settings))
+
+
+def write_report(data: dict, out: str | Path) -> None:
+    """The self-contained HTML report of an evaluation (``Evaluation.report_data``)."""
+    from chunkwise.evaluate.report import write_report as run
+
+    run(data, out)
+
+
+__all__ = [
+    "AccessTags", "BACKENDS", "HEADERS", "STRATEGIES", "UNITS", "EvalSettings", "Evaluation", "SEED_HEADERS", "SEED_MERGE",
+    "SEED_OVERLAP", "SEED_OVERLAP_QUESTIONS", "expand_grid", "header_experiment", "load_acl_map", "load_grid",
+    "merge_experiment", "overlap_sweep", "run_eval", "sampling_tolerance", "write_report",
+    "Chunk", "ChunkConfig", "ChunkwiseError", "CheckReport", "ConfigError", "ConfigFile", "Document", "IngestStats",
+    "InputError", "Page", "Plan", "Retriever", "SearchResult", "SourceFailure", "Unchanged", "attach_pages", "audit",
+    "caller_groups", "check", "chunk_document", "open_retriever", "visible_document", "chunk_file", "chunk_text", "evaluate", "for_document", "ingest", "iter_documents",
+    "load_config", "load_document", "make_chunker", "make_embedder", "manifest", "n_windows", "normalised_view",
+    "plan", "search", "straddle_probability",
+]

@@ -1,11 +1,10 @@
 """Frozen, validated chunking configuration: a bad combination fails at construction, not mid-run."""
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from dataclasses import asdict, dataclass, field
 
+from chunkwise import ids
 from chunkwise.errors import ConfigError
 
 STRATEGIES = (
@@ -125,11 +124,14 @@ class ChunkConfig:
                               f"semantic chunking compares sentence vectors")
 
     def fingerprint(self) -> str:
-        """A stable 16-hex id of every field that changes chunk boundaries or embedded text."""
+        """A stable 16-hex id of every field that changes chunk boundaries or embedded text, and of
+        the Markdown parser that finds the structure (see ``chunking.markdown.markdown_backend``)."""
+        from chunkwise.chunking.markdown import markdown_backend
+
         data = asdict(self)
         data.pop("extra", None)
         if self.strategy != "semantic":  # unused: leave every other strategy's fingerprint as it was
             for key in [k for k in data if k.startswith("semantic_")]:
                 del data[key]
-        blob = json.dumps(data, sort_keys=True, separators=(",", ":"), default=list)
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        data["markdown_parser"] = markdown_backend()
+        return ids.fingerprint(data, 16)

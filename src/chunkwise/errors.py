@@ -40,3 +40,18 @@ class ParentNotPermitted(ExpansionError):
 
 class BudgetExceeded(ExpansionError):
     """The expanded passage does not fit the token budget (it is never truncated to fit)."""
+
+
+class StoreError(ChunkwiseError):
+    """A store that cannot be used as asked: not a chunkwise store, a folder, read-only for a write,
+    written by a newer chunkwise, or built with other settings than this run asks for."""
+
+    exit_code = 2
+
+
+class StoreBusy(ChunkwiseError):
+    """Another writer held the store's write lock longer than this run was willing to wait."""
+
+
+class IdentityConflict(InputError):
+    """A document would take an id another document already holds (reported for that file only)."""

@@ -34,3 +34,24 @@ def embed_key(model: str, embedded_text: str) -> str:
 def section_id(doc_id: str, heading_path: tuple[str, ...], ordinal: int | None) -> str:
     """The enclosing section of a chunk (its parent for expansion), stable while the path and ordinal are."""
     return sha256_hex(SEP.join((doc_id, *heading_path, str(ordinal))))[:32]
+
+
+def fingerprint(value, length: int = 32) -> str:
+    """A stable id of a JSON-able value (configs, run inputs): the first ``length`` hex of sha256."""
+    import json
+
+    return sha256_hex(json.dumps(value, sort_keys=True, separators=(",", ":"), default=list))[:length]
+
+
+def file_sha256(path, block: int = 1 << 20) -> tuple[str, int]:
+    """(sha256 hex, size) of a file, streamed in ``block``-byte reads so memory stays flat."""
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(block):
+            digest.update(chunk)
+            size += len(chunk)
+    return digest.hexdigest(), size
+
+
+def bytes_sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

@@ -13,7 +13,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from chunkwise.config import ChunkConfig
-from chunkwise.errors import InputError
 
 
 @dataclass
@@ -39,12 +38,19 @@ class CheckReport:
         return {**asdict(self), "ok": self.ok}
 
 
-def _open(db: str | Path):
-    from chunkwise.store import SQLiteStore
+def _open(db):
+    from chunkwise.store import open_store
 
-    if not Path(db).exists():
-        raise InputError(f"{db}: no such store; create it with chunkwise ingest PATH --db {db}")
-    return SQLiteStore(db)
+    return open_store(db, readonly=True)
+
+
+def stored_config(settings: dict) -> ChunkConfig | None:
+    """The chunk config a store recorded at its last ingest (None for an empty store)."""
+    if "config" not in settings:
+        return None
+    cfg = json.loads(settings["config"])
+    cfg["separators"] = tuple(cfg["separators"]) if cfg.get("separators") else None
+    return ChunkConfig(**{k: v for k, v in cfg.items() if k != "extra"})
 
 
 def check(db: str | Path) -> CheckReport:
@@ -52,30 +58,15 @@ def check(db: str | Path) -> CheckReport:
 
     r = CheckReport()
     with _open(db) as store:
-        q = store.db.execute
-        r.chunks = store.count()
-        r.duplicate_ids = q("SELECT count(*) - count(DISTINCT chunk_id) FROM chunks").fetchone()[0]
-        r.empty_text = q("SELECT count(*) FROM chunks WHERE trim(text) = ''").fetchone()[0]
-        r.missing_acl = q("SELECT count(*) FROM chunks WHERE acl IN ('', '[]')").fetchone()[0]
-        r.ready = q("SELECT count(*) FROM chunks WHERE quality = 'ready'").fetchone()[0]
-        r.review = r.chunks - r.ready
-        for (rec,) in q("SELECT record FROM chunks WHERE quality = 'review'"):
-            for reason in json.loads(rec)["reasons"]:
-                r.review_reasons[reason] = r.review_reasons.get(reason, 0) + 1
-        r.embed_models = sorted(m for (m,) in q("SELECT DISTINCT embed_model FROM chunks"))
-        if r.embed_models and r.embed_models != ["none"]:
-            r.missing_vectors = q("SELECT count(*) FROM chunks WHERE embed_key NOT IN (SELECT embed_key FROM vectors)"
-                                  ).fetchone()[0]
-        r.orphan_vectors = q("SELECT count(*) FROM vectors WHERE embed_key NOT IN (SELECT embed_key FROM chunks)"
-                             ).fetchone()[0]
-        settings = store.settings()
-        if "config" in settings:
-            cfg = json.loads(settings["config"])
-            cfg["separators"] = tuple(cfg["separators"]) if cfg.get("separators") else None
-            config = ChunkConfig(**{k: v for k, v in cfg.items() if k != "extra"})
+        c = store.counts()
+        r.chunks, r.ready, r.review = c.chunks, c.ready, c.chunks - c.ready
+        r.duplicate_ids, r.empty_text, r.missing_acl = c.duplicate_ids, c.empty_text, c.missing_acl
+        r.review_reasons = dict(c.review_reasons)
+        r.embed_models, r.missing_vectors, r.orphan_vectors = list(c.embed_models), c.missing_vectors, c.orphan_vectors
+        config = stored_config(store.settings())
+        if config is not None:
             sizer = build_chunker(config).sizer
-            rows = q("SELECT embed_text FROM chunks").fetchall()
-            sizes = sizer.count_many([t for (t,) in rows])
+            sizes = sizer.count_many(list(store.embed_texts()))
             r.oversized = sum(1 for n in sizes if n + sizer.overhead > config.size)
     for name, bad in (("duplicate chunk ids", r.duplicate_ids), ("empty chunks", r.empty_text),
                       ("chunks over the cap", r.oversized), ("chunks without a vector", r.missing_vectors),
@@ -91,11 +82,9 @@ def manifest(db: str | Path) -> dict:
     """What an index release is made of: enough to replace it whole instead of mixing versions."""
     with _open(db) as store:
         settings = store.settings()
-        docs = [
-            {"doc_id": d, "source_uri": u, "source_version": v, "chunks": n, "ingested_at": t}
-            for d, u, v, n, t in store.db.execute(
-                "SELECT doc_id, source_uri, source_version, chunk_count, ingested_at FROM documents ORDER BY doc_id")
-        ]
+        docs = [{"doc_id": d.doc_id, "root": d.root, "path": d.path, "source_uri": d.source_uri,
+                 "source_version": d.source_version, "chunks": d.chunk_count, "ingested_at": d.ingested_at}
+                for d in store.documents()]
     config = json.loads(settings.get("config", "{}"))
     return {
         "tool_version": settings.get("tool_version"),

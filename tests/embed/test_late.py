@@ -32,7 +32,7 @@ from chunkwise.embed.late import (  # noqa: E402
     segments,
 )
 from chunkwise.errors import ConfigError  # noqa: E402
-from chunkwise.ingest import ingest  # noqa: E402
+from chunkwise.pipeline import ingest  # noqa: E402
 
 SHORT = "Veltrani Systems builds farm drones in Tromsø. It was founded in 1998. They employ 3,200 people."
 

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from chunkwise.access import acl_index, acl_match, permitted
+from chunkwise.access import acl_index, permitted
 from chunkwise.errors import ConfigError
-from chunkwise.retrieve.bm25 import SparseBM25, fts_match, keep_informative, tokenize
+from chunkwise.retrieve.bm25 import SparseBM25, keep_informative, tokenize
+from chunkwise.store.sqlite_read import fts_match
 from chunkwise.retrieve.fusion import rrf, top_k
 from chunkwise.retrieve.index import Item, MemoryIndex, SearchIndex
 
@@ -116,7 +117,7 @@ def test_access_tokens_are_single_fts_tokens_and_fail_closed():
     db.execute("CREATE VIRTUAL TABLE f USING fts5(embed_text, acl_index)")
     db.execute("INSERT INTO f VALUES ('deploy', ?)", (acl_index(["team-a"], "ready"),))
     db.execute("INSERT INTO f VALUES ('deploy', ?)", (acl_index(["team", "a"], "ready"),))
-    hit = lambda g: [r for (r,) in db.execute("SELECT rowid FROM f WHERE f MATCH ?", (fts_match("deploy", acl_match(g)),))]
+    hit = lambda g: [r for (r,) in db.execute("SELECT rowid FROM f WHERE f MATCH ?", (fts_match(["deploy"], g),))]
     assert hit(["team-a"]) == [1]
     assert hit(["team"]) == [2]
     assert hit(["a"]) == [2]

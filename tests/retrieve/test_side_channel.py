@@ -39,7 +39,7 @@ def _observe(db):
     for bm25 in ("fts5", "sparse"):
         with Retriever(db, bm25=bm25) as r:
             for q in QUERIES:
-                out[bm25, q, "rank"] = [(r.db.execute("SELECT chunk_id FROM chunks WHERE rowid=?", (i,)).fetchone()[0],
+                out[bm25, q, "rank"] = [(r.store.db.execute("SELECT chunk_id FROM chunks WHERE rowid=?", (i,)).fetchone()[0],
                                          round(s, 6)) for i, s in r.rank(q, ["staff"], 10, "bm25")]
                 for mode in ("bm25", "dense", "hybrid"):
                     for expand in ("none", "neighbours", "parent"):

@@ -11,7 +11,7 @@ from chunkwise.cli.main import main
 from chunkwise.config import ChunkConfig
 from chunkwise.embed import make_embedder
 from chunkwise.errors import ConfigError, StaleLink
-from chunkwise.ingest import ingest
+from chunkwise.pipeline import ingest
 from chunkwise.retrieve import Retriever, search
 from chunkwise.retrieve.expand import expand_parent
 from chunkwise.retrieve.merge import to_passage

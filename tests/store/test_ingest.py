@@ -3,7 +3,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from chunkwise.config import ChunkConfig
-from chunkwise.ingest import ingest
+from chunkwise.pipeline import ingest
 
 GUIDE = """# Router X200 Guide
 

@@ -1,11 +1,10 @@
 """A store written before access tokens existed (schema 2) is upgraded in place and searchable."""
 import sqlite3
 
-from chunkwise.access import acl_match
-from chunkwise.retrieve.bm25 import fts_match
 from chunkwise.store import SQLiteStore
 from chunkwise.store.schema import LATEST, MIGRATIONS
 from chunkwise.store.sqlite import _statements
+from chunkwise.store.sqlite_read import fts_match
 
 
 def test_schema_2_store_is_upgraded_and_filters_inside_match(tmp_path):
@@ -26,5 +25,5 @@ def test_schema_2_store_is_upgraded_and_filters_inside_match(tmp_path):
     with SQLiteStore(db) as store:
         assert max(n for (n,) in store.db.execute("SELECT number FROM migrations")) == LATEST
         found = store.db.execute("SELECT c.chunk_id FROM chunks_fts f JOIN chunks c ON c.rowid = f.rowid "
-                                 "WHERE chunks_fts MATCH ?", (fts_match("rollback", acl_match(["sre"])),)).fetchall()
+                                 "WHERE chunks_fts MATCH ?", (fts_match(["rollback"], ["sre"]),)).fetchall()
         assert found == [("c1",)]  # the review chunk and the finance chunk are not matched

@@ -52,6 +52,20 @@ def _inline_text(tok) -> str:
     return tok.content.strip()
 
 
+@lru_cache(maxsize=1)
+def markdown_backend() -> str:
+    """The parser ``parse_markdown(text)`` uses on this machine, with its version. Part of every
+    config fingerprint: the two backends disagree on a few inputs (a table under a lazy quote line),
+    so a store built with one is re-chunked, not silently mixed, when the other takes over."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    name = "markdown-it-pyrs" if importlib.util.find_spec("markdown_it_pyrs") is not None else "markdown-it-py"
+    try:
+        return f"{name}@{version(name)}"
+    except PackageNotFoundError:  # pragma: no cover - importable but without metadata
+        return name
+
+
 def parse_markdown(text: str, backend: str = "auto") -> MarkdownDoc:
     """Sections and top-level blocks of a Markdown text, with character offsets.
 

@@ -167,7 +167,7 @@ def _split_point(t: str) -> int:
 @lru_cache(maxsize=4)
 def shared_embedder(name: str):
     """One embedder per name and process (a model loads once), like the language identifier."""
-    from chunkwise.embed.base import make_embedder
+    from chunkwise.embed.factory import make_embedder
 
     embedder = make_embedder(name)
     if embedder is None:

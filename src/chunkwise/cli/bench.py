@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from chunkwise import api
+from chunkwise.api import ConfigError
 from chunkwise.cli.output import emit_json, table
-from chunkwise.errors import ConfigError
 
 MODES = ("bm25", "dense", "hybrid")
 
@@ -63,9 +64,7 @@ def add_bench_parser(subparsers) -> argparse.ArgumentParser:
 def _embedder(args):
     if args.mode == "bm25":
         return None
-    from chunkwise.embed import make_embedder
-
-    emb = make_embedder(args.embedder)
+    emb = api.make_embedder(args.embedder)
     if emb is None:
         raise ConfigError(f"--mode {args.mode} needs vectors; use --embedder hashing or --embedder minilm")
     return emb
@@ -82,7 +81,7 @@ def _f(x, digits: int = 3) -> str:
 
 
 def cmd_bench_overlap(args: argparse.Namespace) -> int:
-    from chunkwise.evaluate.experiments import SEED_OVERLAP, SEED_OVERLAP_QUESTIONS, overlap_sweep, sampling_tolerance
+    from chunkwise.api import SEED_OVERLAP, SEED_OVERLAP_QUESTIONS, overlap_sweep, sampling_tolerance
 
     seeds = _seeds(args)
     res = overlap_sweep(args.size, args.overlaps, seeds, args.k, args.docs, args.facts, args.mode, _embedder(args))
@@ -112,7 +111,7 @@ def cmd_bench_overlap(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_headers(args: argparse.Namespace) -> int:
-    from chunkwise.evaluate.experiments import SEED_HEADERS, header_experiment
+    from chunkwise.api import SEED_HEADERS, header_experiment
 
     seeds = _seeds(args)
     res = header_experiment(seeds, args.products, args.p_named, args.mode, _embedder(args))
@@ -134,7 +133,7 @@ def cmd_bench_headers(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_merge(args: argparse.Namespace) -> int:
-    from chunkwise.evaluate.experiments import SEED_MERGE, merge_experiment
+    from chunkwise.api import SEED_MERGE, merge_experiment
 
     res = merge_experiment(args.seed, args.size, args.overlap, args.k, args.fetch, args.docs, args.facts, args.mode,
                            _embedder(args))

@@ -6,10 +6,8 @@ import sys
 from pathlib import Path
 
 from chunkwise import api
-from chunkwise.access import AccessTags, parse_acl_map
+from chunkwise.api import BACKENDS, HEADERS, STRATEGIES, UNITS, ChunkConfig, ChunkwiseError, ConfigError
 from chunkwise.cli.output import emit_json, emit_jsonl, preview, table
-from chunkwise.config import BACKENDS, HEADERS, STRATEGIES, UNITS, ChunkConfig
-from chunkwise.errors import ChunkwiseError, ConfigError
 
 def _chunk_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategy", default="auto", choices=STRATEGIES, help="chunking strategy (default: auto)")
@@ -109,49 +107,21 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _load_toml(path: str | None) -> dict:
-    """``chunkwise.toml``: a [chunking] table with ChunkConfig fields, and an [ingest] table with
-    ``embedder``, ``acl`` (list) and ``acl_map`` (glob -> tags)."""
-    if not path:
-        return {}
-    import tomllib
-
-    try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the config file ({exc.strerror})") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
-
-
 def cmd_ingest(args: argparse.Namespace) -> int:
-    import json
-
-    from chunkwise.embed import make_embedder
-    from chunkwise.ingest import ingest
-
-    conf = _load_toml(args.config)
-    chunking = dict(conf.get("chunking", {}))
+    conf = api.load_config(args.config)
+    chunking = dict(conf.chunking)
     given = {k: v for k, v in vars(args).items() if k in _CHUNK_FLAGS and v is not None}
     config = ChunkConfig(**{**_DEFAULTS, **chunking, **given})
-    settings = conf.get("ingest", {})
-    embedder = make_embedder(args.embedder or settings.get("embedder", "hashing"))
-    acl = (AccessTags.parse(args.acl, "--acl") if args.acl is not None
-           else AccessTags.parse(settings.get("acl"), f"{args.config}: [ingest] acl"))
-    acl_map = parse_acl_map(settings.get("acl_map", {}), f"{args.config}: [ingest] acl_map")
-    if args.acl_map:
-        try:
-            raw_map = json.loads(Path(args.acl_map).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"--acl-map {args.acl_map}: expected a JSON object of glob -> [tags] ({exc})") from exc
-        acl_map = parse_acl_map(raw_map, f"--acl-map {args.acl_map}")
+    settings = conf.ingest
+    embedder = api.make_embedder(args.embedder or settings.get("embedder", "hashing"))
+    acl = api.AccessTags.parse(args.acl, "--acl") if args.acl is not None else settings.get("acl", api.AccessTags())
+    acl_map = api.load_acl_map(args.acl_map) if args.acl_map else settings.get("acl_map", {})
     bar = None
     if sys.stderr.isatty() and not args.json:  # a progress bar for people, nothing for pipes and --json
         from tqdm import tqdm
 
         bar = tqdm(unit=" docs", desc="ingest", leave=False, file=sys.stderr)
-    stats = ingest(args.paths, args.db, config, embedder=embedder, acl=acl, acl_map=acl_map,
+    stats = api.ingest(args.paths, args.db, config, embedder=embedder, acl=acl, acl_map=acl_map,
                    embed_mode=args.embed_mode or settings.get("embed_mode", "plain"),
                    dry_run=args.dry_run, progress=None if bar is None else (lambda _doc: bar.update()))
     if bar is not None:
@@ -172,9 +142,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from chunkwise.quality import check
-
-    report = check(args.db)
+    report = api.check(args.db)
     if args.json:
         emit_json(report.to_dict())
     else:
@@ -190,9 +158,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_manifest(args: argparse.Namespace) -> int:
-    from chunkwise.quality import manifest
-
-    m = manifest(args.db)
+    m = api.manifest(args.db)
     if args.json:
         emit_json(m)
         return 0
@@ -224,12 +190,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from chunkwise.retrieve import Retriever
-
-    if not Path(args.db).is_file():
+    if not Path(args.db).exists():
         raise ConfigError(f"--db {args.db}: no such store; create it with: chunkwise ingest PATH --db {args.db}")
     options = {} if args.embedder is None else {"embedder": args.embedder}
-    with Retriever(args.db, bm25=args.bm25, generator_tokenizer=args.generator_tokenizer, **options) as r:
+    with api.Retriever(args.db, bm25=args.bm25, generator_tokenizer=args.generator_tokenizer, **options) as r:
         result = r.search(args.query, args.groups, k=args.k, mode=args.mode, expand=args.expand,
                           budget=args.budget, overfetch=args.overfetch)
     if args.json:
@@ -253,34 +217,30 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from chunkwise.evaluate.runner import Settings, expand_grid, load_grid, run_eval
-
-    conf = _load_toml(args.config)
-    base = {**_DEFAULTS, **conf.get("chunking", {})}
+    conf = api.load_config(args.config)
+    base = {**_DEFAULTS, **conf.chunking}
     base.update({k: v for k, v in vars(args).items() if k in _CHUNK_FLAGS and v is not None})
-    evaluation = conf.get("eval", {})
+    evaluation = conf.eval
     base["mode"] = args.mode or evaluation.get("mode", "hybrid")
     base["expand"] = args.expand or evaluation.get("expand", "none")
-    grid = load_grid(args.grid) if args.grid else {}
-    configs, skipped = expand_grid(grid, base)
-    settings = Settings(
+    grid = api.load_grid(args.grid) if args.grid else {}
+    configs, skipped = api.expand_grid(grid, base)
+    settings = api.EvalSettings(
         k=args.k or evaluation.get("k", 10), budget=args.budget if args.budget is not None else evaluation.get("budget", 1500),
-        embedder=args.embedder or conf.get("ingest", {}).get("embedder", "hashing"),
+        embedder=args.embedder or conf.ingest.get("embedder", "hashing"),
         generator_tokenizer=args.generator_tokenizer, gate_k=args.gate_k,
         overfetch=args.overfetch or evaluation.get("overfetch", 3))
     if not args.json:
         print(f"evaluating {len(configs)} chunk config(s) x {len(configs[0][1])} retrieval run(s) "
               f"on {args.golden} (budget {settings.budget} tokens, k {settings.k}, embedder {settings.embedder})",
               file=sys.stderr)
-    ev = run_eval(args.golden, args.docs, configs, settings, skipped=skipped,
+    ev = api.run_eval(args.golden, args.docs, configs, settings, skipped=skipped,
                   progress=None if args.json else (lambda c: print(f"  {c.strategy} size {c.size} overlap {c.overlap} "
                                                                     f"header {c.header}", file=sys.stderr)))
     data = ev.to_dict()
     if args.out:
-        from chunkwise.evaluate.report import write_report
-
         command = "chunkwise " + " ".join(sys.argv[1:]) if sys.argv and "chunkwise" in sys.argv[0] else "chunkwise eval"
-        write_report(ev.report_data(f"chunkwise eval: {Path(args.golden).name} on {args.docs}", command), args.out)
+        api.write_report(ev.report_data(f"chunkwise eval: {Path(args.golden).name} on {args.docs}", command), args.out)
     failing = ev.below(args.min_recall) if args.min_recall is not None else []
     if args.json:
         emit_json({**data, "gate": {"min_recall": args.min_recall, "k": args.gate_k, "failing": failing}})

@@ -81,7 +81,9 @@ def plan_access(doc: Document, default: AccessTags, acl_map: Mapping[str, Access
             problems.append(str(exc))
             tags = AccessTags()
     else:
-        mapped = map_tags(doc.doc_id, acl_map)
+        mapped = map_tags(doc.source, acl_map)  # globs are relative to the root: the document's path
+        if mapped is None:
+            mapped = map_tags(doc.doc_id, acl_map)
         tags = mapped if mapped is not None else AccessTags.parse(default)
     regions, marker_problems, paths = _regions(doc)
     problems.extend(marker_problems)

@@ -201,7 +201,7 @@ def _touches(hit, doc_id: str, span: tuple[int, int]) -> bool:
 
 
 def _fixed_items(corpus: FactCorpus, size: int, overlap: int) -> list:
-    from chunkwise.api import make_chunker
+    from chunkwise.pipeline.chunk import make_chunker
     from chunkwise.config import ChunkConfig
 
     chunker = make_chunker(ChunkConfig(strategy="fixed", size=size, overlap=overlap, unit="words"))
@@ -249,8 +249,8 @@ def overlap_sweep(size: int = 100, overlaps: Sequence[int] = (0, 10, 20, 30, 34,
                   embedder=None) -> OverlapSweep:
     """For each overlap O: cut every corpus into ``fixed`` windows of ``size`` words, index, ask every
     question; a question counts only if a top-``k`` chunk holds its whole evidence. ``fits`` is the
-    retriever-free ceiling (some chunk anywhere holds it); the formula is api.straddle_probability."""
-    from chunkwise.api import straddle_probability
+    retriever-free ceiling (some chunk anywhere holds it); the formula is planning.straddle_probability."""
+    from chunkwise.planning import straddle_probability
 
     if k < 1:
         raise ConfigError(f"k must be at least 1, got {k}")
@@ -396,10 +396,10 @@ class HeaderExperiment:
 
 
 def _manual_chunks(md: str, header: str) -> list:
-    from chunkwise.api import chunk_text
+    from chunkwise.pipeline.chunk import make_chunker
     from chunkwise.config import ChunkConfig
 
-    return chunk_text(md, ChunkConfig(strategy="structure", size=200, unit="words", header=header))
+    return make_chunker(ChunkConfig(strategy="structure", size=200, unit="words", header=header)).chunk(md)
 
 
 def header_experiment(seeds: Sequence[int] = range(5), n_products: int = 30, p_named: float = 0.25,

@@ -190,7 +190,7 @@ class _Texts:
 
 def document_text(path: str | Path) -> str:
     """The text offsets count in: the decoded file for Markdown/text, the extracted text otherwise."""
-    from chunkwise.api import load_document
+    from chunkwise.pipeline.documents import load_document
 
     return load_document(path).text
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
-from chunkwise.access import AccessTags
 from chunkwise.config import ChunkConfig
 from chunkwise.errors import ConfigError
 from chunkwise.evaluate import metrics as m
@@ -69,21 +68,14 @@ class ConfigResult:
 
 
 def _stored_chunks(db) -> list[tuple[str, int, int, str, str, int]]:
-    import sqlite3
+    """(source_uri, start, end, text, chunk_id, size) of every stored chunk. Golden sets name
+    documents by path under the docs root; a document's id may differ (front matter ``id``), its
+    source_uri is that path."""
+    from chunkwise.store import open_store
 
-    con = sqlite3.connect(db)
-    try:
-        # Golden sets name documents by path under the docs root; a document's id may differ (front
-        # matter ``id``), its source_uri is that path.
-        rows = con.execute("SELECT d.source_uri, c.record, c.text, c.chunk_id, c.size FROM chunks c"
-                           " JOIN documents d ON d.doc_id = c.doc_id ORDER BY d.source_uri, c.chunk_index")
-        out = []
-        for doc, rec, text, cid, size in rows:
-            r = json.loads(rec)
-            out.append((doc, r["start_char"], r["end_char"], text, cid, size))
-        return out
-    finally:
-        con.close()
+    with open_store(db, readonly=True) as store:
+        return [(c.source_uri, c.record["start_char"], c.record["end_char"], c.record["text"], c.record["chunk_id"],
+                 c.record["size"]) for c in store.iter_chunks()]
 
 
 def evaluate_chunking(chunk: ChunkConfig, runs: Sequence[tuple[str, str]], docs: str | Path,
@@ -91,7 +83,7 @@ def evaluate_chunking(chunk: ChunkConfig, runs: Sequence[tuple[str, str]], docs:
                       workdir: str | Path) -> list[ConfigResult]:
     """Ingest ``docs`` once with ``chunk``, then ask every question once per (mode, expand) in ``runs``."""
     from chunkwise.embed import make_embedder
-    from chunkwise.ingest import ingest
+    from chunkwise.pipeline.ingest import ingest
     from chunkwise.retrieve import Retriever
 
     db = Path(workdir) / f"{chunk.fingerprint()}.db"
@@ -117,8 +109,7 @@ def evaluate_chunking(chunk: ChunkConfig, runs: Sequence[tuple[str, str]], docs:
     with Retriever(db, generator_tokenizer=settings.generator_tokenizer) as r:
         # Evaluation scores chunking, not permissions: ask as a reader holding every tag in the store
         # (front matter ``acl`` replaces the eval tag on some documents).
-        groups = sorted({t for (acl,) in r.db.execute("SELECT DISTINCT acl FROM chunks")
-                         for t in AccessTags.from_column(acl)}) or [EVAL_GROUP]
+        groups = sorted(r.store.access_tags()) or [EVAL_GROUP]
         for mode, expand in runs:
             results, answers, seconds, tokens = [], [], [], []
             for q in questions:
@@ -273,10 +264,12 @@ def viewer(result: ConfigResult, texts: dict[str, str], questions: Sequence[Gold
 
 def audit_rows(docs: str | Path) -> list[dict]:
     """The extraction audit in the report's shape (tier 1: a bad PDF shows before any chunk does)."""
-    from chunkwise import api
+    from chunkwise.extract.audit import audit_document, audit_failure
+    from chunkwise.pipeline.documents import SourceFailure, iter_documents
 
     out = []
-    for row in api.audit([docs], root=docs):
+    for item in iter_documents([docs], root=docs):
+        row = audit_failure(item.source, item.error, item.skipped) if isinstance(item, SourceFailure) else audit_document(item)
         d = row.to_dict()
         status = {"ok": "ok", "warn": "warning"}.get(d.get("status", ""), "error")
         out.append({"source": d.get("source", ""), "status": status, "pages": d.get("pages"),

@@ -27,16 +27,6 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(tokenize(query)))
 
 
-def fts_match(query: str, acl_expr: str, terms: list[str] | None = None) -> str | None:
-    """FTS5 MATCH expression: query terms OR-ed (questions rarely share every word with the answer)
-    in the text column, AND-ed with the caller's access tokens. ``None`` when the query has no terms."""
-    terms = query_terms(query) if terms is None else terms
-    if not terms:
-        return None
-    phrase = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-    return f"embed_text : ({phrase}) AND {acl_expr}"
-
-
 def at_floor(n_docs: int, df: int) -> bool:
     """A term in half the rows or more gets the floor idf: it shifts every score by ~1e-6 and
     changes no ranking that matters, but reading its postings is most of a query's cost (at a

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from chunkwise.access import AccessTags, caller_groups
+from chunkwise.access import caller_groups
 from chunkwise.retrieve.bm25 import at_floor, fts5_term_frequency, query_terms, term_weights
 from chunkwise.retrieve.layout import AccessLayout
 
@@ -26,10 +26,6 @@ def fts5_idf(n_rows: int, df: int) -> float:
     """FTS5's idf exactly as it computes it (a non-positive value becomes 1e-6)."""
     value = math.log((n_rows - df + 0.5) / (df + 0.5))
     return value if value > 0 else 1e-6
-
-
-def _phrase(term: str) -> str:
-    return 'embed_text : "' + term.replace('"', '""') + '"'
 
 
 class FTSRanker:
@@ -44,14 +40,14 @@ class FTSRanker:
     def _load(self) -> None:
         import numpy as np
 
-        sizes = list(self.store.fts_row_sizes())
+        sizes = list(self.store.lexical_row_sizes())
         self.n_all = len(sizes)
         self.avgdl_all = (sum(a for _, _, a in sizes) / self.n_all) if self.n_all else 1.0
         self.len_text = {r: t for r, t, _ in sizes}
         self.len_all = {r: a for r, _, a in sizes}
-        rows = list(self.store.servable_tags())
-        self.rowids = np.asarray([r for r, _ in rows], dtype=np.int64)
-        self.layout = AccessLayout.build([AccessTags.from_column(a).tags for _, a in rows], self.rowids)
+        rows = self.store.servable_rows()
+        self.rowids = np.asarray(rows.keys, dtype=np.int64)
+        self.layout = AccessLayout.build(rows.tags, self.rowids)
         self.lengths = np.asarray([self.len_text.get(int(r), 0) for r in self.rowids], dtype=np.float64)[self.layout.order]
         self._loaded = True
 
@@ -72,14 +68,14 @@ class FTSRanker:
 
     def _global_df(self, term: str) -> int:
         if term not in self._df:
-            self._df[term] = self.store.fts_count(_phrase(term))
+            self._df[term] = self.store.term_count(term)
         return self._df[term]
 
-    def _postings(self, term: str, acl: str):
+    def _postings(self, term: str, groups):
         """(rowids, term counts) of the permitted rows holding ``term``."""
         import numpy as np
 
-        rows = self.store.fts_scored(f"{_phrase(term)} AND {acl}")
+        rows = self.store.term_matches(term, groups)
         if not rows:
             return np.zeros(0, np.int64), np.zeros(0)
         ids = np.fromiter((r for r, _ in rows), dtype=np.int64, count=len(rows))
@@ -99,21 +95,21 @@ class FTSRanker:
         rows, avgdl = self.stats(groups)
         if not rows:
             return []
-        acl = caller_groups(groups).match()
+        groups = caller_groups(groups).tags
         fetched: dict[str, tuple] = {}
         floor: list[str] = []
         for t in terms:
             # The whole-table df bounds the permitted one: only a term that could be at the floor
             # is counted before its postings are read (reading them is the cost for common terms).
-            if at_floor(rows, self._global_df(t)) and at_floor(rows, self.store.fts_count(f"{_phrase(t)} AND {acl}")):
+            if at_floor(rows, self._global_df(t)) and at_floor(rows, self.store.term_count(t, groups)):
                 floor.append(t)
             else:
-                fetched[t] = self._postings(t, acl)
+                fetched[t] = self._postings(t, groups)
         informative = [t for t in terms if t in fetched and fetched[t][0].size]
         for chosen in ([informative, terms] if informative else [terms]):
             for t in chosen:
                 if t not in fetched:
-                    fetched[t] = self._postings(t, acl)
+                    fetched[t] = self._postings(t, groups)
             present = [t for t in chosen if fetched[t][0].size]
             ranked = self._score(present, fetched, rows, avgdl)
             if len(ranked[0]) >= n:

@@ -1,21 +1,22 @@
-"""Search over a chunkwise SQLite store: rank, resolve, merge, expand, assemble.
+"""Search over a chunkwise store: rank, resolve, merge, expand, assemble.
 
 BM25 runs in SQLite FTS5 by default, the access filter inside ``MATCH`` (retrieve/fts.py: only row
 sizes and tags are loaded; good to about 100k chunks), or in memory with the sparse scorer
 (``bm25="sparse"``: built once per Retriever, ~10 ms at a million chunks). Either way a score is
-computed from the rows the caller may see (no side channel through BM25 statistics). Dense search loads the permitted-servable vectors once into
-an access-ordered matrix. Only the top rows are read back from SQLite to build hits.
+computed from the rows the caller may see (no side channel through BM25 statistics). Dense search
+loads the permitted-servable vectors once into an access-ordered matrix. Only the top rows are read
+back from the store to build hits.
 """
 from __future__ import annotations
 
 import importlib.util
-import json
+import os
 from typing import Callable, Sequence
 
-from chunkwise.access import AccessTags, permitted
+from chunkwise.access import permitted
 from chunkwise.errors import ConfigError, ExpansionError
-from chunkwise.retrieve.fts import FTSRanker
 from chunkwise.retrieve.context import assemble
+from chunkwise.retrieve.fts import FTSRanker
 from chunkwise.retrieve.expand import expand_neighbours, expand_parent
 from chunkwise.retrieve.fusion import rrf
 from chunkwise.retrieve.index import HYBRID_DEPTH, Item, SearchIndex, check_groups, check_mode
@@ -35,28 +36,26 @@ def generator_sizer(name: str | None = None):
     return name, make_sizer("tokens", name)
 
 
-_HIT_SQL = """SELECT c.rowid, c.chunk_id, c.doc_id, c.chunk_index, c.record, c.text, c.embed_text, c.acl,
-    c.quality, d.source_uri, d.source_version FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"""
-
-
-def _item(row) -> Item:
-    cid, doc, idx, record, text, embed_text, acl, quality, uri, version = row
-    rec = json.loads(record)
-    return Item(cid, doc, idx, rec["start_char"], rec["end_char"], text, embed_text, AccessTags.from_column(acl).tags, quality,
-                rec.get("source_uri") or uri, tuple(rec.get("heading_path") or ()), rec.get("page"),
-                rec.get("section_id", ""), rec.get("source_version", ""))
+def _item(chunk) -> Item:
+    """A stored chunk (store.base.StoredChunk) as the retriever's Item."""
+    rec = chunk.record
+    return Item(rec["chunk_id"], rec["doc_id"], rec["chunk_index"], rec["start_char"], rec["end_char"], rec["text"],
+                rec["embed_text"], chunk.acl, chunk.quality, rec.get("source_uri") or chunk.source_uri,
+                tuple(rec.get("heading_path") or ()), rec.get("page"), rec.get("section_id", ""),
+                rec.get("source_version", ""))
 
 
 class Retriever:
     """A long-lived searcher over one store (open once, search many times)."""
 
     def __init__(self, db, *, embedder="auto", bm25: str = "fts5", generator_tokenizer: str | None = None) -> None:
-        from chunkwise.store import SQLiteStore
+        """``db``: a store path or URL (opened read-only: search works on a read-only file), or an
+        open ``store.base.Store``."""
+        from chunkwise.store import open_store
 
         if bm25 not in BM25_BACKENDS:
             raise ConfigError(f"unknown BM25 backend {bm25!r}; use one of: {', '.join(BM25_BACKENDS)}")
-        self.store = SQLiteStore(db)
-        self.db = self.store.db
+        self.store = open_store(db, readonly=True) if isinstance(db, (str, os.PathLike)) else db
         self.bm25_backend = bm25
         self.model = self.store.settings().get("embedder", "none")
         # Late-chunked vectors live in their base model's space: queries are embedded by the base model.
@@ -88,40 +87,22 @@ class Retriever:
 
     # -- ChunkSource (expansion) ---------------------------------------------------------------
     def document_version(self, doc_id: str) -> str | None:
-        row = self.db.execute("SELECT source_version FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
-        return row[0] if row else None
+        return self.store.document_version(doc_id)
 
     def doc_chunks(self, doc_id: str) -> list[Item]:
-        return [_item(r[1:]) for r in self.db.execute(_HIT_SQL + " WHERE c.doc_id = ? ORDER BY c.chunk_index", (doc_id,))]
+        return [_item(c) for c in self.store.document_chunks(doc_id)]
 
     # -- ranking -------------------------------------------------------------------------------
     def has_vectors(self) -> bool:
-        return self.embedder is not None and self.db.execute(
-            "SELECT 1 FROM chunks c JOIN vectors v ON v.embed_key = c.embed_key LIMIT 1").fetchone() is not None
+        return self.embedder is not None and self.store.has_vectors()
 
     def index(self) -> SearchIndex:
         """The in-memory index of servable rows (vectors, and texts for the sparse BM25), built once."""
         if self._index is None:
-            import numpy as np
-
             want_vectors = self.embedder is not None
-            sql = ("SELECT c.rowid, c.acl, c.embed_text" + (", v.vector" if want_vectors else "")
-                   + " FROM chunks c" + (" LEFT JOIN vectors v ON v.embed_key = c.embed_key" if want_vectors else "")
-                   + " WHERE c.acl_index != '' ORDER BY c.rowid")
-            keys, tags, texts, blobs = [], [], [], []
-            for row in self.db.execute(sql):
-                if want_vectors and row[3] is None:
-                    continue  # a chunk whose vector is missing cannot be ranked by similarity
-                keys.append(row[0])
-                tags.append(AccessTags.from_column(row[1]).tags)
-                texts.append(row[2])
-                if want_vectors:
-                    blobs.append(row[3])
-            vectors = None
-            if want_vectors and blobs:
-                vectors = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
             sparse = self.bm25_backend == "sparse"
-            self._index = SearchIndex(keys, tags, keys, texts=texts if sparse else None, vectors=vectors)
+            rows = self.store.servable_rows(texts=sparse, vectors=want_vectors)
+            self._index = SearchIndex(rows.keys, rows.tags, rows.keys, texts=rows.texts, vectors=rows.vectors)
         return self._index
 
     def _query_vector(self, query: str):
@@ -147,14 +128,13 @@ class Retriever:
     def hits(self, ranked: Sequence[tuple[int, float]], groups) -> list[Hit]:
         if not ranked:
             return []
-        ids = [r for r, _ in ranked]
-        rows = {r[0]: r for r in self.db.execute(_HIT_SQL + f" WHERE c.rowid IN ({','.join('?' * len(ids))})", ids)}
+        rows = self.store.chunks_by_key([r for r, _ in ranked])
         out = []
         for rowid, score in ranked:
             row = rows.get(rowid)
             if row is None:
                 continue  # deleted since the index was built
-            item = _item(row[1:])
+            item = _item(row)
             if not permitted(item.acl, item.quality, groups):
                 continue  # re-checked on the row itself: a tag changed since the index was built
             out.append(item.hit(score, len(out) + 1))

@@ -98,4 +98,15 @@ UPDATE chunks SET acl = chunkwise_acl_column(record), quality = json_extract(rec
 UPDATE chunks SET acl_index = chunkwise_acl_index(acl, quality);
 """))
 
+# Document identity (issue 10): a document is (root, path) — the folder it was ingested under and its
+# path relative to it — and keeps its doc_id for life. Re-ingesting a sub-folder or one file of a
+# root finds the same rows; a second folder with the same relative paths gets rows of its own.
+MIGRATIONS.append((5, "roots and (root, path) document identity", """
+CREATE TABLE roots (root TEXT PRIMARY KEY, added_at TEXT NOT NULL);
+INSERT INTO roots SELECT DISTINCT root, datetime('now') FROM documents;
+ALTER TABLE documents ADD COLUMN path TEXT NOT NULL DEFAULT '';
+UPDATE documents SET path = source_uri;
+CREATE UNIQUE INDEX documents_identity ON documents(root, path);
+"""))
+
 LATEST = MIGRATIONS[-1][0]

@@ -1,39 +1,78 @@
-"""SQLite store: WAL, foreign keys, recorded migrations, one transaction per document.
+"""SQLite store: WAL, foreign keys, recorded migrations, one short transaction per document.
 
-SQL lives here and nowhere else, so another backend can implement the same small surface:
-``document_state``, ``records_of``, ``write_document``, ``remove_missing``, ``missing_vectors``,
-``put_vectors``, ``gc_vectors``, runs.
+Implements ``store.base.Store``; the reads the retriever and the gate need are in ``sqlite_read``.
+Opening checks what the path is before SQLite touches it: a folder, a file that is not SQLite, or
+another application's SQLite database are refused with one line (and nothing is added to them);
+``readonly=True`` opens without writing (search works on a read-only file) unless the schema must
+be upgraded first.
 """
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import struct
+import urllib.parse
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from chunkwise.access import AccessTags, acl_index
-from chunkwise.errors import ChunkwiseError, ConfigError
+from chunkwise.errors import IdentityConflict, InputError, StoreBusy, StoreError
+from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState
 from chunkwise.store.schema import LATEST, MIGRATIONS
+from chunkwise.store.sqlite_read import ReadMixin
+
+_MAGIC = b"SQLite format 3\x00"
+_OURS = {"migrations", "documents", "chunks"}
 
 
-class StoreBusy(ChunkwiseError):
-    """Another ingest holds the write lock."""
+def _vector_blob(vec: Sequence[float]) -> bytes:
+    return struct.pack(f"<{len(vec)}f", *vec)
 
 
-class SQLiteStore:
-    def __init__(self, path: str | Path, timeout: float = 30.0) -> None:
-        self.path = str(path)
-        self.db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.create_function("chunkwise_acl_index", 2, acl_index, deterministic=True)
-        self.db.create_function("chunkwise_acl_record", 3, migrate_acl_record, deterministic=True)
-        self.db.create_function("chunkwise_acl_column", 1, lambda rec: AccessTags.from_column(
+class SQLiteStore(ReadMixin):
+    def __init__(self, path: str | Path, *, readonly: bool = False, create: bool = True, timeout: float = 60.0) -> None:
+        self.path = self.location = os.fspath(path)
+        self.readonly = readonly
+        self._timeout = timeout
+        _inspect(self.path, readonly=readonly, create=create)
+        self.db = self._connect(readonly)
+        try:
+            self._check_foreign()
+            if readonly and self._pending():
+                if not os.access(self.path, os.W_OK):
+                    raise StoreError(f"{self.path} was written by an older chunkwise and is read-only here; "
+                                     f"run chunkwise ingest on it once (with write access) to upgrade it")
+                self.db.close()
+                self.db = self._connect(False)
+                self.readonly = False
+            if not self.readonly:
+                self._migrate()
+            else:
+                self._check_version()
+        except BaseException:
+            self.db.close()
+            raise
+
+    def _connect(self, readonly: bool) -> sqlite3.Connection:
+        try:
+            if readonly:
+                uri = "file:" + urllib.parse.quote(os.path.abspath(self.path)) + "?mode=ro"
+                db = sqlite3.connect(uri, uri=True, timeout=self._timeout, isolation_level=None)
+            else:
+                db = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None)
+            db.execute("PRAGMA foreign_keys=ON")
+            if not readonly:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.DatabaseError as exc:
+            raise _translate(exc, self.path) from exc
+        db.create_function("chunkwise_acl_index", 2, acl_index, deterministic=True)
+        db.create_function("chunkwise_acl_record", 3, migrate_acl_record, deterministic=True)
+        db.create_function("chunkwise_acl_column", 1, lambda rec: AccessTags.from_column(
             json.dumps(json.loads(rec).get("acl") or [], ensure_ascii=False)).column(), deterministic=True)
-        self._migrate()
+        return db
 
     def close(self) -> None:
         self.db.close()
@@ -45,17 +84,43 @@ class SQLiteStore:
         self.close()
 
     # -- schema --------------------------------------------------------------------------------
-    def _migrate(self) -> None:
-        self.db.execute("CREATE TABLE IF NOT EXISTS migrations (number INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)")
-        done = {n for (n,) in self.db.execute("SELECT number FROM migrations")}
+    def _tables(self) -> set[str]:
+        try:
+            return {n for (n,) in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.DatabaseError as exc:
+            raise _translate(exc, self.path) from exc
+
+    def _check_foreign(self) -> None:
+        tables = self._tables()
+        if tables and not (_OURS <= tables or tables == {"migrations"}):
+            shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+            raise StoreError(f"{self.path} is an SQLite database of another application (tables: {shown}), not a "
+                             f"chunkwise store; chunkwise leaves it untouched: choose another --db path")
+
+    def _applied(self) -> set[int]:
+        if "migrations" not in self._tables():
+            return set()
+        return {n for (n,) in self.db.execute("SELECT number FROM migrations")}
+
+    def _pending(self) -> bool:
+        done = self._applied()
+        return not all(number in done for number, _, _ in MIGRATIONS)
+
+    def _check_version(self) -> None:
+        done = self._applied()
         if done and max(done) > LATEST:
-            raise ConfigError(f"{self.path} was written by a newer chunkwise (schema {max(done)} > {LATEST}); upgrade chunkwise")
-        if all(number in done for number, _, _ in MIGRATIONS):
+            raise StoreError(f"{self.path} was written by a newer chunkwise (schema {max(done)} > {LATEST}); "
+                             f"upgrade chunkwise")
+
+    def _migrate(self) -> None:
+        self._check_version()
+        if not self._pending():
             return
         # Two processes may open a new or older store at once: the list of applied migrations is
         # read again inside the write lock, so each migration runs exactly once.
         with self.atomic():
-            done = {n for (n,) in self.db.execute("SELECT number FROM migrations")}
+            self.db.execute("CREATE TABLE IF NOT EXISTS migrations (number INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)")
+            done = self._applied()
             for number, name, sql in MIGRATIONS:
                 if number in done:
                     continue
@@ -65,124 +130,196 @@ class SQLiteStore:
 
     @contextmanager
     def atomic(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; taken eagerly (BEGIN IMMEDIATE) so a second writer waits, then fails
-        with a clear message instead of corrupting anything."""
+        """One write transaction; taken eagerly (BEGIN IMMEDIATE) so a second writer waits (up to
+        the timeout), then fails with a clear message instead of corrupting anything."""
+        if self.readonly:
+            raise StoreError(f"{self.path} was opened read-only; writing needs chunkwise ingest")
         try:
             self.db.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise StoreBusy(f"{self.path} is being written by another ingest; retry when it finishes") from exc
-            raise
+            raise _translate(exc, self.path) from exc
         try:
             yield self.db
+        except sqlite3.OperationalError as exc:
+            self.db.execute("ROLLBACK")
+            raise _translate(exc, self.path) from exc
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
         else:
-            self.db.execute("COMMIT")
+            try:
+                self.db.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                self.db.execute("ROLLBACK")
+                raise _translate(exc, self.path) from exc
 
-    # -- reads ---------------------------------------------------------------------------------
-    def document_state(self, doc_id: str) -> tuple[str, str, int] | None:
-        row = self.db.execute("SELECT source_version, inputs, chunk_count FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
+    # -- documents and identity ----------------------------------------------------------------
+    def roots(self) -> list[str]:
+        return [r for (r,) in self.db.execute("SELECT root FROM roots ORDER BY root")]
+
+    def add_root(self, path: str) -> None:
+        """Register ``path``; roots inside it are folded into it: their documents keep their ids and
+        get paths relative to the new root, so the same file is never held twice."""
+        with self.atomic() as db:
+            if db.execute("SELECT 1 FROM roots WHERE root = ?", (path,)).fetchone():
+                return
+            for (inner,) in db.execute("SELECT root FROM roots").fetchall():
+                if _inside(inner, path):
+                    rel = Path(inner).relative_to(path).as_posix()
+                    db.execute("UPDATE documents SET root = ?, path = ? || '/' || path WHERE root = ?", (path, rel, inner))
+                    db.execute("DELETE FROM roots WHERE root = ?", (inner,))
+            db.execute("INSERT INTO roots VALUES (?, datetime('now'))", (path,))
+
+    def document_states(self, root: str, prefix: str = "") -> dict[str, DocumentState]:
+        rows = self.db.execute("SELECT path, doc_id, source_version, inputs, chunk_count FROM documents WHERE root = ?"
+                               " AND substr(path, 1, ?) = ?", (root, len(prefix), prefix))
+        return {p: DocumentState(d, v, i, n, p) for p, d, v, i, n in rows}
+
+    def doc_id_owner(self, doc_id: str) -> tuple[str, str] | None:
+        row = self.db.execute("SELECT root, path FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
         return tuple(row) if row else None
-
-    def document_states(self, root: str) -> dict[str, tuple[str, str, int]]:
-        """(source_version, inputs, chunk_count) of every document under ``root``, in one query."""
-        rows = self.db.execute("SELECT doc_id, source_version, inputs, chunk_count FROM documents WHERE root = ?", (root,))
-        return {d: (v, i, n) for d, v, i, n in rows}
 
     def records_of(self, doc_id: str) -> dict[str, dict]:
         rows = self.db.execute("SELECT chunk_id, record, text, embed_text FROM chunks WHERE doc_id = ?", (doc_id,))
         return {cid: {**json.loads(rec), "text": text, "embed_text": embed} for cid, rec, text, embed in rows}
 
-    def missing_vectors(self, keys: Iterable[str]) -> set[str]:
-        keys = set(keys)
-        if not keys:
-            return set()
-        have: set[str] = set()
-        ordered = sorted(keys)
-        for i in range(0, len(ordered), 500):
-            part = ordered[i : i + 500]
-            have.update(k for (k,) in self.db.execute(
-                f"SELECT embed_key FROM vectors WHERE embed_key IN ({','.join('?' * len(part))})", part))
-        return keys - have
+    def write_document(self, doc: DocumentRow,
+                       decide: Callable[[DocumentState | None, dict[str, dict]], DocumentDiff | None]) -> DocumentDiff | None:
+        with self.atomic() as db:
+            row = db.execute("SELECT doc_id, source_version, inputs, chunk_count FROM documents WHERE root = ? AND path = ?",
+                             (doc.root, doc.path)).fetchone()
+            owner = self.doc_id_owner(doc.doc_id)
+            if owner is not None and owner != (doc.root, doc.path):
+                raise IdentityConflict(
+                    f"{doc.path}: its id {doc.doc_id!r} is already held by {os.path.join(*owner)}; two documents never "
+                    f"share an id: give one of them another front matter id")
+            state = DocumentState(row[0], row[1], row[2], row[3], doc.path) if row else None
+            diff = decide(state, self.records_of(row[0]) if row else {})
+            if diff is None:
+                return None
+            if row is not None and row[0] != doc.doc_id:  # its id changed (front matter): replace it whole
+                db.execute("DELETE FROM documents WHERE doc_id = ?", (row[0],))
+            self._apply(doc, diff)
+            return diff
 
-    def count(self, table: str = "chunks") -> int:
-        if table not in ("chunks", "documents", "vectors"):
-            raise ValueError(table)
-        return self.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-
-    # -- lexical search primitives (FTS5) -------------------------------------------------------
-    def fts_row_sizes(self) -> Iterator[tuple[int, int, int]]:
-        """``(rowid, tokens in embed_text, tokens in all columns)`` of every FTS row, from FTS5's own
-        per-row sizes (so lengths are counted by the tokenizer that indexed them)."""
-        for rowid, blob in self.db.execute("SELECT id, sz FROM chunks_fts_docsize"):
-            sizes = _varints(blob)
-            yield rowid, (sizes[0] if sizes else 0), sum(sizes)
-
-    def servable_tags(self) -> Iterator[tuple[int, str]]:
-        """``(rowid, acl column)`` of every row that may be served to someone."""
-        return iter(self.db.execute("SELECT rowid, acl FROM chunks WHERE acl_index != '' ORDER BY rowid"))
-
-    def fts_count(self, match: str) -> int:
-        return self.db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (match,)).fetchone()[0]
-
-    def fts_scored(self, match: str) -> list[tuple[int, float]]:
-        """``(rowid, FTS5 rank)`` of every row matching; the rank is FTS5's ``bm25(1.0, 0.0)``."""
-        return self.db.execute("SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ?", (match,)).fetchall()
-
-    def vector(self, embed_key: str) -> list[float] | None:
-        row = self.db.execute("SELECT dim, vector FROM vectors WHERE embed_key = ?", (embed_key,)).fetchone()
-        return list(struct.unpack(f"<{row[0]}f", row[1])) if row else None
-
-    # -- writes (call inside atomic()) ----------------------------------------------------------
-    def write_document(self, doc_row: dict, added: Sequence[dict], updated: Sequence[dict], removed: Sequence[str]) -> None:
+    def _apply(self, doc: DocumentRow, diff: DocumentDiff) -> None:
         db = self.db
+        values = {k: getattr(doc, k) for k in DocumentRow.__dataclass_fields__}
         db.execute(
-            "INSERT INTO documents VALUES (:doc_id, :root, :source_uri, :source_version, :inputs, :title, :author,"
-            " :updated_at, :ingested_at, :chunk_count) ON CONFLICT(doc_id) DO UPDATE SET root=excluded.root,"
-            " source_uri=excluded.source_uri, source_version=excluded.source_version, inputs=excluded.inputs,"
-            " title=excluded.title, author=excluded.author, updated_at=excluded.updated_at,"
-            " ingested_at=excluded.ingested_at, chunk_count=excluded.chunk_count", doc_row)
+            "INSERT INTO documents (doc_id, root, path, source_uri, source_version, inputs, title, author, updated_at,"
+            " ingested_at, chunk_count) VALUES (:doc_id, :root, :path, :source_uri, :source_version, :inputs, :title,"
+            " :author, :updated_at, :ingested_at, :chunk_count) ON CONFLICT(doc_id) DO UPDATE SET root=excluded.root,"
+            " path=excluded.path, source_uri=excluded.source_uri, source_version=excluded.source_version,"
+            " inputs=excluded.inputs, title=excluded.title, author=excluded.author, updated_at=excluded.updated_at,"
+            " ingested_at=excluded.ingested_at, chunk_count=excluded.chunk_count", values)
+        removed = list(diff.removed)
         for i in range(0, len(removed), 500):
-            part = list(removed[i : i + 500])
+            part = removed[i : i + 500]
             db.execute(f"DELETE FROM chunks WHERE chunk_id IN ({','.join('?' * len(part))})", part)
         db.executemany(
             "INSERT INTO chunks (chunk_id, doc_id, chunk_index, record, text, embed_text, embed_model, embed_key,"
-            " acl, quality, size, acl_index) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", [_row(r) for r in added])
+            " acl, quality, size, acl_index) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", [_row(r) for r in diff.added])
         db.executemany(
             "UPDATE chunks SET doc_id=?, chunk_index=?, record=?, text=?, embed_text=?, embed_model=?, embed_key=?,"
-            " acl=?, quality=?, size=?, acl_index=? WHERE chunk_id=?", [(*_row(r)[1:], r["chunk_id"]) for r in updated])
+            " acl=?, quality=?, size=?, acl_index=? WHERE chunk_id=?", [(*_row(r)[1:], r["chunk_id"]) for r in diff.updated])
+        if diff.vectors:
+            self._put_vectors(diff.vector_model, diff.vectors.items())
+
+    def count_missing(self, root: str, prefix: str, seen: set[str]) -> int:
+        return sum(s.chunk_count for p, s in self.document_states(root, prefix).items() if p not in seen)
+
+    def remove_missing(self, root: str, prefix: str, seen: set[str]) -> int:
+        with self.atomic() as db:
+            gone = [s for p, s in self.document_states(root, prefix).items() if p not in seen]
+            removed = 0
+            for state in gone:
+                removed += db.execute("SELECT count(*) FROM chunks WHERE doc_id = ?", (state.doc_id,)).fetchone()[0]
+                db.execute("DELETE FROM documents WHERE doc_id = ?", (state.doc_id,))
+            return removed
+
+    # -- vectors -------------------------------------------------------------------------------
+    def missing_vectors(self, keys: Iterable[str]) -> set[str]:
+        keys = set(keys)
+        return keys - set(self._vector_rows(keys))
+
+    def vectors(self, keys: Iterable[str]) -> dict[str, list[float]]:
+        return {k: list(struct.unpack(f"<{dim}f", blob)) for k, (dim, blob) in self._vector_rows(set(keys)).items()}
+
+    def _vector_rows(self, keys: set[str]) -> dict[str, tuple[int, bytes]]:
+        ordered, out = sorted(keys), {}
+        for i in range(0, len(ordered), 500):
+            part = ordered[i : i + 500]
+            out.update((k, (d, v)) for k, d, v in self.db.execute(
+                f"SELECT embed_key, dim, vector FROM vectors WHERE embed_key IN ({','.join('?' * len(part))})", part))
+        return out
+
+    def vector(self, embed_key: str) -> list[float] | None:
+        return self.vectors([embed_key]).get(embed_key)
 
     def put_vectors(self, model: str, items: Sequence[tuple[str, Sequence[float]]]) -> None:
-        self.db.executemany(
-            "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
-            [(key, model, len(vec), struct.pack(f"<{len(vec)}f", *vec)) for key, vec in items])
+        with self.atomic():
+            self._put_vectors(model, items)
 
-    def remove_missing(self, root: str, seen: set[str]) -> int:
-        """Delete documents under ``root`` that this run did not see; returns the chunks removed."""
-        gone = [d for (d,) in self.db.execute("SELECT doc_id FROM documents WHERE root = ?", (root,)) if d not in seen]
-        removed = 0
-        for doc_id in gone:
-            removed += self.db.execute("SELECT count(*) FROM chunks WHERE doc_id = ?", (doc_id,)).fetchone()[0]
-            self.db.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
-        return removed
+    def _put_vectors(self, model: str, items: Iterable[tuple[str, Sequence[float]]]) -> None:
+        self.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
+                            [(key, model, len(vec), _vector_blob(vec)) for key, vec in items])
 
-    def gc_vectors(self) -> int:
-        cur = self.db.execute("DELETE FROM vectors WHERE embed_key NOT IN (SELECT embed_key FROM chunks)")
-        return cur.rowcount
-
-    def put_settings(self, values: dict[str, str]) -> None:
-        self.db.executemany("INSERT OR REPLACE INTO settings VALUES (?, ?)", list(values.items()))
-
+    # -- settings and runs ---------------------------------------------------------------------
     def settings(self) -> dict[str, str]:
         return dict(self.db.execute("SELECT key, value FROM settings"))
 
     def start_run(self, now: str) -> int:
-        return self.db.execute("INSERT INTO runs (started_at) VALUES (?)", (now,)).lastrowid
+        with self.atomic() as db:
+            return db.execute("INSERT INTO runs (started_at) VALUES (?)", (now,)).lastrowid
 
-    def finish_run(self, run_id: int, now: str, stats: dict) -> None:
-        self.db.execute("UPDATE runs SET finished_at = ?, stats = ? WHERE run_id = ?", (now, json.dumps(stats), run_id))
+    def finish_run(self, run_id: int, now: str, stats: dict, settings: Mapping[str, str]) -> int:
+        with self.atomic() as db:
+            dropped = db.execute("DELETE FROM vectors WHERE embed_key NOT IN (SELECT embed_key FROM chunks)").rowcount
+            db.executemany("INSERT OR REPLACE INTO settings VALUES (?, ?)", list(settings.items()))
+            db.execute("UPDATE runs SET finished_at = ?, stats = ? WHERE run_id = ?", (now, json.dumps(stats), run_id))
+            return dropped
+
+
+def _inside(inner: str, outer: str) -> bool:
+    return inner != outer and Path(inner).is_relative_to(outer)
+
+
+def _inspect(path: str, *, readonly: bool, create: bool) -> None:
+    """Refuse paths SQLite would mishandle, before it touches (or creates) anything."""
+    p = Path(path)
+    if p.is_dir():
+        raise StoreError(f"--db {path} is a folder; give the store's file, e.g. --db {p / 'index.db'}")
+    if not p.exists():
+        if not create:
+            raise InputError(f"{path}: no such store; create it with chunkwise ingest PATH --db {path}")
+        if not p.parent.is_dir():
+            raise StoreError(f"--db {path}: folder {p.parent} does not exist; create it first")
+        if not os.access(p.parent, os.W_OK):
+            raise StoreError(f"--db {path}: folder {p.parent} is not writable; choose a --db path you can write")
+        return
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(len(_MAGIC))
+    except OSError as exc:
+        raise StoreError(f"--db {path}: cannot read it ({exc.strerror or exc})") from exc
+    if head and head != _MAGIC:
+        raise StoreError(f"{path} is not a chunkwise store (not an SQLite database); choose another --db path")
+    if not readonly and not os.access(p, os.W_OK):
+        raise StoreError(f"{path} is read-only; ingest must write the store (search and check can read it as is)")
+
+
+def _translate(exc: sqlite3.Error, path: str) -> Exception:
+    """SQLite's messages, as one line that says what to do."""
+    msg = str(exc)
+    if "locked" in msg or "busy" in msg:
+        return StoreBusy(f"{path} is busy: another ingest is writing it; retry when it finishes")
+    if "readonly" in msg or "read-only" in msg:
+        return StoreError(f"{path} is read-only; ingest must write the store (search and check can read it as is)")
+    if "not a database" in msg or "malformed" in msg:
+        return StoreError(f"{path} is not a usable chunkwise store ({msg}); choose another --db path")
+    if "unable to open" in msg:
+        return StoreError(f"--db {path}: cannot open it ({msg}); check the path and its folder's permissions")
+    return exc
 
 
 def _row(r: dict) -> tuple:
@@ -222,17 +359,3 @@ def migrate_acl_record(record: str, acl: str, quality: str) -> str:
         rec["acl"], rec["quality"] = [], "review"
         rec["reasons"] = sorted(set(rec.get("reasons") or []) | {"unreadable_acl"})
     return json.dumps(rec, ensure_ascii=False, sort_keys=True)
-
-
-def _varints(blob: bytes) -> list[int]:
-    """SQLite varints (FTS5's docsize record: one token count per column)."""
-    out, value, i = [], 0, 0
-    n = len(blob)
-    while i < n:
-        byte = blob[i]
-        i += 1
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            out.append(value)
-            value = 0
-    return out

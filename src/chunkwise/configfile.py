@@ -1,0 +1,138 @@
+"""``chunkwise.toml``, read and validated once: unknown tables or keys and wrong types fail with one
+line naming the key and what it should be, before any work starts.
+
+```toml
+[chunking]            # ChunkConfig fields: strategy, size, overlap, unit, tokenizer, header, ...
+[ingest]              # embedder = "minilm", acl = ["staff"], acl_map = {"hr/**" = ["hr"]}, embed_mode = "plain"
+[eval]                # k, budget, mode, expand, overfetch
+```
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from chunkwise.config import ChunkConfig
+from chunkwise.errors import ConfigError
+
+_TYPES = {"str": str, "int": int, "bool": bool, "float": (int, float), "None": type(None)}
+_INGEST = {"embedder": "str", "acl": "tags", "acl_map": "acl_map", "embed_mode": "str"}
+_EVAL = {"k": "int", "budget": "int", "mode": "str", "expand": "str", "overfetch": "int"}
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    """The validated tables of a config file (empty when there is none)."""
+
+    path: str = ""
+    chunking: Mapping[str, object] = field(default_factory=dict)
+    ingest: Mapping[str, object] = field(default_factory=dict)
+    eval: Mapping[str, object] = field(default_factory=dict)
+
+
+def load_config(path: str | os.PathLike | None) -> ConfigFile:
+    if not path:
+        return ConfigFile()
+    import tomllib
+
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the config file ({exc.strerror or exc})") from exc
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
+    unknown = sorted(set(data) - {"chunking", "ingest", "eval"})
+    if unknown:
+        raise ConfigError(f"{path}: unknown table or key {unknown[0]!r}; the file has [chunking], [ingest] and [eval]")
+    tables = {}
+    for name in ("chunking", "ingest", "eval"):
+        table = data.get(name, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: {name} must be a table ([{name}]), got {_kind(table)}")
+        tables[name] = table
+    return ConfigFile(os.fspath(path), _chunking(path, tables["chunking"]), _checked(path, "ingest", tables["ingest"], _INGEST),
+                      _checked(path, "eval", tables["eval"], _EVAL))
+
+
+def _kind(value) -> str:
+    return {list: "a list", dict: "a table", str: "a string", bool: "a boolean", int: "an integer",
+            float: "a number"}.get(type(value), type(value).__name__)
+
+
+def _chunking(path, table: dict) -> dict:
+    known = {f.name: str(f.type) for f in dataclasses.fields(ChunkConfig) if f.name != "extra"}
+    out = {}
+    for key, value in table.items():
+        if key not in known:
+            from difflib import get_close_matches
+
+            near = get_close_matches(key, list(known), n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise ConfigError(f"{path}: unknown key {key!r} in [chunking]{hint}; allowed: {', '.join(known)}")
+        if key == "separators":
+            if not (isinstance(value, list) and all(isinstance(s, str) for s in value)):
+                raise ConfigError(f"{path}: [chunking] separators must be a list of strings, got {_kind(value)}")
+            value = tuple(value)
+        elif not _fits(value, known[key]):
+            raise ConfigError(f"{path}: [chunking] {key} must be {_want(known[key])}, got {_kind(value)} {value!r}")
+        out[key] = value
+    return out
+
+
+def _fits(value, annotation: str) -> bool:
+    allowed = [t.strip() for t in annotation.split("|")]
+    if isinstance(value, bool):
+        return "bool" in allowed
+    return any(isinstance(value, _TYPES[t]) for t in allowed if t in _TYPES)
+
+
+def _want(annotation: str) -> str:
+    names = {"str": "a string", "int": "an integer", "bool": "true or false", "float": "a number"}
+    return " or ".join(names[t.strip()] for t in annotation.split("|") if t.strip() in names)
+
+
+def _checked(path, name: str, table: dict, schema: dict) -> dict:
+    out = {}
+    for key, value in table.items():
+        kind = schema.get(key)
+        if kind is None:
+            raise ConfigError(f"{path}: unknown key {key!r} in [{name}]; allowed: {', '.join(schema)}")
+        if kind == "tags":
+            value = tags_value(value, f"{path}: [{name}] {key}")
+        elif kind == "acl_map":
+            value = acl_map_value(value, f"{path}: [{name}] {key}")
+        elif not _fits(value, kind):
+            raise ConfigError(f"{path}: [{name}] {key} must be {_want(kind)}, got {_kind(value)} {value!r}")
+        out[key] = value
+    return out
+
+
+def tags_value(value, where: str):
+    """Access tags: a list of strings or one comma-separated string, in ``access``'s grammar."""
+    from chunkwise.access import AccessTags
+
+    return AccessTags.parse(value, where)
+
+
+def acl_map_value(value, where: str):
+    """``{glob: tags}``: the same check for TOML's acl_map and ``--acl-map`` JSON."""
+    from chunkwise.access import parse_acl_map
+
+    return parse_acl_map(value, where)
+
+
+def load_acl_map(path: str | os.PathLike) -> dict[str, tuple[str, ...]]:
+    """``--acl-map FILE``: a JSON object of glob -> [tags], checked like TOML's ``acl_map``."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"--acl-map {path}: cannot read it ({exc.strerror or exc})") from exc
+    except ValueError as exc:
+        raise ConfigError(f"--acl-map {path}: not valid JSON ({exc}); expected {{\"glob\": [\"tag\", ...]}}") from exc
+    return acl_map_value(data, f"--acl-map {path}")

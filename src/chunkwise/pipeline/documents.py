@@ -1,0 +1,70 @@
+"""Sources -> extracted Documents, one failure per bad file (never a failed run).
+
+``iter_documents`` is the front of the *prepare* stage run in-process; it reads files one at a time,
+so a caller can stop or skip (``unchanged``) without reading the rest.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from chunkwise.errors import DependencyError, InputError
+from chunkwise.types import Document
+
+
+@dataclass(frozen=True)
+class SourceFailure:
+    """A source that produced no Document, and why. ``skipped`` marks empty files: reported, not errors."""
+
+    source: str
+    error: str
+    skipped: bool = False
+
+
+@dataclass(frozen=True)
+class Unchanged:
+    """A source the caller already holds in this exact version (its ``unchanged`` test said so)."""
+
+    doc_id: str
+    sha256: str
+
+
+def read_source(src, options=None) -> Document | SourceFailure:
+    """One ``sources.SourceFile`` -> its Document (sha256 of the bytes walked), or why not.
+    ``options`` (an ``extract.ExtractOptions``) opts into extras such as DOCX comments."""
+    from chunkwise.extract import extract_bytes
+
+    try:
+        doc = extract_bytes(src.path.read_bytes(), src.doc_id, src.media_type, options)
+    except (InputError, DependencyError) as exc:
+        msg = str(exc)
+        return SourceFailure(src.doc_id, msg, msg.endswith("skipped"))
+    except OSError as exc:
+        return SourceFailure(src.doc_id, f"{src.doc_id}: cannot read ({exc.strerror or exc})")
+    return replace(doc, sha256=src.sha256)
+
+
+def iter_documents(paths, root: str | Path | None = None, max_bytes: int = 50_000_000, unchanged=None,
+                   options=None):
+    """Files, folders and globs -> Documents, or a SourceFailure per file that cannot be used. One bad
+    file never stops the run, and the good files come out exactly as they would alone. ``unchanged``
+    (SourceFile -> bool) lets a caller skip reading and extracting files it already has; ``options``
+    (an ``extract.ExtractOptions``) opts into extras such as DOCX comments."""
+    from chunkwise.sources import SourceError, iter_sources
+
+    for src in iter_sources(paths, root=root, max_bytes=max_bytes):
+        if isinstance(src, SourceError):
+            yield SourceFailure(src.doc_id or str(src.path), src.error, src.error.endswith("skipped"))
+        elif unchanged is not None and unchanged(src):
+            yield Unchanged(src.doc_id, src.sha256)
+        else:
+            yield read_source(src, options)
+
+
+def load_document(path: str | Path, options=None) -> Document:
+    """One file -> Document, raising InputError when it cannot be used."""
+    for item in iter_documents([path], options=options):
+        if isinstance(item, SourceFailure):
+            raise InputError(item.error)
+        return item
+    raise InputError(f"{path}: no such file")

@@ -1,0 +1,93 @@
+"""Stage 2, *embed*: vectors for the embed keys the store lacks, batched across documents.
+
+Prepared documents flow through in order; the texts whose keys have no stored vector are pooled
+across documents until about ``pool`` of them wait, then embedded longest-first in batches of the
+embedder's size (similar lengths per batch: little padding), outside any transaction. A key shared
+by several waiting documents is embedded once. Each document then leaves with the vectors it needs,
+to be written with it; the store is the vector cache (by embed_key) for everything later.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Iterator, Sequence
+
+from chunkwise.pipeline.prepare import Prepared, PrepareFailure
+
+Vectors = dict[str, list[float]]
+
+
+class EmbedStage:
+    def __init__(self, store, embedder, *, late=None, batch_size: int = 64, pool: int = 512) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.late = late
+        self.batch_size = batch_size
+        self.pool = max(pool, batch_size)
+        self.texts_embedded = 0
+
+    def run(self, items: Iterable[Prepared | PrepareFailure]) -> Iterator[tuple[Prepared | PrepareFailure, Vectors]]:
+        """(item, vectors it needs) in input order; failures pass through untouched."""
+        if self.embedder is None:
+            yield from ((item, {}) for item in items)
+            return
+        waiting: list[tuple[Prepared | PrepareFailure, set[str]]] = []
+        wanted: dict[str, tuple[Prepared, int]] = {}  # key -> (document, record index) that has it
+        for item in items:
+            if isinstance(item, PrepareFailure):
+                if not waiting:
+                    yield item, {}
+                else:
+                    waiting.append((item, set()))
+                continue
+            keys = {r["embed_key"]: i for i, r in enumerate(item.records)}
+            fresh = [k for k in keys if k not in wanted]
+            missing = self.store.missing_vectors(fresh) if fresh else set()
+            for k in missing:
+                wanted[k] = (item, keys[k])
+            waiting.append((item, {k for k in keys if k in wanted}))
+            if len(wanted) >= self.pool:
+                yield from self._flush(waiting, wanted)
+                waiting, wanted = [], {}
+        yield from self._flush(waiting, wanted)
+
+    def _flush(self, waiting, wanted: dict[str, tuple[Prepared, int]]):
+        vectors = self.encode(wanted)
+        for item, keys in waiting:
+            yield item, {k: vectors[k] for k in keys if k in vectors}
+
+    def encode(self, wanted: dict[str, tuple[Prepared, int]]) -> Vectors:
+        """Vectors for ``wanted`` (key -> a document and record index holding it)."""
+        if not wanted:
+            return {}
+        self.texts_embedded += len(wanted)
+        if self.late is not None:
+            return self._encode_late(wanted)
+        texts = {k: doc.records[i]["embed_text"] for k, (doc, i) in wanted.items()}
+        order = sorted(texts, key=lambda k: (-len(texts[k]), k))  # longest first: batches of like lengths
+        out: Vectors = {}
+        for i in range(0, len(order), self.batch_size):
+            keys = order[i : i + self.batch_size]
+            out.update(zip(keys, (list(map(float, v)) for v in self.embedder.embed([texts[k] for k in keys]))))
+        return out
+
+    def _encode_late(self, wanted: dict[str, tuple[Prepared, int]]) -> Vectors:
+        from chunkwise.embed.late import encode_plans
+
+        jobs: dict[int, tuple[Prepared, list[int]]] = {}
+        for doc, i in wanted.values():
+            jobs.setdefault(id(doc), (doc, []))[1].append(i)
+        pairs = list(jobs.values())
+        results = encode_plans([(doc.late_plan, idx) for doc, idx in pairs], self.late)
+        out: Vectors = {}
+        for (doc, idx), vecs in zip(pairs, results):
+            for i, v in zip(idx, vecs):
+                out[doc.records[i]["embed_key"]] = list(map(float, v.vector))
+        return out
+
+    def repair(self, doc: Prepared, keys: Sequence[str]) -> Vectors:
+        """Vectors for keys of ``doc`` that were stored when it was embedded but are gone now (a
+        concurrent run collected them): embedded again so no chunk is left without one."""
+        if self.embedder is None or not keys:
+            return {}
+        missing = self.store.missing_vectors(keys)
+        where = {r["embed_key"]: i for i, r in enumerate(doc.records)}
+        return self.encode({k: (doc, where[k]) for k in missing if k in where})

@@ -1,0 +1,199 @@
+"""Idempotent ingestion: walk -> prepare -> embed -> write, one way, per PATH argument.
+
+The walk (main process) hashes each file and skips the ones the store holds in this exact version
+with these exact inputs before reading them; the rest become ``PrepareTask``s for the executor
+(``executors.py``: in-process, or a worker pool), whose results stream through the embed stage
+(``embed.py``: vectors for missing keys, batched across documents, no transaction open) into the
+write stage (``write.py``: one short transaction per document). Documents under an ingested folder
+that no longer exist lose their chunks; a file that fails keeps its previous chunks.
+
+Identity: a document is (root, path). A PATH inside a root the store already knows is ingested
+under that root (re-ingesting a sub-folder or one file updates the same documents; only a folder
+argument removes documents, and only inside itself); any other PATH becomes a new root. A new
+document's id is its path unless another root already holds that id, then ``<root name>/<path>``;
+a front matter ``id`` held by another document is refused for that file.
+
+``embed_mode="late"`` embeds by late chunking (``embed/late.py``): keys come from the window plan,
+which needs only the tokenizer, so the diff and a dry run never load the model.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Iterator, Mapping, Sequence
+
+from chunkwise import ids
+from chunkwise.access import AccessTags, parse_acl_map
+from chunkwise.config import ChunkConfig
+from chunkwise.errors import ChunkwiseError, ConfigError
+from chunkwise.pipeline.embed import EmbedStage
+from chunkwise.pipeline.executors import Executor, InlineExecutor
+from chunkwise.pipeline.prepare import Prepared, PrepareFailure, Preparer, PrepareSettings, PrepareTask
+from chunkwise.pipeline.write import IngestStats, WriteStage, unchanged
+
+
+_MAGIC = frozenset("*?[")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def ingest(
+    paths: Sequence[str | os.PathLike],
+    db,
+    config: ChunkConfig | None = None,
+    *,
+    embedder=None,
+    acl: AccessTags | Sequence[str] | str = (),
+    acl_map: Mapping[str, AccessTags | Sequence[str] | str] | None = None,
+    dry_run: bool = False,
+    now: str | None = None,
+    progress: Callable[[str], None] | None = None,
+    embed_mode: str = "plain",
+    executor: Executor | None = None,
+) -> IngestStats:
+    """Ingest files and folders into the store at ``db`` (a path or URL); returns chunk statistics.
+
+    ``embed_mode``: ``"plain"`` embeds each chunk's ``embed_text`` alone; ``"late"`` pools each
+    chunk's vector from a transformer pass over its surrounding window (needs the minilm embedder).
+    ``executor``: where *prepare* runs (default: in this process)."""
+    from chunkwise import __version__
+    from chunkwise.store import open_store
+
+    config = config or ChunkConfig()
+    late = _late_encoder(embed_mode, embedder)
+    _check_fits_model(config, embedder)
+    now = now or _now()
+    model = embedder.name if embedder is not None else "none"
+    late_params: list = []
+    if late is not None:
+        from chunkwise.embed.late import DEFAULT_OVERLAP, late_model_name
+
+        model = late_model_name(model)
+        late_params = [late.max_tokens, DEFAULT_OVERLAP]
+    # Everything besides the source bytes that decides a document's records; the same for the run.
+    inputs = ids.fingerprint([config.fingerprint(), model, sorted(acl),
+                              sorted((k, list(v)) for k, v in (acl_map or {}).items()), *late_params])
+    settings = PrepareSettings(config, model, tuple(acl), dict(acl_map or {}), now, late)
+    preparer, executor = Preparer(settings), executor or InlineExecutor()
+    stats = IngestStats()
+    with open_store(db) as store:
+        run = None if dry_run else store.start_run(now)
+        embed = EmbedStage(store, None if dry_run else (late or embedder), late=late)
+        for raw in paths:
+            root, prefix, is_dir = _scope(store, Path(raw), dry_run)
+            write = WriteStage(store, root=root, inputs=inputs, now=now, model=model, embedding=embedder is not None,
+                               stats=stats, dry_run=dry_run)
+            seen: set[str] = set()
+            tasks = _tasks(store, Path(raw), root, prefix, inputs, stats, seen)
+            for item, vectors in embed.run(executor.map(preparer, tasks)):
+                seen.add(item.task.rel)
+                if isinstance(item, PrepareFailure):  # a file that failed this time keeps its old chunks
+                    if not item.skipped:
+                        stats.errors.append({"path": item.task.rel, "error": item.error})
+                    continue
+                if progress:
+                    progress(item.doc_id)
+                stats.errors.extend({"path": item.task.rel, "error": p} for p in item.problems)
+                try:
+                    write.write(item, vectors, repair=embed.repair)
+                except ChunkwiseError as exc:
+                    stats.errors.append({"path": item.task.rel, "error": str(exc)})
+            if is_dir:
+                removed = store.count_missing if dry_run else store.remove_missing
+                stats.removed += removed(root, prefix, seen)
+        if not dry_run:
+            store.finish_run(run, _now(), stats.to_dict(), {
+                "config": json.dumps(asdict(config), default=list, sort_keys=True),
+                "fingerprint": config.fingerprint(), "embedder": model, "tool_version": __version__})
+        stats.in_store = store.count()
+    return stats
+
+
+def _scope(store, path: Path, dry_run: bool) -> tuple[str, str, bool]:
+    """(root, prefix under it, whether PATH is a folder) for one PATH argument (see the module doc).
+    The prefix selects the documents PATH can reach: a folder's ``sub/``, a file's own path."""
+    target = Path(os.path.abspath(path))
+    is_dir = target.is_dir()
+    folder, single = (target, False) if is_dir else (target.parent, True)
+    if not os.path.lexists(target) and _MAGIC.intersection(str(path)):  # a glob: its fixed leading folders
+        parts = []
+        for part in Path(path).parts[:-1]:
+            if _MAGIC.intersection(part):
+                break
+            parts.append(part)
+        folder, single = Path(os.path.abspath(os.path.join(*parts) if parts else ".")), False
+    root = next((r for r in sorted(store.roots(), key=len, reverse=True)
+                 if folder == Path(r) or folder.is_relative_to(r)), None)
+    if root is None:
+        root = str(folder)
+        if not dry_run:
+            store.add_root(root)
+    rel = (target if single else folder).relative_to(root).as_posix()
+    prefix = rel if single else "" if rel == "." else rel + "/"
+    return root, prefix, is_dir
+
+
+def _tasks(store, path: Path, root: str, prefix: str, inputs: str, stats: IngestStats,
+           seen: set[str]) -> Iterator[PrepareTask | PrepareFailure]:
+    """The walk: a task per file to prepare; unchanged files are counted and skipped unread."""
+    from chunkwise.sources import SourceError, iter_sources
+
+    known = store.document_states(root, prefix)
+    for src in iter_sources([path], root=root):
+        if isinstance(src, SourceError):
+            rel = src.doc_id or str(src.path)
+            yield PrepareFailure(PrepareTask(str(src.path), rel, rel, "", ""), src.error, src.error.endswith("skipped"))
+            continue
+        state = known.get(src.doc_id)
+        if unchanged(state, src.sha256, inputs):  # same bytes, same inputs: skipped before reading
+            seen.add(src.doc_id)
+            stats.skipped_documents += 1
+            stats.unchanged += state.chunk_count
+            continue
+        yield PrepareTask(str(src.path), src.doc_id, _doc_id(store, root, src.doc_id), src.media_type, src.sha256,
+                          src.size)
+
+
+def _doc_id(store, root: str, rel: str) -> str:
+    """The id for the document at ``rel`` under ``root``: its path, unless another document holds it."""
+    name = Path(root).name or "root"
+    for n, candidate in enumerate([rel, f"{name}/{rel}"] + [f"{name}-{i}/{rel}" for i in range(2, 1000)]):
+        owner = store.doc_id_owner(candidate)
+        if owner is None or owner == (root, rel):
+            return candidate
+    raise ConfigError(f"{rel}: no free document id under {root}")  # pragma: no cover - 1000 roots named alike
+
+
+def _late_encoder(embed_mode: str, embedder):
+    """The token-state encoder for ``embed_mode="late"``; None for plain. Fails before any work."""
+    if embed_mode == "plain":
+        return None
+    if embed_mode != "late":
+        raise ConfigError(f"unknown embed mode {embed_mode!r}; use plain (each chunk alone) or late (late chunking)")
+    if embedder is None:
+        raise ConfigError("--embed-mode late needs an embedder; use --embedder minilm")
+    from chunkwise.embed.late import LateEncoder
+
+    return LateEncoder(embedder)
+
+
+def _check_fits_model(config: ChunkConfig, embedder) -> None:
+    """Fail before any work when chunks could exceed what the model reads (it would silently embed
+    only their head): the cap plus [CLS]/[SEP] must fit the model's window."""
+    limit = getattr(embedder, "max_tokens", None)
+    if not limit or config.unit != "tokens" or config.tokenizer.lower() not in ("minilm", "all-minilm-l6-v2"):
+        return
+    need = config.size + (0 if config.special_tokens else 2)
+    if need > limit:
+        raise ConfigError(
+            f"chunks of {config.size} tokens plus [CLS]/[SEP] exceed {embedder.name}'s {limit}-token window; "
+            f"use --size {limit - 2} (or --size {limit} --special-tokens)"
+        )
+
+
+__all__ = ["IngestStats", "Prepared", "ingest"]

@@ -1,0 +1,133 @@
+"""Stage 1, *prepare*: one source -> its records. Pure apart from reading the file's bytes.
+
+``Preparer(settings)(task)`` extracts, normalises, chunks and enriches one file. It touches no
+store and no global state; ``PrepareSettings``, ``PrepareTask``, ``Prepared`` and ``PrepareFailure``
+are frozen, picklable values, and a pickled ``Preparer`` carries only its settings (the chunker and
+tokenizer are rebuilt on first use in whatever process runs it). So the same call runs in-process,
+in a worker process with resource limits, or on a distributed engine.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from chunkwise.config import ChunkConfig
+from chunkwise.enrich import build_records
+from chunkwise.access import AccessTags
+from chunkwise.enrich.acl import plan_access
+from chunkwise.errors import ChunkwiseError
+from chunkwise.pipeline.chunk import chunk_document, for_document, make_chunker
+from chunkwise.pipeline.documents import SourceFailure, read_source
+from chunkwise.types import Document
+
+
+@dataclass(frozen=True)
+class PrepareSettings:
+    """Everything besides the source that decides a document's records; the same for a whole run.
+    ``late``: the late-chunking planner (tokenizer side of ``embed.late.LateEncoder``) or None."""
+
+    config: ChunkConfig
+    embed_model: str  # hashed into every embed_key ("none" without an embedder)
+    acl: AccessTags = AccessTags()
+    acl_map: Mapping[str, AccessTags] = field(default_factory=dict)
+    now: str = ""
+    late: object | None = None
+
+
+@dataclass(frozen=True)
+class PrepareTask:
+    """One source file to prepare. ``path``: absolute; ``rel``: its path under the root (the
+    document's identity there); ``doc_id``: the id it gets unless its front matter names one."""
+
+    path: str
+    rel: str
+    doc_id: str
+    media_type: str
+    sha256: str
+    size: int = 0
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A prepared document: its catalogue fields and records (``ChunkRecord.to_dict()`` each).
+    ``late_plan``: the late-chunking window plan whose picks give the records' vectors."""
+
+    task: PrepareTask
+    doc_id: str
+    source_uri: str
+    title: str
+    author: str
+    updated_at: str
+    records: tuple[dict, ...]
+    late_plan: object | None = None
+    problems: tuple[str, ...] = ()  # reported per file; the document is stored in review (fail closed)
+
+
+@dataclass(frozen=True)
+class PrepareFailure:
+    """A source that produced no records, and why (``skipped``: reported, not an error)."""
+
+    task: PrepareTask
+    error: str
+    skipped: bool = False
+
+
+class Preparer:
+    """``Preparer(settings)(task) -> Prepared | PrepareFailure``; never raises for a bad file."""
+
+    def __init__(self, settings: PrepareSettings) -> None:
+        self.settings = settings
+        self._chunker = None
+
+    def __getstate__(self) -> dict:
+        return {"settings": self.settings, "_chunker": None}  # rebuilt where it runs
+
+    @property
+    def chunker(self):
+        if self._chunker is None:
+            self._chunker = make_chunker(self.settings.config)
+        return self._chunker
+
+    def __call__(self, task: PrepareTask | PrepareFailure) -> Prepared | PrepareFailure:
+        from chunkwise.sources import SourceFile
+
+        if isinstance(task, PrepareFailure):  # found while walking: passes through in order
+            return task
+        src = SourceFile(Path(task.path), task.rel, task.media_type, task.size, task.sha256)
+        doc = read_source(src)
+        if isinstance(doc, SourceFailure):
+            return PrepareFailure(task, doc.error, doc.skipped)
+        if doc.doc_id == doc.source:  # no front matter id: the id the store assigned to this path
+            doc = replace(doc, doc_id=task.doc_id)
+        try:
+            return self.prepare_document(task, doc)
+        except ChunkwiseError as exc:
+            return PrepareFailure(task, str(exc))
+
+    def prepare_document(self, task: PrepareTask, doc: Document) -> Prepared:
+        s = self.settings
+        access = plan_access(doc, s.acl, s.acl_map)
+        chunks = chunk_document(doc, for_document(self.chunker, doc), boundaries=access.boundaries)
+        records = build_records(doc, chunks, chunker=s.config.fingerprint(), header_mode=s.config.header,
+                                embed_model=s.embed_model, now=s.now, access=access)
+        plan = None
+        if s.late is not None:
+            records, plan = _late_records(doc, chunks, records, access.regions, s.late)
+        meta = doc.metadata or {}
+        return Prepared(task, doc.doc_id, doc.source, doc.title, str(meta.get("author") or ""),
+                        str(meta.get("updated_at") or ""), tuple(r.to_dict() for r in records), plan,
+                        tuple(access.problems))
+
+
+def _late_records(doc, chunks, records, regions, late):
+    """Records keyed by their late-chunking windows, and the plan that computes their vectors.
+    Front matter is a segment of its own: never context for a chunk."""
+    from chunkwise.embed.late import plan_late
+
+    if doc.body_start:
+        regions = [(0, doc.body_start, "front matter"), *regions]
+    plan = plan_late(doc.text, [(c.start_char, c.end_char) for c in chunks], model=late, regions=regions)
+    keyed = [replace(r, embed_key=p.key, embed_window=plan.label(i))
+             for i, (r, p) in enumerate(zip(records, plan.picks))]
+    return keyed, plan

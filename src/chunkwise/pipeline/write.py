@@ -1,0 +1,106 @@
+"""Stage 3, *write*: per document one short transaction — the set difference on chunk ids, taken
+inside the store's lock against what it holds *now* (a concurrent run may have written the document
+since it was prepared), then inserts, in-place refreshes, deletes and the vectors, atomically.
+
+Seed 001 block 7: ids only in the new set are added, ids only in the store removed, ids in both
+kept; a kept chunk is re-embedded only when its embed_key changed and its metadata is refreshed in
+place; a document whose bytes and inputs are unchanged is skipped.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+
+from chunkwise.pipeline.prepare import Prepared
+from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState
+
+
+@dataclass
+class IngestStats:
+    added: int = 0
+    removed: int = 0
+    embedded: int = 0
+    metadata_updated: int = 0
+    unchanged: int = 0
+    skipped_documents: int = 0
+    in_store: int = 0
+    errors: list[dict] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def merge(self, other: "IngestStats") -> None:
+        for f in fields(self):
+            if isinstance(getattr(self, f.name), int):
+                setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+
+def unchanged(state: DocumentState | None, source_version: str, inputs: str) -> bool:
+    return state is not None and state.source_version == source_version and state.inputs == inputs
+
+
+def diff(old: dict, new: dict, stats: IngestStats, counts_embedding: bool):
+    """Set difference on chunk ids; returns (added, updated, removed, records needing a vector)."""
+    added = [r for cid, r in new.items() if cid not in old]
+    removed = [cid for cid in old if cid not in new]
+    updated, need = [], list(added)
+    for cid, r in new.items():
+        if cid not in old:
+            continue
+        before = dict(old[cid], ingested_at=r["ingested_at"])
+        if before["embed_key"] != r["embed_key"]:
+            need.append(r)
+        if before != r:
+            updated.append(r)  # refreshed in place; a new source version alone is not counted as a change
+        if dict(before, source_version=r["source_version"]) != r:
+            stats.metadata_updated += 1
+        else:
+            stats.unchanged += 1
+    stats.added += len(added)
+    stats.removed += len(removed)
+    if counts_embedding:
+        stats.embedded += len(need)
+    return added, updated, removed, need
+
+
+class WriteStage:
+    def __init__(self, store, *, root: str, inputs: str, now: str, model: str, embedding: bool,
+                 stats: IngestStats, dry_run: bool = False) -> None:
+        self.store, self.root, self.inputs, self.now, self.model = store, root, inputs, now, model
+        self.embedding, self.stats, self.dry_run = embedding, stats, dry_run
+
+    def row(self, doc: Prepared) -> DocumentRow:
+        return DocumentRow(doc.doc_id, self.root, doc.task.rel, doc.source_uri, doc.task.sha256, self.inputs,
+                           doc.title, doc.author, doc.updated_at, self.now, len(doc.records))
+
+    def write(self, doc: Prepared, vectors: dict, repair=None) -> None:
+        """Write one document (a dry run only counts). ``repair(doc, keys)``: vectors for needed keys
+        the store lost since they were checked. Raises ChunkwiseError for this document only."""
+        new = {r["chunk_id"]: r for r in doc.records}
+        delta = IngestStats()
+        if self.dry_run:
+            state = self.store.document_states(self.root, doc.task.rel).get(doc.task.rel)
+            if unchanged(state, doc.task.sha256, self.inputs):
+                delta.skipped_documents, delta.unchanged = 1, state.chunk_count
+            else:
+                diff(self.store.records_of(state.doc_id) if state else {}, new, delta, self.embedding)
+            self.stats.merge(delta)
+            return
+        needed: set[str] = set()
+
+        def decide(state: DocumentState | None, old: dict) -> DocumentDiff | None:
+            delta.__init__()  # decide may run again if the write is retried
+            if unchanged(state, doc.task.sha256, self.inputs):
+                delta.skipped_documents, delta.unchanged = 1, state.chunk_count
+                return None
+            added, updated, removed, need = diff(old, new, delta, self.embedding)
+            needed.update(r["embed_key"] for r in need)
+            return DocumentDiff(added, updated, removed, vectors if self.embedding else {}, self.model)
+
+        self.store.write_document(self.row(doc), decide)
+        self.stats.merge(delta)
+        lost = sorted(needed - set(vectors))
+        if repair is not None and lost:
+            fixed = repair(doc, lost)
+            if fixed:
+                self.store.put_vectors(self.model, list(fixed.items()))

@@ -1,0 +1,181 @@
+"""The storage interface: everything ingest, the retriever, the gate and the evaluator ask of a store.
+
+A backend (SQLite here; PostgreSQL next) implements ``Store``; nothing outside ``store/`` writes SQL
+or sees a driver type. The surface is deliberately small and speaks only plain values: chunk
+records are ``dict``s (``ChunkRecord.to_dict()``), vectors are float32 ``numpy`` rows or lists of
+floats, access tags are tuples of strings, and the permission filter is passed as the caller's
+groups so each backend can put it *inside* its query (FTS5 ``MATCH``, a GIN-indexed array, ...).
+
+Writes are per document and atomic: ``write_document`` takes the document's lock, reads what the
+store holds for it, lets the caller's pure ``decide`` function take the set difference against
+that fresh state, and applies the result in the same transaction. A second writer waits (up to the
+store's timeout) and then gets ``StoreBusy``; readers never block.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator, Mapping, Protocol, Sequence
+
+from chunkwise.errors import StoreBusy
+
+
+@dataclass(frozen=True)
+class DocumentState:
+    """What decides whether a document must be re-prepared: its bytes and every other input."""
+
+    doc_id: str
+    source_version: str  # sha256 of the source bytes
+    inputs: str  # fingerprint of config, embedder and access rules that produced its records
+    chunk_count: int
+    path: str = ""  # relative to its root
+
+
+@dataclass(frozen=True)
+class DocumentRow:
+    """One document as stored (the ``documents`` catalogue)."""
+
+    doc_id: str
+    root: str  # absolute path of the folder the document's ``path`` is relative to
+    path: str  # POSIX path relative to ``root``; (root, path) is the document's identity
+    source_uri: str
+    source_version: str
+    inputs: str
+    title: str
+    author: str
+    updated_at: str
+    ingested_at: str
+    chunk_count: int
+
+
+@dataclass(frozen=True)
+class DocumentDiff:
+    """What one document's write changes: records to add, records to refresh in place, chunk ids to
+    delete, and vectors (embed_key -> floats) the added/changed records need."""
+
+    added: Sequence[dict] = ()
+    updated: Sequence[dict] = ()
+    removed: Sequence[str] = ()
+    vectors: Mapping[str, Sequence[float]] = field(default_factory=dict)
+    vector_model: str = ""
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    """A chunk read back for retrieval: its row key (the backend's integer id), record and document.
+    ``acl`` and ``quality`` are the stored columns the permission filter reads (authoritative)."""
+
+    key: int
+    record: dict  # the ChunkRecord fields (text and embed_text included)
+    acl: tuple[str, ...]
+    quality: str
+    source_uri: str  # the document's
+    doc_version: str  # the document's current source_version (stale-link checks)
+
+
+@dataclass(frozen=True)
+class ServableRows:
+    """The rows a reader may ever be served (``ready``, at least one tag), for in-memory indexes.
+
+    ``texts`` (the embedded text, for an in-memory BM25) and ``vectors`` (float32 matrix, one row
+    per key) are present only when asked for; with vectors, rows without one are left out."""
+
+    keys: list[int]
+    tags: list[tuple[str, ...]]
+    texts: list[str] | None = None
+    vectors: object | None = None  # numpy.ndarray (n, dim) float32
+
+
+@dataclass(frozen=True)
+class StoreCounts:
+    """The quality gate's counts over the whole store."""
+
+    chunks: int
+    ready: int
+    servable: int  # ready and tagged: what a reader can ever get
+    duplicate_ids: int
+    empty_text: int
+    missing_acl: int
+    review_reasons: dict
+    embed_models: list
+    missing_vectors: int
+    orphan_vectors: int
+    vectors: int
+
+
+class Store(Protocol):
+    """One index. Every method is its own short transaction unless stated otherwise."""
+
+    location: str  # path or URL, for messages
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def close(self) -> None: ...
+    def __enter__(self) -> "Store": ...
+    def __exit__(self, *exc) -> None: ...
+
+    # -- documents and identity ----------------------------------------------------------------
+    def roots(self) -> list[str]:
+        """Absolute paths of the folders documents were ingested under (their ids are relative)."""
+    def add_root(self, path: str) -> None:
+        """Record a root; documents of roots inside it move under it, keeping their ids."""
+    def document_states(self, root: str, prefix: str = "") -> dict[str, DocumentState]:
+        """Path (relative to ``root``) -> state, for documents under ``prefix`` (a relative folder)."""
+    def doc_id_owner(self, doc_id: str) -> tuple[str, str] | None:
+        """(root, path) of the document holding ``doc_id``, or None when the id is free."""
+    def records_of(self, doc_id: str) -> dict[str, dict]:
+        """chunk_id -> record of one document's stored chunks."""
+    def write_document(self, doc: DocumentRow,
+                       decide: Callable[[DocumentState | None, dict[str, dict]], DocumentDiff | None]) -> DocumentDiff | None:
+        """In one write transaction holding the document: read its state and records, call ``decide``
+        (pure; may raise to abort), apply the diff it returns (None: write nothing). Returns it."""
+    def count_missing(self, root: str, prefix: str, seen: set[str]) -> int:
+        """Chunks of documents under ``root``/``prefix`` whose path is not in ``seen`` (a dry run's removal)."""
+    def remove_missing(self, root: str, prefix: str, seen: set[str]) -> int:
+        """Delete those documents (and their chunks); returns the chunks removed."""
+
+    # -- vectors -------------------------------------------------------------------------------
+    def missing_vectors(self, keys: Iterable[str]) -> set[str]:
+        """The embed keys among ``keys`` that have no stored vector."""
+    def vectors(self, keys: Iterable[str]) -> dict[str, list[float]]:
+        """Stored vectors by embed key (keys without one are absent)."""
+    def put_vectors(self, model: str, items: Sequence[tuple[str, Sequence[float]]]) -> None:
+        """Store vectors outside a document write (repairs a key a concurrent run collected)."""
+
+    # -- settings and runs ---------------------------------------------------------------------
+    def settings(self) -> dict[str, str]:
+        """What the last ingest recorded: config (JSON), fingerprint, embedder, tool_version."""
+    def start_run(self, now: str) -> int: ...
+    def finish_run(self, run_id: int, now: str, stats: dict, settings: Mapping[str, str]) -> int:
+        """Close a run: record settings and stats, drop vectors no chunk uses (returns how many)."""
+
+    # -- retrieval primitives --------------------------------------------------------------------
+    def lexical_row_sizes(self) -> Iterator[tuple[int, int, int]]:
+        """``(key, tokens in the text, tokens in all indexed columns)`` of every row (BM25 lengths)."""
+    def term_count(self, term: str, groups: Sequence[str] | None = None) -> int:
+        """Rows holding ``term``; with ``groups``, only those the groups may see (filter in the query)."""
+    def term_matches(self, term: str, groups: Sequence[str]) -> list[tuple[int, float]]:
+        """``(key, backend score)`` of the permitted rows holding ``term`` (FTS5: its whole-table rank,
+        which retrieve/fts.py inverts to the term count and re-scores with the caller's statistics)."""
+    def servable_rows(self, *, texts: bool = False, vectors: bool = False) -> ServableRows: ...
+    def chunks_by_key(self, keys: Sequence[int]) -> dict[int, StoredChunk]: ...
+    def document_chunks(self, doc_id: str) -> list[StoredChunk]:
+        """A document's chunks in order (neighbours, parents)."""
+    def document_version(self, doc_id: str) -> str | None: ...
+    def has_vectors(self) -> bool:
+        """Some servable chunk has a vector."""
+    def access_tags(self) -> set[str]:
+        """Every tag any chunk carries."""
+    def iter_chunks(self) -> Iterator[StoredChunk]:
+        """Every chunk, by source_uri then chunk_index (evaluation reads what was stored)."""
+
+    # -- gate and manifest -----------------------------------------------------------------------
+    def counts(self) -> StoreCounts: ...
+    def embed_texts(self) -> Iterator[str]:
+        """Every chunk's embedded text (the gate re-measures it against the cap)."""
+    def documents(self) -> list[DocumentRow]:
+        """Every document, by doc_id."""
+    def count(self) -> int:
+        """Chunks in the store."""
+
+
+__all__ = ["DocumentDiff", "DocumentRow", "DocumentState", "ServableRows", "Store", "StoreBusy", "StoreCounts",
+           "StoredChunk"]
