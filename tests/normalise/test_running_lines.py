@@ -93,7 +93,7 @@ def test_ligatures_fold_with_offsets_kept():
 
 def test_fts5_finds_a_word_written_with_a_ligature(tmp_path):
     from chunkwise.embed import make_embedder
-    from chunkwise.ingest import ingest
+    from chunkwise.pipeline import ingest
     from chunkwise.retrieve import Retriever
 
     docs = tmp_path / "docs"
