@@ -7,7 +7,7 @@ import pytest
 from chunkwise.access import AccessTagError, AccessTags, parse_acl_map, permitted
 from chunkwise.cli.main import main
 from chunkwise.config import ChunkConfig
-from chunkwise.ingest import ingest
+from chunkwise.pipeline import ingest
 from chunkwise.retrieve import Retriever
 
 CONFIG = ChunkConfig(strategy="structure", size=128)

@@ -56,22 +56,29 @@ def audit(paths, root: str | Path | None = None, max_bytes: int = 50_000_000):
             yield audit_document(item)
 
 
-def ingest(paths, db, config: ChunkConfig | None = None, *, embedder=None, **options: Any) -> IngestStats:
-    """Ingest files and folders into a store (idempotent; see ``pipeline.ingest``). ``embedder``: an
-    Embedder, a name such as ``"hashing"``/``"minilm"``, or None for no vectors. Options: acl,
-    acl_map, dry_run, now, progress, embed_mode, executor."""
+DEFAULT_CONFIG = ChunkConfig(strategy="auto")  # what a new store is built with when nothing is said
+
+
+def ingest(paths, db, config: ChunkConfig | None = None, *, embedder="auto", embed_mode: str = "auto",
+           **options: Any) -> IngestStats:
+    """Ingest files and folders into a store (idempotent; see ``pipeline.ingest``).
+
+    ``config`` None and no ``chunk_options``: the store's recorded settings (a new store:
+    ``DEFAULT_CONFIG``); ``embedder``: an Embedder, a name (``"hashing"``, ``"minilm"``, ``"none"``)
+    or ``"auto"`` (the store's, else hashing). A run that would change a store's settings is
+    refused unless ``reconfigure=True``. Options: chunk_options, acl, acl_map, dry_run, now,
+    progress, executor, reconfigure, warn, timeout."""
     from chunkwise.pipeline.ingest import ingest as run
 
-    if isinstance(embedder, str):
-        embedder = make_embedder(embedder)
-    return run(paths, db, config, embedder=embedder, **options)
+    return run(paths, db, config, embedder=embedder, embed_mode=embed_mode, default=DEFAULT_CONFIG, **options)
 
 
-def check(db) -> CheckReport:
-    """The quality gate over a store (``chunkwise check``)."""
+def check(db, strict: bool = False) -> CheckReport:
+    """The quality gate over a store (``chunkwise check``); ``strict``: chunks that can never be
+    served fail it too (else they are warnings)."""
     from chunkwise.quality import check as run
 
-    return run(db)
+    return run(db, strict)
 
 
 def manifest(db) -> dict:
@@ -137,7 +144,8 @@ def write_report(data: dict, out: str | Path) -> None:
 
 
 __all__ = [
-    "AccessTags", "BACKENDS", "HEADERS", "STRATEGIES", "UNITS", "EvalSettings", "Evaluation", "SEED_HEADERS", "SEED_MERGE",
+    "AccessTags", "BACKENDS", "DEFAULT_CONFIG", "HEADERS", "STRATEGIES", "UNITS", "EvalSettings", "Evaluation",
+    "SEED_HEADERS", "SEED_MERGE",
     "SEED_OVERLAP", "SEED_OVERLAP_QUESTIONS", "expand_grid", "header_experiment", "load_acl_map", "load_grid",
     "merge_experiment", "overlap_sweep", "run_eval", "sampling_tolerance", "write_report",
     "Chunk", "ChunkConfig", "ChunkwiseError", "CheckReport", "ConfigError", "ConfigFile", "Document", "IngestStats",

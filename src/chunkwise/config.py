@@ -123,6 +123,29 @@ class ChunkConfig:
             raise ConfigError(f"semantic_embedder must name an embedder such as 'minilm' or 'hashing', got {e!r}: "
                               f"semantic chunking compares sentence vectors")
 
+    def to_json(self) -> str:
+        """The form a store records (``settings.config``); ``from_json`` reads it back."""
+        import json
+
+        data = asdict(self)
+        data.pop("extra", None)
+        return json.dumps(data, default=list, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> "ChunkConfig":
+        import json
+
+        data = json.loads(text)
+        data.pop("extra", None)
+        data["separators"] = tuple(data["separators"]) if data.get("separators") else None
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def differences(self, other: "ChunkConfig") -> list[str]:
+        """``field a -> b`` for every field that differs (for messages)."""
+        mine, theirs = asdict(self), asdict(other)
+        return [f"{k} {mine[k]!r} -> {theirs[k]!r}" for k in mine if k != "extra" and mine[k] != theirs[k]]
+
     def fingerprint(self) -> str:
         """A stable 16-hex id of every field that changes chunk boundaries or embedded text, and of
         the Markdown parser that finds the structure (see ``chunking.markdown.markdown_backend``)."""

@@ -2,9 +2,10 @@
 
 The gate fails on what makes an index wrong to serve: duplicate ids, empty chunks, chunks over the
 cap (re-measured with the configured sizer, header included), two embedding models mixed in one
-collection, and vectors missing for chunks or left behind. Chunks in ``review`` (no access tags,
-split below their floor) are counted: retrieval never serves them, so they are a warning, not a
-failure.
+collection, vectors missing for chunks or left behind — and a store that can serve nothing at all
+(every chunk in ``review`` or untagged: the usual result of ingesting without access tags). Chunks
+that can never be served in an otherwise servable store are a loud warning with their counts and
+reasons (a failure with ``strict``): retrieval never returns them.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ class CheckReport:
     chunks: int = 0
     ready: int = 0
     review: int = 0
+    servable: int = 0
     duplicate_ids: int = 0
     empty_text: int = 0
     oversized: int = 0
@@ -29,6 +31,7 @@ class CheckReport:
     missing_vectors: int = 0
     orphan_vectors: int = 0
     failures: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -44,27 +47,19 @@ def _open(db):
     return open_store(db, readonly=True)
 
 
-def stored_config(settings: dict) -> ChunkConfig | None:
-    """The chunk config a store recorded at its last ingest (None for an empty store)."""
-    if "config" not in settings:
-        return None
-    cfg = json.loads(settings["config"])
-    cfg["separators"] = tuple(cfg["separators"]) if cfg.get("separators") else None
-    return ChunkConfig(**{k: v for k, v in cfg.items() if k != "extra"})
-
-
-def check(db: str | Path) -> CheckReport:
+def check(db: str | Path, strict: bool = False) -> CheckReport:
     from chunkwise.chunking.router import build_chunker
 
     r = CheckReport()
     with _open(db) as store:
         c = store.counts()
-        r.chunks, r.ready, r.review = c.chunks, c.ready, c.chunks - c.ready
+        r.chunks, r.ready, r.review, r.servable = c.chunks, c.ready, c.chunks - c.ready, c.servable
         r.duplicate_ids, r.empty_text, r.missing_acl = c.duplicate_ids, c.empty_text, c.missing_acl
         r.review_reasons = dict(c.review_reasons)
         r.embed_models, r.missing_vectors, r.orphan_vectors = list(c.embed_models), c.missing_vectors, c.orphan_vectors
-        config = stored_config(store.settings())
-        if config is not None:
+        settings = store.settings()
+        if "config" in settings:
+            config = ChunkConfig.from_json(settings["config"])
             sizer = build_chunker(config).sizer
             sizes = sizer.count_many(list(store.embed_texts()))
             r.oversized = sum(1 for n in sizes if n + sizer.overhead > config.size)
@@ -75,6 +70,15 @@ def check(db: str | Path) -> CheckReport:
             r.failures.append(f"{bad} {name}")
     if len(r.embed_models) > 1:
         r.failures.append(f"embedding models mixed in one collection: {', '.join(r.embed_models)}; re-ingest with one")
+    unservable = r.chunks - r.servable
+    if unservable:
+        why = ", ".join(f"{k} {v}" for k, v in sorted(r.review_reasons.items())) or f"missing_acl {r.missing_acl}"
+        hint = "; re-ingest with --acl TAG or --acl-map FILE" if r.missing_acl else ""
+        if not r.servable:
+            r.failures.append(f"nothing can be served: all {r.chunks} chunks are in review or untagged ({why}){hint}")
+        else:
+            message = f"{unservable} of {r.chunks} chunks can never be served ({why}){hint}"
+            (r.failures if strict else r.warnings).append(message)
     return r
 
 

@@ -129,8 +129,8 @@ def test_a_foreign_sqlite_database_is_refused_and_left_untouched(tmp_path):
 @pytest.mark.parametrize("toml, needle", [
     ("[chunking]\nsizee = 100\n", "unknown key 'sizee' in [chunking] (did you mean 'size'?)"),
     ("[chunking]\nsize = \"100\"\n", "size must be an integer"),
-    ("[ingest]\nacl = 5\n", "acl must be a list of tag strings"),
-    ("[ingest]\nacl_map = [\"hr\"]\n", "acl_map must map globs to tag lists"),
+    ("[ingest]\nacl = 5\n", "access tags must be a comma-separated string or a list"),
+    ("[ingest]\nacl_map = [\"hr\"]\n", "expected a mapping of glob"),
     ("[ingest]\nembedder = 3\n", "embedder must be a string"),
     ("[indexing]\nsize = 3\n", "unknown table or key 'indexing'"),
     ("[eval]\nk = \"ten\"\n", "k must be an integer"),
@@ -144,7 +144,7 @@ def test_config_file_mistakes(tmp_path, toml, needle):
 def test_acl_map_that_is_a_list_and_a_junk_tokenizer(tmp_path):
     docs, amap = corpus(tmp_path / "docs"), tmp_path / "map.json"
     amap.write_text('["hr", "finance"]', encoding="utf-8")
-    assert "must map globs to tag lists" in clean(cli("ingest", str(docs), "--db", str(tmp_path / "i.db"),
+    assert "expected a mapping of glob" in clean(cli("ingest", str(docs), "--db", str(tmp_path / "i.db"),
                                                       "--acl-map", str(amap)), 2)
     junk = tmp_path / "tokenizer.json"
     junk.write_bytes(b"\x00junk{")

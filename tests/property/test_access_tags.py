@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from chunkwise.access import AccessTagError, AccessTags, normalise_tag
 from chunkwise.cli.main import main
 from chunkwise.config import ChunkConfig
-from chunkwise.ingest import ingest
+from chunkwise.pipeline import ingest
 from chunkwise.retrieve import Retriever
 
 ALPHABET = list("abcXYZé财ｈ0-_.:/@+#") + [" ", "\u00a0", "\t", "\u3000"]

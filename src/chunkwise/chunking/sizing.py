@@ -119,7 +119,11 @@ def resolve_tokenizer_file(name: str) -> Path:
 
 
 def _is_exact(tokenizer_json: Path) -> bool:
-    spec = json.loads(tokenizer_json.read_text(encoding="utf-8"))
+    try:
+        spec = json.loads(tokenizer_json.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"tokenizer {tokenizer_json}: not a usable Hugging Face tokenizer.json ({exc}); give "
+                          f"'minilm', 'cl100k_base', or the tokenizer.json of a model") from exc
     pre = spec.get("pre_tokenizer") or {}
     kinds = [p.get("type") for p in pre.get("pretokenizers", [])] if pre.get("type") == "Sequence" else [pre.get("type")]
     model = (spec.get("model") or {}).get("type")
@@ -131,7 +135,11 @@ def _load_hf(path: Path):
         from tokenizers import Tokenizer
     except ImportError as exc:  # pragma: no cover - core dependency
         raise DependencyError("token sizes need the 'tokenizers' package: pip install tokenizers") from exc
-    tok = Tokenizer.from_file(str(path))
+    try:
+        tok = Tokenizer.from_file(str(path))
+    except Exception as exc:  # the tokenizers binding raises a bare Exception for any unreadable file
+        raise ConfigError(f"tokenizer {path}: not a usable Hugging Face tokenizer.json ({exc}); give 'minilm', "
+                          f"'cl100k_base', or the tokenizer.json of a model") from exc
     # MiniLM's tokenizer.json truncates at 128 and pads to 128: left on, counts lie and text is lost.
     tok.no_truncation()
     tok.no_padding()

@@ -109,11 +109,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     conf = api.load_config(args.config)
-    chunking = dict(conf.chunking)
-    given = {k: v for k, v in vars(args).items() if k in _CHUNK_FLAGS and v is not None}
-    config = ChunkConfig(**{**_DEFAULTS, **chunking, **given})
+    # Only what the user said: the store's recorded settings fill in the rest (a new store: defaults).
+    options = {**conf.chunking, **{k: v for k, v in vars(args).items() if k in _CHUNK_FLAGS and v is not None}}
     settings = conf.ingest
-    embedder = api.make_embedder(args.embedder or settings.get("embedder", "hashing"))
     acl = api.AccessTags.parse(args.acl, "--acl") if args.acl is not None else settings.get("acl", api.AccessTags())
     acl_map = api.load_acl_map(args.acl_map) if args.acl_map else settings.get("acl_map", {})
     bar = None
@@ -121,9 +119,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         from tqdm import tqdm
 
         bar = tqdm(unit=" docs", desc="ingest", leave=False, file=sys.stderr)
-    stats = api.ingest(args.paths, args.db, config, embedder=embedder, acl=acl, acl_map=acl_map,
-                   embed_mode=args.embed_mode or settings.get("embed_mode", "plain"),
-                   dry_run=args.dry_run, progress=None if bar is None else (lambda _doc: bar.update()))
+    stats = api.ingest(args.paths, args.db, chunk_options=options, embedder=args.embedder or settings.get("embedder", "auto"),
+                       embed_mode=args.embed_mode or settings.get("embed_mode", "auto"), acl=acl, acl_map=acl_map,
+                       dry_run=args.dry_run, reconfigure=args.reconfigure, timeout=args.wait,
+                       warn=lambda message: print(f"warning: {message}", file=sys.stderr),
+                       progress=None if bar is None else (lambda _doc: bar.update()))
     if bar is not None:
         bar.close()
     if args.json:
@@ -142,18 +142,22 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    report = api.check(args.db)
+    report = api.check(args.db, strict=args.strict)
     if args.json:
         emit_json(report.to_dict())
     else:
-        rows = [("chunks", report.chunks), ("ready", report.ready), ("review", report.review),
+        rows = [("chunks", report.chunks), ("ready", report.ready), ("servable", report.servable),
+                ("review", report.review),
                 ("  without access tags", report.missing_acl),
                 *((f"  {k}", v) for k, v in sorted(report.review_reasons.items()) if k != "missing_acl"),
                 ("duplicate ids", report.duplicate_ids), ("empty text", report.empty_text),
                 ("over the cap", report.oversized), ("embedding models", ", ".join(report.embed_models) or "-"),
                 ("chunks without a vector", report.missing_vectors), ("unused vectors", report.orphan_vectors)]
         print(table(["check", "value"], rows, right=(1,)))
-        print("gate: PASS" if report.ok else "gate: FAIL - " + "; ".join(report.failures))
+        for warning in report.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        print(("gate: PASS" + (" with warnings (see above; --strict fails on them)" if report.warnings else ""))
+              if report.ok else "gate: FAIL - " + "; ".join(report.failures))
     return 0 if report.ok else 1
 
 
@@ -297,13 +301,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--window", type=int, default=None)
     p.add_argument("--special-tokens", action="store_true", default=None)
     _semantic_options(p)
-    p.add_argument("--embedder", help="none, hashing (default), hashing-256, minilm, ...")
+    p.add_argument("--embedder", help="none, hashing, hashing-256, minilm, ... (default: the store's; new: hashing)")
     p.add_argument("--embed-mode", choices=("plain", "late"), default=None,
                    help="plain: each chunk embedded alone (default); late: late chunking, chunk vectors pooled "
                         "from one transformer pass over its document window (needs --embedder minilm)")
     p.add_argument("--acl", help="default access tags, comma-separated")
     p.add_argument("--acl-map", help='JSON file {"glob": ["tag", ...]}, globs relative to the root')
     p.add_argument("--dry-run", action="store_true", help="print the diff without writing")
+    p.add_argument("--reconfigure", action="store_true",
+                   help="allow other chunk settings or another embedder than the store was built with (re-chunks "
+                        "and re-embeds everything); without it such a run is refused")
+    p.add_argument("--wait", type=float, default=60.0,
+                   help="seconds to wait for another ingest's write lock before giving up (default 60)")
     p.add_argument("--json", action="store_true", help="one JSON document with the run statistics")
     p.set_defaults(func=cmd_ingest)
 
@@ -359,6 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check", help="quality gate over a store; exit 1 when it fails")
     p.add_argument("--db", required=True, help="SQLite file written by chunkwise ingest")
+    p.add_argument("--strict", action="store_true", help="also fail when some chunks can never be served")
     p.add_argument("--json", action="store_true", help="one JSON document")
     p.set_defaults(func=cmd_check)
 

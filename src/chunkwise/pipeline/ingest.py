@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, Sequence
@@ -29,6 +29,7 @@ from chunkwise import ids
 from chunkwise.access import AccessTags, parse_acl_map
 from chunkwise.config import ChunkConfig
 from chunkwise.errors import ChunkwiseError, ConfigError
+from chunkwise.pipeline.chunk import make_chunker
 from chunkwise.pipeline.embed import EmbedStage
 from chunkwise.pipeline.executors import Executor, InlineExecutor
 from chunkwise.pipeline.prepare import Prepared, PrepareFailure, Preparer, PrepareSettings, PrepareTask
@@ -36,6 +37,18 @@ from chunkwise.pipeline.write import IngestStats, WriteStage, unchanged
 
 
 _MAGIC = frozenset("*?[")
+
+
+@dataclass(frozen=True)
+class _Run:
+    """The settings a run goes with, resolved against the store's (``settings.py``)."""
+
+    config: ChunkConfig
+    embedder: object | None
+    late: object | None
+    model: str  # the embed_model name in every key ("none" without vectors)
+    late_params: list
+    chunker: object
 
 
 def _now() -> str:
@@ -47,6 +60,8 @@ def ingest(
     db,
     config: ChunkConfig | None = None,
     *,
+    chunk_options: Mapping | None = None,
+    default: ChunkConfig | None = None,
     embedder=None,
     acl: AccessTags | Sequence[str] | str = (),
     acl_map: Mapping[str, AccessTags | Sequence[str] | str] | None = None,
@@ -55,33 +70,65 @@ def ingest(
     progress: Callable[[str], None] | None = None,
     embed_mode: str = "plain",
     executor: Executor | None = None,
+    reconfigure: bool = False,
+    warn: Callable[[str], None] | None = None,
+    timeout: float = 60.0,
 ) -> IngestStats:
     """Ingest files and folders into the store at ``db`` (a path or URL); returns chunk statistics.
 
-    ``embed_mode``: ``"plain"`` embeds each chunk's ``embed_text`` alone; ``"late"`` pools each
-    chunk's vector from a transformer pass over its surrounding window (needs the minilm embedder).
-    ``executor``: where *prepare* runs (default: in this process)."""
+    Settings (``settings.py``): ``config`` is compared with the store's recorded config (None: use
+    it, or ``default`` for a new store); ``chunk_options`` are ChunkConfig fields applied over that;
+    ``embedder`` is an Embedder, None (no vectors), a name, or ``"auto"`` (the store's); a change
+    is refused unless ``reconfigure``. ``embed_mode``: ``"plain"`` embeds each chunk's
+    ``embed_text`` alone; ``"late"`` pools each chunk's vector from a transformer pass over its
+    surrounding window (needs minilm); ``"auto"``: the store's. ``executor``: where *prepare* runs
+    (default: in this process). ``warn`` receives warnings the moment they are known (they are
+    also in ``stats.warnings``). A second writer waits up to ``timeout`` seconds per write."""
     from chunkwise import __version__
+    from chunkwise.pipeline.settings import check_model, resolve
     from chunkwise.store import open_store
 
-    config = config or ChunkConfig()
-    late = _late_encoder(embed_mode, embedder)
-    _check_fits_model(config, embedder)
     now = now or _now()
-    model = embedder.name if embedder is not None else "none"
-    late_params: list = []
-    if late is not None:
-        from chunkwise.embed.late import DEFAULT_OVERLAP, late_model_name
-
-        model = late_model_name(model)
-        late_params = [late.max_tokens, DEFAULT_OVERLAP]
-    # Everything besides the source bytes that decides a document's records; the same for the run.
-    inputs = ids.fingerprint([config.fingerprint(), model, sorted(acl),
-                              sorted((k, list(v)) for k, v in (acl_map or {}).items()), *late_params])
-    settings = PrepareSettings(config, model, tuple(acl), dict(acl_map or {}), now, late)
-    preparer, executor = Preparer(settings), executor or InlineExecutor()
     stats = IngestStats()
-    with open_store(db) as store:
+    acl = AccessTags.parse(acl, "acl")  # one grammar for every entry point; bad tags fail before any work
+    acl_map = parse_acl_map(acl_map or {}, "acl_map")
+
+    def note(message: str) -> None:
+        stats.warnings.append(message)
+        if warn is not None:
+            warn(message)
+
+    def setup(stored: Mapping[str, str], location: str) -> _Run:
+        chosen = resolve(stored, location, config=config, options=chunk_options, default=default or ChunkConfig(),
+                         embedder=embedder, embed_mode=embed_mode, reconfigure=reconfigure)
+        late = _late_encoder(chosen.embed_mode, chosen.embedder)
+        _check_fits_model(chosen.config, chosen.embedder)
+        model = chosen.embedder.name if chosen.embedder is not None else "none"
+        late_params: list = []
+        if late is not None:
+            from chunkwise.embed.late import DEFAULT_OVERLAP, late_model_name
+
+            model = late_model_name(model)
+            late_params = [late.max_tokens, DEFAULT_OVERLAP]
+        check_model(stored, location, model, reconfigure)
+        # Built here, before any work: a bad tokenizer or config fails the run now, not per file.
+        return _Run(chosen.config, chosen.embedder, late, model, late_params, make_chunker(chosen.config))
+
+    # A store that does not exist yet is not created for a run that cannot start.
+    fresh = isinstance(db, (str, os.PathLike)) and not os.path.exists(db)
+    planned = setup({}, os.fspath(db)) if fresh else None
+    with open_store(db, timeout=timeout) as store:
+        stored = store.settings()
+        r = planned if planned is not None and not stored else setup(stored, store.location)
+        config, embedder, late, model, late_params = r.config, r.embedder, r.late, r.model, r.late_params
+        if not acl and not acl_map:
+            note("no access tags given (--acl or --acl-map): documents without an acl in their front matter are "
+                 "stored in review and no search will ever return them")
+        # Everything besides the source bytes that decides a document's records; the same for the run.
+        inputs = ids.fingerprint([config.fingerprint(), model, list(acl),
+                                  sorted((k, list(v)) for k, v in acl_map.items()), *late_params])
+        settings = PrepareSettings(config, model, acl, acl_map, now, late)
+        preparer, executor = Preparer(settings, r.chunker), executor or InlineExecutor()
         run = None if dry_run else store.start_run(now)
         embed = EmbedStage(store, None if dry_run else (late or embedder), late=late)
         for raw in paths:
@@ -108,8 +155,14 @@ def ingest(
                 stats.removed += removed(root, prefix, seen)
         if not dry_run:
             store.finish_run(run, _now(), stats.to_dict(), {
-                "config": json.dumps(asdict(config), default=list, sort_keys=True),
-                "fingerprint": config.fingerprint(), "embedder": model, "tool_version": __version__})
+                "config": config.to_json(), "fingerprint": config.fingerprint(), "embedder": model,
+                "tool_version": __version__})
+            counts = store.counts()
+            if counts.chunks and counts.servable < counts.chunks:
+                reasons = ", ".join(f"{k} {v}" for k, v in sorted(counts.review_reasons.items()))
+                what = (f"none of its {counts.chunks} chunks can be served" if not counts.servable else
+                        f"{counts.chunks - counts.servable} of its {counts.chunks} chunks can never be served")
+                note(f"{store.location}: {what} ({reasons or 'no access tags'}); see chunkwise check")
         stats.in_store = store.count()
     return stats
 

@@ -76,9 +76,10 @@ class PrepareFailure:
 class Preparer:
     """``Preparer(settings)(task) -> Prepared | PrepareFailure``; never raises for a bad file."""
 
-    def __init__(self, settings: PrepareSettings) -> None:
+    def __init__(self, settings: PrepareSettings, chunker=None) -> None:
+        """``chunker``: one already built from ``settings.config`` (saves rebuilding it here)."""
         self.settings = settings
-        self._chunker = None
+        self._chunker = chunker
 
     def __getstate__(self) -> dict:
         return {"settings": self.settings, "_chunker": None}  # rebuilt where it runs

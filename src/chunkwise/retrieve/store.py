@@ -111,16 +111,30 @@ class Retriever:
                               "or re-ingest with --embedder hashing|minilm")
         return self.embedder.embed([query])[0]
 
+    def _why_no_vectors(self) -> str:
+        """What is really wrong when dense ranking has no row to rank."""
+        c = self.store.counts()
+        if not c.chunks:
+            return "this store holds no chunks yet; ingest documents into it first"
+        if not c.servable:
+            why = ", ".join(f"{k} {v}" for k, v in sorted(c.review_reasons.items())) or "no access tags"
+            return (f"nothing in this store can be served: all {c.chunks} chunks are in review or untagged ({why}); "
+                    f"re-ingest with access tags (--acl TAG or --acl-map FILE)")
+        return (f"none of the store's {c.servable} servable chunks has a vector ({c.missing_vectors} chunks lack "
+                f"one); run chunkwise check, then re-ingest, or use --mode bm25")
+
     def rank(self, query: str, groups, n: int, mode: str) -> list[tuple[int, float]]:
         """Top ``n`` (rowid, score) the caller may see; the filter is inside every query."""
         if mode == "bm25":
             if self.bm25_backend == "fts5":
                 return self.fts.rank(query, groups, n)
             return self.index().rank_bm25(query, groups, n)
-        if mode == "dense":
-            return self.index().rank_dense(self._query_vector(query), groups, n)
-        depth = max(n, HYBRID_DEPTH)
         vector = self._query_vector(query)
+        if self.index().dense is None:
+            raise ConfigError(self._why_no_vectors())
+        if mode == "dense":
+            return self.index().rank_dense(vector, groups, n)
+        depth = max(n, HYBRID_DEPTH)
         lists = [[r for r, _ in self.rank(query, groups, depth, "bm25")],
                  [r for r, _ in self.index().rank_dense(vector, groups, depth)]]
         return rrf(lists)[:n]

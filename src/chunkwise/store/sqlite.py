@@ -58,8 +58,7 @@ class SQLiteStore(ReadMixin):
     def _connect(self, readonly: bool) -> sqlite3.Connection:
         try:
             if readonly:
-                uri = "file:" + urllib.parse.quote(os.path.abspath(self.path)) + "?mode=ro"
-                db = sqlite3.connect(uri, uri=True, timeout=self._timeout, isolation_level=None)
+                db = self._connect_readonly()
             else:
                 db = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None)
             db.execute("PRAGMA foreign_keys=ON")
@@ -73,6 +72,21 @@ class SQLiteStore(ReadMixin):
         db.create_function("chunkwise_acl_column", 1, lambda rec: AccessTags.from_column(
             json.dumps(json.loads(rec).get("acl") or [], ensure_ascii=False)).column(), deterministic=True)
         return db
+
+    def _connect_readonly(self) -> sqlite3.Connection:
+        """``mode=ro``; when even that cannot work (a WAL store whose folder and files are read-only:
+        SQLite cannot create its shared-memory file) and no write is pending in a -wal file, the
+        file is opened as immutable — nobody can be writing it."""
+        base = "file:" + urllib.parse.quote(os.path.abspath(self.path))
+        try:
+            db = sqlite3.connect(base + "?mode=ro", uri=True, timeout=self._timeout, isolation_level=None)
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return db
+        except sqlite3.OperationalError:
+            wal = Path(self.path + "-wal")
+            if wal.exists() and wal.stat().st_size:
+                raise
+            return sqlite3.connect(base + "?immutable=1", uri=True, timeout=self._timeout, isolation_level=None)
 
     def close(self) -> None:
         self.db.close()

@@ -12,8 +12,8 @@ from typing import Iterator, Sequence
 from chunkwise.access import AccessTags, caller_groups
 from chunkwise.store.base import DocumentRow, ServableRows, StoreCounts, StoredChunk
 
-_CHUNK_SQL = """SELECT c.rowid, c.record, c.text, c.embed_text, c.acl, c.quality, d.source_uri, d.source_version
-    FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"""
+_CHUNK_SQL = """SELECT c.rowid, c.chunk_id, c.doc_id, c.chunk_index, c.record, c.text, c.embed_text, c.acl, c.quality,
+    d.source_uri, d.source_version FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"""
 
 
 def decode_tags(value: str) -> tuple[str, ...]:
@@ -54,9 +54,11 @@ class ReadMixin:
     path: str
 
     def _chunk(self, row) -> StoredChunk:
-        key, record, text, embed_text, acl, quality, uri, version = row
-        return StoredChunk(key, {**json.loads(record), "text": text, "embed_text": embed_text}, decode_tags(acl),
-                           quality, uri, version)
+        key, cid, doc, index, record, text, embed_text, acl, quality, uri, version = row
+        # The columns are authoritative; the JSON holds the rest of the record.
+        rec = {**json.loads(record), "chunk_id": cid, "doc_id": doc, "chunk_index": index, "text": text,
+               "embed_text": embed_text}
+        return StoredChunk(key, rec, decode_tags(acl), quality, uri, version)
 
     # -- retrieval primitives --------------------------------------------------------------------
     def lexical_row_sizes(self) -> Iterator[tuple[int, int, int]]:
