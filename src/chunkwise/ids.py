@@ -43,15 +43,18 @@ def fingerprint(value, length: int = 32) -> str:
     return sha256_hex(json.dumps(value, sort_keys=True, separators=(",", ":"), default=list))[:length]
 
 
-def file_sha256(path, block: int = 1 << 20) -> tuple[str, int]:
-    """(sha256 hex, size) of a file, streamed in ``block``-byte reads so memory stays flat."""
-    digest, size = hashlib.sha256(), 0
-    with open(path, "rb") as fh:
-        while chunk := fh.read(block):
-            digest.update(chunk)
-            size += len(chunk)
-    return digest.hexdigest(), size
+def sha256_stream():
+    """A sha256 hasher for bytes read in blocks (``update``, ``hexdigest``): source fingerprints."""
+    return hashlib.sha256()
 
 
 def bytes_sha256(data: bytes) -> str:
+    """A source's ``sha256`` (its ``source_version``): the hex digest of its bytes."""
     return hashlib.sha256(data).hexdigest()
+
+
+def sha256_base64(text: str) -> str:
+    """Base64 of sha256(text): a Content-Security-Policy script hash (the HTML report's own script)."""
+    import base64
+
+    return base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")

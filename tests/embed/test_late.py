@@ -329,8 +329,8 @@ def test_ingest_late_is_idempotent_and_records_the_window(enc, tmp_path):
     saw = [r for r in rows if int(r["embed_window"].split(":")[1].split("-")[0]) <= where
            < int(r["embed_window"].split("-")[1])]
     assert edit.added == edit.removed == 1 and edit.embedded == len(saw) < len(rows)
-    # Plain and late keys differ, so switching modes re-embeds everything.
-    plain = ingest([root], db, cfg, embedder=enc.embedder)
+    # Plain and late keys differ, so switching modes (a reconfiguration) re-embeds everything.
+    plain = ingest([root], db, cfg, embedder=enc.embedder, reconfigure=True)
     assert plain.embedded == plain.in_store
 
 

@@ -8,15 +8,14 @@ could not run a script carried by a document.
 """
 from __future__ import annotations
 
-import hashlib
 import math
-from base64 import b64encode
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
+from chunkwise import ids
 from chunkwise.errors import ConfigError
 
 KS = (1, 3, 5, 10)
@@ -481,7 +480,7 @@ def render_report(data: dict) -> str:
         raise ConfigError(f"render_report takes the evaluation result as a dict, got {type(data).__name__}")
     configs, best, pareto = _names(data)
     title = data.get("title") or "chunkwise evaluation"
-    csp_hash = b64encode(hashlib.sha256(JS.encode()).digest()).decode()
+    csp_hash = ids.sha256_base64(JS)
     csp = f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{csp_hash}'; img-src data:"
     plots = "".join(f(configs, pareto) for f in (plot_recall_inflation, plot_straddle_overlap, plot_context_recall))
     sections = [("audit", "Tier 1 \u00b7 extraction audit", _audit(list(data.get("audit", [])))),

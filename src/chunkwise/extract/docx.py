@@ -21,10 +21,10 @@ never sees and which would carry text into an index unseen.
 """
 from __future__ import annotations
 
-import hashlib
 import re
 from datetime import datetime
 
+from chunkwise import ids
 from chunkwise.errors import InputError
 from chunkwise.extract.builder import TextBuilder
 from chunkwise.extract.ooxml import W_NS, Package, corrupt, open_package
@@ -62,7 +62,7 @@ def extract(data: bytes, source: str, comments: bool = False) -> Document:
         warnings.append("document has no text")
     return Document(
         doc_id=source, source=source, media_type=MEDIA_TYPE, text=out.value(), blocks=tuple(out.blocks),
-        metadata=_metadata(pkg), sha256=hashlib.sha256(data).hexdigest(), warnings=tuple(warnings),
+        metadata=_metadata(pkg), sha256=ids.bytes_sha256(data), warnings=tuple(warnings),
     )
 
 

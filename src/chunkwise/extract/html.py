@@ -13,9 +13,9 @@ or on pages too small for its statistics, tag rules pick the content (``<main>``
 from __future__ import annotations
 
 import codecs
-import hashlib
 import re
 
+from chunkwise import ids
 from chunkwise.errors import DependencyError
 from chunkwise.extract.html_main import main_text, select
 from chunkwise.extract.html_walk import CHROME, candidates, emit, holds_main, non_content
@@ -43,7 +43,7 @@ def extract(data: bytes, source: str, main_content: bool = True) -> Document:
         warnings.append("no visible main content")
     return Document(
         doc_id=source, source=source, media_type=MEDIA_TYPE, text=out.value(), blocks=tuple(out.blocks),
-        metadata=metadata, sha256=hashlib.sha256(data).hexdigest(), warnings=tuple(warnings),
+        metadata=metadata, sha256=ids.bytes_sha256(data), warnings=tuple(warnings),
     )
 
 

@@ -8,11 +8,11 @@ statistics that ignore running heads and figure text), ruled tables from ``pdf_t
 """
 from __future__ import annotations
 
-import hashlib
 import io
 import re
 from statistics import median
 
+from chunkwise import ids
 from chunkwise.errors import DependencyError, InputError
 from chunkwise.extract.builder import pipe_table
 from chunkwise.extract.pdf_headings import font_headings, outline_entries, outline_headings
@@ -47,7 +47,7 @@ def extract(data: bytes, source: str) -> Document:
     warnings += _page_warnings(page_map) + _artifact_warnings(text)
     return Document(
         doc_id=source, source=source, media_type=MEDIA_TYPE, text=text, blocks=tuple(blocks),
-        pages=tuple(page_map), metadata=_metadata(pypdf, reader), sha256=hashlib.sha256(data).hexdigest(),
+        pages=tuple(page_map), metadata=_metadata(pypdf, reader), sha256=ids.bytes_sha256(data),
         warnings=tuple(warnings),
     )
 

@@ -15,9 +15,9 @@ and the document is stored for review (never under a default tag).
 from __future__ import annotations
 
 import codecs
-import hashlib
 import re
 
+from chunkwise import ids
 from chunkwise.errors import ConfigError, InputError
 from chunkwise.types import Document
 
@@ -58,7 +58,7 @@ def extract(data: bytes, source: str, media_type: str) -> Document:
         media_type=media_type,
         text=text,
         metadata=metadata,
-        sha256=hashlib.sha256(data).hexdigest(),
+        sha256=ids.bytes_sha256(data),
         body_start=body_start,
         warnings=tuple(warnings),
     )

@@ -56,4 +56,4 @@ def check_model(stored: Mapping[str, str], location: str, model: str, reconfigur
     recorded = stored.get("embedder")
     if recorded and recorded != model and not reconfigure:
         raise StoreError(f"{location} holds vectors of {recorded}; this run would embed with {model}: drop "
-                         f"--embedder to keep the store's, or pass --reconfigure to re-embed everything")
+                         f"--embedder/--embed-mode to keep the store's, or pass --reconfigure to re-embed everything")

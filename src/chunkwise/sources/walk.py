@@ -9,7 +9,6 @@ paths, which keeps doc ids unique and makes link cycles harmless.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import stat
 import unicodedata
@@ -17,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from chunkwise import ids
 from chunkwise.errors import ConfigError
 from chunkwise.sources.sniff import DOCX, HEAD_BYTES, check_docx, check_head, media_type_for, unsupported_message
 
@@ -231,7 +231,7 @@ def _read(path: Path, doc_id: str, media_type: str, max_bytes: int) -> SourceFil
         return SourceError(path, doc_id, f"{doc_id}: not a regular file (a pipe, socket or device); skipped")
     if st.st_size > max_bytes:
         return SourceError(path, doc_id, _too_big(doc_id, st.st_size, max_bytes))
-    digest, size = hashlib.sha256(), 0
+    digest, size = ids.sha256_stream(), 0
     buf = bytearray(min(BLOCK, st.st_size + 1))  # small files: no 1 MiB allocation each
     view = memoryview(buf)
     with open(path, "rb") as f:

@@ -267,9 +267,6 @@ class SQLiteStore(ReadMixin):
                 f"SELECT embed_key, dim, vector FROM vectors WHERE embed_key IN ({','.join('?' * len(part))})", part))
         return out
 
-    def vector(self, embed_key: str) -> list[float] | None:
-        return self.vectors([embed_key]).get(embed_key)
-
     def put_vectors(self, model: str, items: Sequence[tuple[str, Sequence[float]]]) -> None:
         with self.atomic():
             self._put_vectors(model, items)

@@ -1,0 +1,135 @@
+"""The storage interface (store/base.py) as a contract every backend must meet. The ``store``
+fixture opens one backend per parameter; a new backend (PostgreSQL) adds its opener to BACKENDS."""
+import pytest
+
+from chunkwise.store import DocumentDiff, DocumentRow, StoreBusy, open_store
+from chunkwise.errors import IdentityConflict
+
+
+def sqlite(tmp_path):
+    return open_store(tmp_path / "s.db", timeout=0.2)
+
+
+BACKENDS = {"sqlite": sqlite}
+
+
+@pytest.fixture(params=sorted(BACKENDS))
+def store(request, tmp_path):
+    s = BACKENDS[request.param](tmp_path)
+    yield s
+    s.close()
+
+
+def record(doc, i, text, acl=("staff",), quality="ready", key=None):
+    return {"chunk_id": f"{doc}-{i}", "doc_id": doc, "source_uri": doc, "chunk_index": i, "heading_path": ["H"],
+            "start_char": 10 * i, "end_char": 10 * i + len(text), "page": None, "page_end": None,
+            "doc_updated_at": "", "ingested_at": "t", "language": "", "acl": list(acl), "content_hash": "h",
+            "embed_model": "m@1", "embed_key": key or f"k-{text}", "text": text, "embed_text": text,
+            "size": len(text.split()), "title": "", "author": "", "source_version": "v1", "chunker": "c",
+            "header_mode": "none", "quality": quality, "reasons": [] if quality == "ready" else ["missing_acl"],
+            "section_id": "s", "embed_window": ""}
+
+
+def row(doc, path=None, root="/r", version="v1", n=2):
+    return DocumentRow(doc, root, path or doc, path or doc, version, "inputs", "", "", "", "t", n)
+
+
+def put(store, doc, records, vectors=None, **kw):
+    def decide(state, old):
+        added = [r for r in records if r["chunk_id"] not in old]
+        updated = [r for r in records if r["chunk_id"] in old]
+        removed = [c for c in old if c not in {r["chunk_id"] for r in records}]
+        return DocumentDiff(added, updated, removed, vectors or {}, "m@1")
+
+    return store.write_document(row(doc, n=len(records), **kw), decide)
+
+
+def test_documents_records_and_diffs(store):
+    store.add_root("/r")
+    assert store.roots() == ["/r"]
+    put(store, "a.md", [record("a.md", 0, "rollback the deploy"), record("a.md", 1, "page the owner")],
+        {"k-rollback the deploy": [1.0, 0.0], "k-page the owner": [0.0, 1.0]})
+    states = store.document_states("/r")
+    assert states["a.md"].doc_id == "a.md" and states["a.md"].chunk_count == 2
+    assert set(store.records_of("a.md")) == {"a.md-0", "a.md-1"}
+    assert store.doc_id_owner("a.md") == ("/r", "a.md") and store.doc_id_owner("b.md") is None
+    seen = []
+    assert store.write_document(row("a.md"), lambda state, old: seen.append((state, old)) or None) is None
+    assert seen[0][0].source_version == "v1" and set(seen[0][1]) == {"a.md-0", "a.md-1"}
+    put(store, "a.md", [record("a.md", 0, "rollback the deploy")])  # one chunk removed
+    assert set(store.records_of("a.md")) == {"a.md-0"} and store.count() == 1
+    with pytest.raises(IdentityConflict):
+        put(store, "a.md", [record("a.md", 0, "x")], path="other.md")  # an id held by another path
+    assert store.count() == 1
+
+
+def test_vectors_and_runs(store):
+    store.add_root("/r")
+    put(store, "a.md", [record("a.md", 0, "one"), record("a.md", 1, "two")], {"k-one": [0.5, 0.5]})
+    assert store.missing_vectors(["k-one", "k-two"]) == {"k-two"}
+    assert store.vectors(["k-one", "k-two"]) == {"k-one": [0.5, 0.5]}
+    store.put_vectors("m@1", [("k-two", [1.0, 0.0]), ("k-unused", [0.0, 1.0])])
+    run = store.start_run("t0")
+    assert store.finish_run(run, "t1", {"added": 2}, {"embedder": "m@1"}) == 1  # the unused vector collected
+    assert store.settings()["embedder"] == "m@1" and store.missing_vectors(["k-unused"]) == {"k-unused"}
+
+
+def test_retrieval_primitives_filter_inside_the_query(store):
+    store.add_root("/r")
+    put(store, "a.md", [record("a.md", 0, "rollback steps", acl=("sre",)),
+                        record("a.md", 1, "rollback budget", acl=("finance",)),
+                        record("a.md", 2, "rollback notes", acl=("sre",), quality="review")],
+        {"k-rollback steps": [1.0, 0.0], "k-rollback budget": [0.0, 1.0]})
+    hits = store.lexical_candidates(["rollback"], ["sre"], 10)
+    chunks = store.chunks_by_key([k for k, _ in hits])
+    assert [chunks[k].record["chunk_id"] for k, _ in hits] == ["a.md-0"]  # not finance's, not the review chunk
+    assert store.lexical_candidates(["rollback"], [], 10) == []
+    rows, df = store.term_stats(["rollback", "nowhere"])
+    assert rows == 3 and df == {"rollback": 3, "nowhere": 0}
+    servable = store.servable_rows(texts=True, vectors=True)
+    assert len(servable.keys) == 2 and servable.vectors.shape == (2, 2) and sorted(servable.tags) == [("finance",),
+                                                                                                       ("sre",)]
+    assert list(store.unservable_texts()) == ["rollback notes"]
+    assert [c.record["chunk_index"] for c in store.document_chunks("a.md")] == [0, 1, 2]
+    assert store.document_version("a.md") == "v1" and store.document_version("zz") is None
+    assert store.has_vectors() and store.access_tags() == {"sre", "finance"}
+    assert [c.record["chunk_id"] for c in store.iter_chunks()] == ["a.md-0", "a.md-1", "a.md-2"]
+
+
+def test_gate_counts_and_documents(store):
+    store.add_root("/r")
+    put(store, "a.md", [record("a.md", 0, "kept"), record("a.md", 1, "nobody", acl=(), quality="review")],
+        {"k-kept": [1.0]})
+    c = store.counts()
+    assert (c.chunks, c.ready, c.servable, c.missing_acl, c.missing_vectors, c.orphan_vectors) == (2, 1, 1, 1, 1, 0)
+    assert c.review_reasons == {"missing_acl": 1} and c.embed_models == ["m@1"]
+    assert sorted(store.embed_texts()) == ["kept", "nobody"]
+    [doc] = store.documents()
+    assert (doc.doc_id, doc.root, doc.path, doc.chunk_count) == ("a.md", "/r", "a.md", 2)
+    assert store.count_missing("/r", "", set()) == 2 and store.remove_missing("/r", "", set()) == 2
+    assert store.count() == 0
+
+
+def test_roots_fold_inner_roots_and_prefixes_select(store):
+    store.add_root("/r/ops")
+    put(store, "run.md", [record("run.md", 0, "x")], root="/r/ops")
+    store.add_root("/r")  # the wider root takes the inner one's documents, ids unchanged
+    assert store.roots() == ["/r"]
+    assert set(store.document_states("/r")) == {"ops/run.md"}
+    assert set(store.document_states("/r", "ops/")) == {"ops/run.md"} and not store.document_states("/r", "hr/")
+
+
+def test_a_second_writer_is_told_busy(store, tmp_path):
+    if not hasattr(store, "db"):
+        pytest.skip("lock held through the SQLite connection")
+    import sqlite3
+
+    holder = sqlite3.connect(store.location, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(StoreBusy, match="busy"):
+            store.add_root("/elsewhere")
+        assert store.count() == 0  # reads are not blocked
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
