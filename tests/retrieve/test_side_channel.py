@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from chunkwise.config import ChunkConfig
 from chunkwise.embed import make_embedder
-from chunkwise.ingest import ingest
+from chunkwise.pipeline import ingest
 from chunkwise.retrieve import Retriever
 from chunkwise.retrieve.index import Item, MemoryIndex
 

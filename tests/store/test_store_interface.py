@@ -80,16 +80,18 @@ def test_retrieval_primitives_filter_inside_the_query(store):
                         record("a.md", 1, "rollback budget", acl=("finance",)),
                         record("a.md", 2, "rollback notes", acl=("sre",), quality="review")],
         {"k-rollback steps": [1.0, 0.0], "k-rollback budget": [0.0, 1.0]})
-    hits = store.lexical_candidates(["rollback"], ["sre"], 10)
+    hits = store.term_matches("rollback", ["sre"])
     chunks = store.chunks_by_key([k for k, _ in hits])
     assert [chunks[k].record["chunk_id"] for k, _ in hits] == ["a.md-0"]  # not finance's, not the review chunk
-    assert store.lexical_candidates(["rollback"], [], 10) == []
-    rows, df = store.term_stats(["rollback", "nowhere"])
-    assert rows == 3 and df == {"rollback": 3, "nowhere": 0}
+    assert store.term_matches("rollback", []) == []
+    assert store.term_count("rollback") == 3 and store.term_count("rollback", ["sre"]) == 1
+    assert store.term_count("nowhere") == 0
+    sizes = {k: (text, total) for k, text, total in store.lexical_row_sizes()}
+    assert len(sizes) == 3 and all(0 < text <= total for text, total in sizes.values())
     servable = store.servable_rows(texts=True, vectors=True)
     assert len(servable.keys) == 2 and servable.vectors.shape == (2, 2) and sorted(servable.tags) == [("finance",),
                                                                                                        ("sre",)]
-    assert list(store.unservable_texts()) == ["rollback notes"]
+    assert sorted(servable.texts) == ["rollback budget", "rollback steps"]
     assert [c.record["chunk_index"] for c in store.document_chunks("a.md")] == [0, 1, 2]
     assert store.document_version("a.md") == "v1" and store.document_version("zz") is None
     assert store.has_vectors() and store.access_tags() == {"sre", "finance"}
