@@ -18,7 +18,7 @@ from chunkwise.evaluate.experiments import (SEED_HEADERS, SEED_MERGE, SEED_OVERL
                                             header_experiment, merge_experiment, overlap_sweep, sampling_tolerance)
 from chunkwise.evaluate.runner import Evaluation, expand_grid, load_grid, run_eval
 from chunkwise.evaluate.runner import Settings as EvalSettings
-from chunkwise.errors import ChunkwiseError, ConfigError, InputError
+from chunkwise.errors import ChunkwiseError, ConfigError, DependencyError, InputError
 from chunkwise.pipeline.chunk import attach_pages, chunk_document, for_document, make_chunker, normalised_view
 from chunkwise.pipeline.documents import SourceFailure, Unchanged, iter_documents, load_document
 from chunkwise.pipeline.write import IngestStats
@@ -144,7 +144,7 @@ def write_report(data: dict, out: str | Path) -> None:
 
 
 __all__ = [
-    "AccessTags", "BACKENDS", "DEFAULT_CONFIG", "HEADERS", "STRATEGIES", "UNITS", "EvalSettings", "Evaluation",
+    "AccessTags", "BACKENDS", "DependencyError", "DEFAULT_CONFIG", "HEADERS", "STRATEGIES", "UNITS", "EvalSettings", "Evaluation",
     "SEED_HEADERS", "SEED_MERGE",
     "SEED_OVERLAP", "SEED_OVERLAP_QUESTIONS", "expand_grid", "header_experiment", "load_acl_map", "load_grid",
     "merge_experiment", "overlap_sweep", "run_eval", "sampling_tolerance", "write_report",

@@ -38,7 +38,7 @@ DOCS = {
 def make_store(root: Path, embedder: str = "hashing") -> Path:
     from chunkwise.config import ChunkConfig
     from chunkwise.embed import make_embedder
-    from chunkwise.ingest import ingest
+    from chunkwise.pipeline import ingest
 
     docs = root / "docs"
     docs.mkdir()
