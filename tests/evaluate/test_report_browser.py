@@ -7,37 +7,16 @@ from pathlib import Path
 import pytest
 
 from chunkwise.evaluate.report import render_report, write_report
+from browsing import Loaded, chromium, needs_chromium
 from test_report import sample_data
 
-CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium "
-                                                               "(.ci/run installs it: apt-get install -y chromium)")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+pytestmark = needs_chromium
 
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+    with chromium() as b:
         yield b
-        b.close()
-
-
-class Loaded:
-    """A page with every console message, page error, dialog and request recorded."""
-
-    def __init__(self, browser, url: str):
-        self.page = browser.new_page(viewport={"width": 1280, "height": 900})
-        self.errors, self.dialogs, self.requests = [], [], []
-        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
-        self.page.on("request", lambda r: self.requests.append(r.url))
-        self.page.goto(url, wait_until="load")
-        self.page.wait_for_timeout(100)  # let a late onerror or timer fire if one was (wrongly) created
 
 
 @pytest.fixture(scope="module")

@@ -5,53 +5,25 @@ nothing, each groups mode works from the browser, and a screenshot is something 
 from __future__ import annotations
 
 import io
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from browsing import Loaded, chromium, needs_chromium
+
 from .serving import SECRET
 
-CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium "
-                                                               "(.ci/run installs it: apt-get install -y chromium)")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+pytestmark = needs_chromium
+HIT = ".chunk.hit"  # a passage shown inside its document: the page has fetched and drawn everything
 
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+    with chromium() as b:
         yield b
-        b.close()
-
-
-class Loaded:
-    """A page with every console error, page error, dialog and request recorded."""
-
-    def __init__(self, browser, url: str, wait_for: str | None = ".chunk.hit"):
-        self.page = browser.new_page(viewport={"width": 1280, "height": 900})
-        self.errors, self.dialogs, self.requests = [], [], []
-        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
-        self.page.on("request", lambda r: self.requests.append(r.url))
-        self.page.goto(url, wait_until="load")
-        if wait_for:
-            self.page.wait_for_selector(wait_for, timeout=60_000)
-        self.page.wait_for_timeout(150)  # let a late onerror or timer fire if one was (wrongly) created
-
-    def outside(self, base: str) -> list[str]:
-        return [u for u in self.requests if not u.startswith(base + "/")]
-
-    def close(self):
-        self.page.close()
 
 
 def test_search_from_the_url_renders_cited_passages_in_their_documents(browser, body_server, tmp_path):
-    loaded = Loaded(browser, body_server.url + "/?q=rollback+deploy&groups=sre&mode=bm25")
+    loaded = Loaded(browser, body_server.url + "/?q=rollback+deploy&groups=sre&mode=bm25", HIT)
     page = loaded.page
     try:
         assert loaded.errors == [] and loaded.dialogs == [] and loaded.outside(body_server.url) == []
@@ -86,7 +58,7 @@ def assert_readable(png: bytes) -> None:
 
 
 def test_hostile_document_text_stays_text(browser, body_server):
-    loaded = Loaded(browser, body_server.url + "/?q=quartz&groups=sre&mode=bm25")
+    loaded = Loaded(browser, body_server.url + "/?q=quartz&groups=sre&mode=bm25", HIT)
     page = loaded.page
     try:
         assert loaded.errors == [] and loaded.dialogs == []
@@ -103,7 +75,7 @@ def test_hostile_document_text_stays_text(browser, body_server):
 
 
 def test_a_caller_without_the_group_sees_nothing(browser, body_server):
-    loaded = Loaded(browser, body_server.url + f"/?q={SECRET}+reconciliation&groups=sre&mode=bm25", wait_for=None)
+    loaded = Loaded(browser, body_server.url + f"/?q={SECRET}+reconciliation&groups=sre&mode=bm25")
     page = loaded.page
     try:
         page.locator("#status", has_text="No passage").wait_for(timeout=60_000)  # (the CSP forbids eval'd waits)
@@ -118,7 +90,7 @@ def test_a_caller_without_the_group_sees_nothing(browser, body_server):
     finally:
         loaded.close()
     # dense ranking always finds neighbours: the caller's own chunks, never the hidden ones
-    dense = Loaded(browser, body_server.url + f"/?q={SECRET}+reconciliation&groups=sre&mode=hybrid")
+    dense = Loaded(browser, body_server.url + f"/?q={SECRET}+reconciliation&groups=sre&mode=hybrid", HIT)
     try:
         shown = dense.page.locator("#results").inner_text()
         assert shown and SECRET not in shown and "quarterly" not in shown and "ledger.md" not in shown
@@ -126,7 +98,7 @@ def test_a_caller_without_the_group_sees_nothing(browser, body_server):
     finally:
         dense.close()
     # the same URL with the group shows the passage
-    allowed = Loaded(browser, body_server.url + f"/?q={SECRET}+reconciliation&groups=finance&mode=bm25")
+    allowed = Loaded(browser, body_server.url + f"/?q={SECRET}+reconciliation&groups=finance&mode=bm25", HIT)
     try:
         assert SECRET in allowed.page.locator("#results").inner_text() and allowed.errors == []
     finally:
@@ -134,14 +106,14 @@ def test_a_caller_without_the_group_sees_nothing(browser, body_server):
 
 
 def test_the_form_makes_a_shareable_url(browser, body_server):
-    loaded = Loaded(browser, body_server.url + "/", wait_for=None)
+    loaded = Loaded(browser, body_server.url + "/")
     page = loaded.page
     try:
         page.fill("#q", "pager rotation")
         page.fill("#groups", "sre")
         page.select_option("#mode", "hybrid")
         page.click("#go")
-        page.wait_for_selector(".chunk.hit", timeout=60_000)
+        page.wait_for_selector(HIT, timeout=60_000)
         query = parse_qs(urlsplit(page.url).query)
         assert query == {"q": ["pager rotation"], "groups": ["sre"], "mode": ["hybrid"]}
         assert page.locator("#share-link").get_attribute("href") == "/?" + urlsplit(page.url).query
@@ -151,7 +123,7 @@ def test_the_form_makes_a_shareable_url(browser, body_server):
 
 
 def test_header_mode_from_the_browser(browser, header_server):
-    loaded = Loaded(browser, header_server.url + "/?q=octopus&groups=%E8%B4%A2%E5%8A%A1&mode=bm25")  # 财务
+    loaded = Loaded(browser, header_server.url + "/?q=octopus&groups=%E8%B4%A2%E5%8A%A1&mode=bm25", HIT)  # 财务
     try:
         assert "cjk.md" in loaded.page.locator(".result .cite").first.inner_text()
         assert "searched as 财务" in loaded.page.locator("#status").inner_text()
@@ -161,14 +133,14 @@ def test_header_mode_from_the_browser(browser, header_server):
 
 
 def test_tokens_mode_from_the_browser(browser, tokens_server):
-    loaded = Loaded(browser, tokens_server.url + "/?q=rollback&mode=bm25&groups=finance", wait_for=None)
+    loaded = Loaded(browser, tokens_server.url + "/?q=rollback&mode=bm25&groups=finance")
     page = loaded.page
     try:
         page.wait_for_selector("#token", state="visible", timeout=30_000)
         assert page.locator("#groups").is_hidden()
         page.fill("#token", "sre-token-0123456789abcdef")
         page.click("#go")
-        page.wait_for_selector(".chunk.hit", timeout=60_000)
+        page.wait_for_selector(HIT, timeout=60_000)
         assert "searched as sre" in page.locator("#status").inner_text()  # the token's groups, not the URL's
         assert {r.split("/")[-1] for r in page.locator(".result .source").all_inner_texts()} <= {
             "runbook.md", "mixed.md", "hostile.md"}
