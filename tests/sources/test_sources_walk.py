@@ -187,9 +187,9 @@ def test_huge_single_line_streamed_and_refused_cleanly(tmp_path):
     data = b"x" * 20_000_000  # 20 MB, one line, no spaces
     big = _write(tmp_path / "big.txt", data)
     tracemalloc.start()
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU time of this process: other work on the machine does not count
     [item] = iter_sources([str(big)])
-    elapsed = time.perf_counter() - t0
+    elapsed = time.process_time() - t0
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert item.sha256 == hashlib.sha256(data).hexdigest() and item.size == 20_000_000
@@ -198,10 +198,10 @@ def test_huge_single_line_streamed_and_refused_cleanly(tmp_path):
     [refused] = iter_sources([str(big)], max_bytes=5_000_000)
     assert refused.error == "big.txt is 20.0 MB, over the 5.0 MB limit; raise --max-bytes"
     # and, under the limit, extraction and normalisation of it stay linear
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     norm = normalise(extract(big.read_bytes(), item.doc_id, item.media_type).text)
     assert norm.text == data.decode() and norm.to_original[len(norm.text)] == len(data)
-    assert time.perf_counter() - t0 < 3.0
+    assert time.process_time() - t0 < 3.0  # a quadratic step would take minutes at 20 MB
 
 
 def test_empty_files_reported_as_skipped(tmp_path):
