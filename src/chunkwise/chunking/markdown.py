@@ -73,8 +73,21 @@ def parse_markdown(text: str, backend: str = "auto") -> MarkdownDoc:
     — and markdown-it-py otherwise. Both are checked to agree on the test corpora.
     """
     use_rs = backend == "rs" or (backend == "auto" and importlib.util.find_spec("markdown_it_pyrs") is not None)
-    body_start, front_matter, blocks = _blocks_rs(text) if use_rs else _blocks_py(text)
-    return _sections(text, body_start, front_matter, blocks)
+    if not use_rs:
+        return _sections(text, *_blocks_py(text))
+    try:
+        parsed = _blocks_rs(text)
+    except BaseException as exc:  # a Rust panic is a BaseException: only that one is a parser bug
+        if backend == "rs" or not _is_rust_panic(exc):
+            raise
+        parsed = _blocks_py(text)  # same CommonMark rules; deterministic for the same text
+    return _sections(text, *parsed)
+
+
+def _is_rust_panic(exc: BaseException) -> bool:
+    """pyo3's PanicException (module ``pyo3_runtime``) cannot be imported, so it is named."""
+    kind = type(exc)
+    return kind.__name__ == "PanicException" and kind.__module__ == "pyo3_runtime"
 
 
 @lru_cache(maxsize=1)
