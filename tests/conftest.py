@@ -3,12 +3,20 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import Phase, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 
-# CI runs the same examples every time (a red build must be reproducible); locally each run explores
-# new ones. HYPOTHESIS_PROFILE=explore overrides either way.
-settings.register_profile("ci", derandomize=True, print_blob=True)
-settings.register_profile("explore", derandomize=False)
+# Every run, CI included, first replays the committed example database (tests/.hypothesis-db: every
+# failure found so far, pinned; commit what a failing run adds there) and then explores fresh random
+# examples, so CI keeps looking instead of re-running one fixed set. A red build prints the failing
+# example and its reproduction blob (@reproduce_failure); the shrunk example is saved to the
+# database and should also become an explicit @example in the test. HYPOTHESIS_PROFILE=replay runs
+# only the explicit and saved examples (fast, deterministic); =explore is the default.
+EXAMPLES_DB = DirectoryBasedExampleDatabase(str(Path(__file__).resolve().parent / ".hypothesis-db"))
+for _name in ("explore", "ci"):  # the same on purpose: CI explores as a developer's run does
+    settings.register_profile(_name, database=EXAMPLES_DB, derandomize=False, print_blob=True)
+settings.register_profile("replay", database=EXAMPLES_DB, derandomize=False, print_blob=True,
+                          phases=[Phase.explicit, Phase.reuse])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "explore"))
 
 os.environ.setdefault("TIKTOKEN_CACHE_DIR", "")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from chunkwise import api
 from chunkwise.api import BACKENDS, HEADERS, STRATEGIES, UNITS, ChunkConfig, ChunkwiseError, ConfigError
-from chunkwise.cli.output import emit_json, emit_jsonl, preview, table
+from chunkwise.cli.output import emit_json, emit_jsonl, preview, safe, table
 
 def _chunk_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategy", default="auto", choices=STRATEGIES, help="chunking strategy (default: auto)")
@@ -56,14 +56,14 @@ def cmd_chunk(args: argparse.Namespace) -> int:
     for item in api.iter_documents(args.paths, max_bytes=args.max_bytes):
         if isinstance(item, api.SourceFailure):  # one bad file is reported; the rest still run
             failed += not item.skipped
-            print(f"{'skipped' if item.skipped else 'error'}: {item.error}", file=sys.stderr)
+            print(f"{'skipped' if item.skipped else 'error'}: {safe(item.error)}", file=sys.stderr)
             summary.append((item.source, None, None, None, None, "skipped" if item.skipped else "error"))
             continue
         try:
             chunks = api.chunk_document(item, api.for_document(chunker, item))
         except ChunkwiseError as exc:
             failed += 1
-            print(f"error: {item.source}: {exc}", file=sys.stderr)
+            print(f"error: {safe(item.source)}: {safe(exc)}", file=sys.stderr)
             summary.append((item.source, None, None, None, None, "error"))
             continue
         if args.json:
@@ -137,7 +137,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         print(label)
         print(table(["", "chunks"], rows, right=(1,)))
         for err in stats.errors:
-            print(f"error: {err['path']}: {err['error']}", file=sys.stderr)
+            print(f"error: {safe(err['path'])}: {safe(err['error'])}", file=sys.stderr)
     return 1 if stats.errors else 0
 
 
@@ -155,9 +155,9 @@ def cmd_check(args: argparse.Namespace) -> int:
                 ("chunks without a vector", report.missing_vectors), ("unused vectors", report.orphan_vectors)]
         print(table(["check", "value"], rows, right=(1,)))
         for warning in report.warnings:
-            print(f"warning: {warning}", file=sys.stderr)
+            print(f"warning: {safe(warning)}", file=sys.stderr)
         print(("gate: PASS" + (" with warnings (see above; --strict fails on them)" if report.warnings else ""))
-              if report.ok else "gate: FAIL - " + "; ".join(report.failures))
+              if report.ok else "gate: FAIL - " + safe("; ".join(report.failures)))
     return 0 if report.ok else 1
 
 
@@ -203,18 +203,18 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(result.to_dict())
         return 0
-    print(f"query: {result.query}  (mode {result.mode}, {len(result.passages)} passages, "
+    print(f"query: {safe(result.query)}  (mode {result.mode}, {len(result.passages)} passages, "
           f"{result.context_tokens} context tokens in {r.tokenizer_name})")
     for i, p in enumerate(result.passages, start=1):
         where = " > ".join(p.heading_path)
         page = f" p.{p.page}" if p.page is not None else ""
         grown = f"  (expanded from {len(p.expanded_from)} hit chunk(s))" if p.expanded_from else ""
-        print(f"\n[{i}] {p.source_uri}{page}  chars {p.start_char}-{p.end_char}  score {p.score:.4g}{grown}")
+        print(f"\n[{i}] {safe(p.source_uri)}{page}  chars {p.start_char}-{p.end_char}  score {p.score:.4g}{grown}")
         if where:
-            print(f"    {where}")
+            print(f"    {safe(where)}")
         print("    " + preview(p.text, 300))
     for o in result.omitted:
-        print(f"\nnot sent ({o.reason}): {o.detail}", file=sys.stderr)
+        print(f"\nnot sent ({o.reason}): {safe(o.detail)}", file=sys.stderr)
     if not result.passages:
         print("no permitted passage matches", file=sys.stderr)
     return 0
@@ -259,7 +259,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             if name in data["best"]:
                 print(f"best {name}: {data['best'][name]}")
         for note in skipped:
-            print(f"skipped: {note}", file=sys.stderr)
+            print(f"skipped: {safe(note)}", file=sys.stderr)
         if args.out:
             print(f"report: {args.out}")
     if failing:
@@ -399,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except ChunkwiseError as exc:
-        print(f"chunkwise: error: {exc}", file=sys.stderr)
+        print(f"chunkwise: error: {safe(exc)}", file=sys.stderr)
         return exc.exit_code
     except BrokenPipeError:  # `chunkwise chunk ... | head`
         return 0

@@ -1,28 +1,59 @@
-"""Printing helpers: JSON for machines, aligned plain-text tables for people."""
+"""Printing helpers: JSON for machines, aligned plain-text tables for people.
+
+Everything printed comes from untrusted documents (text, file names, headings, error messages that
+quote them), so nothing reaches a terminal raw: ``safe`` writes C0/C1 control characters (ESC
+sequences that clear the screen or set the title, carriage returns that overwrite a line, newlines
+that forge log lines), DEL and the invisible/bidirectional format characters (U+200B-U+200F,
+U+202A-U+202E, U+2066-U+2069, ...) as visible escapes. ``table`` and ``preview`` apply it to every
+cell; JSON output escapes the C1 and format characters too (JSON itself escapes only C0).
+"""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Iterable, Sequence
 
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(m: re.Match) -> str:
+    ch = m.group()
+    if ch in _NAMED:
+        return _NAMED[ch]
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def safe(text: object) -> str:
+    """``text`` as one printable line: control and format characters become visible escapes
+    (``\\x1b``, ``\\n``, ``\\u202e``). Printable text, any script, is left as it is."""
+    s = "" if text is None else str(text)
+    return _UNSAFE.sub(_escape, s)
+
+
+def _json_line(obj) -> str:
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(obj, ensure_ascii=False))
+
 
 def emit_json(obj) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    sys.stdout.write(_json_line(obj) + "\n")
 
 
 def emit_jsonl(rows: Iterable[dict]) -> None:
     out = sys.stdout
     for row in rows:
-        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        out.write(_json_line(row) + "\n")
 
 
 def preview(text: str, width: int) -> str:
-    flat = " ".join(text.split())
+    flat = safe(" ".join(text.split()))
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence], right: Sequence[int] = ()) -> str:
-    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
+    cells = [[safe(h) for h in headers]] + [["" if c is None else safe(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
 
     def fmt(r):
