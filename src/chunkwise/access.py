@@ -29,6 +29,7 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Iterable, Iterator, Mapping
 
 from chunkwise.errors import ConfigError
@@ -122,15 +123,9 @@ class AccessTags:
     @classmethod
     def from_column(cls, value: str) -> "AccessTags":
         """Read the ``acl`` column back. A value that is not a valid array of canonical tags reads
-        as no tags at all: an unreadable row is never served under a guess."""
-        try:
-            items = json.loads(value) if value else []
-            if not isinstance(items, list):
-                return cls()
-            tags = cls.parse(items)
-        except (ValueError, ConfigError):
-            return cls()
-        return tags if list(tags.tags) == items else cls()
+        as no tags at all: an unreadable row is never served under a guess. Cached: a store has few
+        distinct tag sets and an index reads one per row."""
+        return _from_column(value)
 
     def tokens(self) -> tuple[str, ...]:
         """The FTS5 tokens, one per tag."""
@@ -139,6 +134,18 @@ class AccessTags:
     def index(self, quality: str) -> str:
         """The FTS column value: the tokens when the chunk may be served at all, else ''."""
         return " ".join(self.tokens()) if quality == READY and self.tags else ""
+
+
+@lru_cache(maxsize=8192)
+def _from_column(value: str) -> AccessTags:
+    try:
+        items = json.loads(value) if value else []
+        if not isinstance(items, list):
+            return AccessTags()
+        tags = AccessTags.parse(items)
+    except (ValueError, ConfigError):
+        return AccessTags()
+    return tags if list(tags.tags) == items else AccessTags()
 
 
 def parse_acl_map(value: Any, where: str = "--acl-map") -> dict[str, AccessTags]:

@@ -132,3 +132,18 @@ def test_memory_index_scores_ignore_forbidden_items(data):
         got_a = [(h.chunk_id, round(h.score, 5)) for h in alone.search(query, ["staff"], k, mode, qv)]
         got_b = [(h.chunk_id, round(h.score, 5)) for h in crowded.search(query, ["staff"], k, mode, qv)]
         assert got_a == got_b, mode
+
+
+def test_a_long_lived_fts5_retriever_scores_rows_written_after_it_opened(tmp_path):
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nThe budget, once.\n", encoding="utf-8")
+    db = tmp_path / "s.db"
+    ingest([root], db, CONFIG, acl="staff")
+    with Retriever(db, embedder=None) as r:
+        assert len(r.rank("budget", ["staff"], 5, "bm25")) == 1
+        (root / "b.md").write_text("# B\n\nThe budget, budget twice.\n", encoding="utf-8")
+        ingest([root], db, CONFIG, acl="staff")
+        ranked = r.rank("budget", ["staff"], 5, "bm25")
+        with Retriever(db, embedder=None) as fresh:
+            assert ranked == fresh.rank("budget", ["staff"], 5, "bm25") and len(ranked) == 2

@@ -22,6 +22,10 @@ from chunkwise.retrieve.layout import AccessLayout
 _CACHE = 32
 
 
+class _Stale(Exception):
+    """A matched row is newer than the cached row sizes."""
+
+
 def fts5_idf(n_rows: int, df: int) -> float:
     """FTS5's idf exactly as it computes it (a non-positive value becomes 1e-6)."""
     value = math.log((n_rows - df + 0.5) / (df + 0.5))
@@ -78,6 +82,8 @@ class FTSRanker:
         rows = self.store.term_matches(term, groups)
         if not rows:
             return np.zeros(0, np.int64), np.zeros(0)
+        if any(r not in self.len_all for r, _ in rows):
+            raise _Stale  # written since the sizes were read
         ids = np.fromiter((r for r, _ in rows), dtype=np.int64, count=len(rows))
         score = np.fromiter((s for _, s in rows), dtype=np.float64, count=len(rows))
         length_all = np.fromiter((self.len_all[int(r)] for r in ids), dtype=np.float64, count=len(ids))
@@ -86,7 +92,15 @@ class FTSRanker:
 
     def rank(self, query: str, groups, n: int) -> list[tuple[int, float]]:
         """Top ``n`` (rowid, score), best first, ties by rowid; the same terms left out as the
-        in-memory engine (those at the idf floor among the permitted rows, when others remain)."""
+        in-memory engine (those at the idf floor among the permitted rows, when others remain).
+        Rows written since the sizes were read make it re-read them once."""
+        try:
+            return self._rank(query, groups, n)
+        except _Stale:
+            self._loaded, self._df, self._stats = False, {}, {}
+            return self._rank(query, groups, n)
+
+    def _rank(self, query: str, groups, n: int) -> list[tuple[int, float]]:
         import numpy as np
 
         terms = [t for t in query_terms(query) if self._global_df(t)]
