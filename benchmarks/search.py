@@ -202,7 +202,7 @@ class Truth:
         self.ready = np.zeros(top + 1, bool)
         bit = {g: 1 << i for i, g in enumerate(GROUPS)}
         for rowid, acl, quality in db.execute("SELECT rowid, acl, quality FROM chunks"):
-            self.bits[rowid] = sum(bit[t] for t in acl.split())
+            self.bits[rowid] = sum(bit[t] for t in json.loads(acl))  # the acl column is a JSON array
             self.ready[rowid] = quality == "ready"
         self.bit = bit
 
