@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from chunkwise.access import AccessTags
 from chunkwise.config import ChunkConfig
 from chunkwise.embed import make_embedder
-from chunkwise.ingest import ingest
+from chunkwise.pipeline import ingest
 from chunkwise.retrieve import Retriever
 
 WORDS = ["salary", "leave", "deploy", "rollback", "budget", "audit", "pager", "refund", "policy", "team"]
