@@ -55,9 +55,10 @@ def store(tmp_path_factory):
            acl_map=acl_map)
     con = sqlite3.connect(db)
     rows = {cid: (AccessTags.from_column(acl), q) for cid, acl, q in con.execute("SELECT chunk_id, acl, quality FROM chunks")}
+    ids = dict(con.execute("SELECT rowid, chunk_id FROM chunks"))
     assert sum(q == "review" for _, q in rows.values()) > 0 and sum(q == "ready" for _, q in rows.values()) > 50
     retrievers = {bm25: Retriever(db, bm25=bm25) for bm25 in ("fts5", "sparse")}
-    yield rows, retrievers
+    yield rows, retrievers, ids
     for r in retrievers.values():
         r.close()
 
@@ -77,7 +78,7 @@ def _allowed(rows, groups) -> set[str]:
 @example(query="salary budget", groups="managers", k=10, budget=None)
 @example(query="audit refund", groups=["e", "nobody"], k=5, budget=500)
 def test_no_result_outside_the_callers_groups(store, query, groups, k, budget):
-    rows, retrievers = store
+    rows, retrievers, rowid_to_chunk = store
     allowed = _allowed(rows, groups)
     for bm25, r in retrievers.items():
         for mode in MODES:
@@ -93,7 +94,5 @@ def test_no_result_outside_the_callers_groups(store, query, groups, k, budget):
                     assert not res["results"] and not res["omitted"]
                 assert budget is None or res["context_tokens"] <= budget
         ranked = r.rank(query, groups, 3 * k, "bm25")
-        ids = {cid for (cid,) in (r.db.execute("SELECT chunk_id FROM chunks WHERE rowid = ?", (i,)).fetchone()
-                                  for i, _ in ranked)}
-        assert ids <= allowed
+        assert {rowid_to_chunk[i] for i, _ in ranked} <= allowed
     json.dumps(res)  # results stay serialisable
