@@ -70,6 +70,8 @@ class Page:
     end: int
     needs_ocr: bool = False
     label: str = ""  # the printed page label ("iv", "A-3") when the PDF defines labels
+    ocr_confidence: float | None = None  # mean word confidence 0-100 when the text came from OCR
+    review_reason: str = ""  # set when this page's chunks must not be served as certain (low OCR confidence)
 
 
 @dataclass(frozen=True)

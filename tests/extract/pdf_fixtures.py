@@ -114,9 +114,9 @@ def write_outline_pdf(path: Path) -> Path:
     return path
 
 
-def write_scan_pdf(path: Path, pages: int = 1, text_page: bool = False, faint: bool = False) -> Path:
+def write_scan_pdf(path: Path, pages: int = 1, text_page: bool = False) -> Path:
     """Pages that are only an image of rendered text (SCAN_WORDS), as a scanner makes them;
-    ``text_page`` adds a first page with a real text layer; ``faint`` renders near-illegible text."""
+    ``text_page`` adds a first page with a real text layer."""
     from PIL import Image, ImageDraw, ImageFont
 
     pdf = _pdf()
@@ -130,9 +130,7 @@ def write_scan_pdf(path: Path, pages: int = 1, text_page: bool = False, faint: b
         draw = ImageDraw.Draw(image)
         lines = [" ".join(SCAN_WORDS[i : i + 4]) for i in range(0, len(SCAN_WORDS), 4)]
         for i, line in enumerate([f"Page {n + 1} of the survey"] + lines):
-            draw.text((150, 200 + i * 80), line, fill=235 if faint else 0, font=font)
-        if faint:
-            image = image.resize((170, 220)).resize((1700, 2200))
+            draw.text((150, 200 + i * 80), line, fill=0, font=font)
         buf = io.BytesIO()
         image.save(buf, format="PNG")
         pdf.add_page()

@@ -86,6 +86,12 @@ def cmd_chunk(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _ocr_cell(r) -> str:
+    """"needed" for pages left without text; "N @ C%" for pages read by OCR at mean confidence C."""
+    done = f"{r.ocr_pages} @ {r.ocr_confidence:.0f}%" if r.ocr_pages else ""
+    return ", ".join(filter(None, ["needed" if r.needs_ocr else "", done]))
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
     rows = list(api.audit(args.paths, max_bytes=args.max_bytes))
     failed = sum(r.status == "error" for r in rows)
@@ -98,7 +104,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         body.append((r.source, r.status, r.format, r.pages or "", r.empty_pages or "",
                      r.chars_per_page if r.chars_per_page is not None else "", r.cid_artifacts or "",
                      r.replacement_chars or "", r.language, len(r.repeated_lines) or "", r.tables or "",
-                     "yes" if r.needs_ocr else "", preview(note, 60)))
+                     _ocr_cell(r), preview(note, 60)))
     print(table(["file", "status", "format", "pages", "empty", "chars/page", "(cid:", "U+FFFD", "lang",
                  "headers", "tables", "ocr", "notes"], body, right=(3, 4, 5, 6, 7, 9, 10)))
     counts = {s: sum(r.status == s for r in rows) for s in ("ok", "warn", "skipped", "error")}

@@ -85,6 +85,7 @@ def build_records(
     lang = str(meta.get("language") or language or "")
     seen: dict[str, int] = {}
     out: list[ChunkRecord] = []
+    doubtful = {p.number: p.review_reason for p in doc.pages if p.review_reason}  # e.g. low OCR confidence
     for c in chunks:
         chunk_acl = access.tags_for(c.start_char, c.end_char)
         path = access.visible_path(tuple(c.heading_path), c.start_char, c.end_char)
@@ -100,6 +101,8 @@ def build_records(
             reasons.append("missing_acl")
         if not c.text.strip():
             reasons.append("empty_text")
+        if doubtful and c.page is not None:
+            reasons += sorted({doubtful[n] for n in range(c.page, (c.page_end or c.page) + 1) if n in doubtful})
         out.append(ChunkRecord(
             chunk_id=ids.chunk_id(doc.doc_id, chash, occurrence),
             doc_id=doc.doc_id,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from chunkwise.errors import DependencyError, InputError
+from chunkwise.errors import ConfigError, DependencyError, InputError
 from chunkwise.types import Document
 
 MARKDOWN = "text/markdown"
@@ -26,6 +26,13 @@ class ExtractOptions:
     become blocks after the paragraph they annotate (off by default: they are rarely meant for readers)."""
 
     docx_comments: bool = False
+    ocr: bool = True  # PDF pages without a usable text layer are OCR'd when the ocr extra is installed
+    ocr_min_confidence: float = 60.0  # a page OCR'd with a lower mean word confidence goes to review
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.ocr_min_confidence <= 100:
+            raise ConfigError(f"ocr_min_confidence must be between 0 and 100 (Tesseract's word confidence), "
+                              f"not {self.ocr_min_confidence}")
 
 
 def extract_bytes(data: bytes, source: str, media_type: str, options: ExtractOptions | None = None) -> Document:
@@ -42,4 +49,6 @@ def extract_bytes(data: bytes, source: str, media_type: str, options: ExtractOpt
         return module.extract(data, source, media_type)
     if name == "docx":
         return module.extract(data, source, comments=bool(options and options.docx_comments))
+    if name == "pdf" and options is not None:
+        return module.extract(data, source, ocr=options.ocr, ocr_min_confidence=options.ocr_min_confidence)
     return module.extract(data, source)

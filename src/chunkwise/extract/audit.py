@@ -1,6 +1,6 @@
 """Extraction audit: is this file's text fit to chunk? Counted per file, before anyone blames the
 chunker (seed 004): empty pages, characters per page, `(cid:` glyph garbage, replacement characters,
-language, running headers/footers, tables, pages that need OCR."""
+language, running headers/footers, tables, pages that need OCR, pages read by OCR and how sure it was."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -24,6 +24,9 @@ class AuditRow:
     repeated_lines: tuple[str, ...] = ()  # running headers/footers removed before chunking, with page counts
     tables: int = 0
     needs_ocr: bool = False
+    ocr_pages: int = 0  # pages whose text came from OCR
+    ocr_confidence: float | None = None  # their mean word confidence, 0-100
+    ocr_low_confidence_pages: int = 0  # of them, pages under the confidence gate (chunks go to review)
     warnings: tuple[str, ...] = field(default=())
     error: str = ""
 
@@ -78,6 +81,11 @@ def audit_document(doc: Document) -> AuditRow:
         warnings.append(f"{fffd} replacement characters: bytes that did not decode")
     if doc.pages and empty == len(doc.pages):
         warnings.append("no page has a text layer: the file needs OCR before it can be chunked")
+    ocrd = [p.ocr_confidence for p in doc.pages if p.ocr_confidence is not None]
+    low = [p.number for p in doc.pages if p.review_reason == "low_ocr_confidence"]
+    if low:
+        warnings.append(f"low OCR confidence on page(s) {', '.join(map(str, low[:10]))}"
+                        f"{' …' if len(low) > 10 else ''}: their chunks go to review")
     status = "warn" if warnings else "ok"
     return AuditRow(
         source=doc.source,
@@ -94,6 +102,9 @@ def audit_document(doc: Document) -> AuditRow:
         repeated_lines=running.shown,
         tables=_tables(doc),
         needs_ocr=empty > 0,
+        ocr_pages=len(ocrd),
+        ocr_confidence=round(sum(ocrd) / len(ocrd), 1) if ocrd else None,
+        ocr_low_confidence_pages=len(low),
         warnings=tuple(dict.fromkeys(warnings)),
     )
 

@@ -4,7 +4,8 @@ Lines come from ``pdf_lines`` (upright text only, so margin stamps drop out; two
 then right), headings from ``pdf_headings`` (the outline when the PDF has one, else font
 statistics that ignore running heads and figure text), ruled tables from ``pdf_tables``
 (pdfplumber, only on pages that draw a grid) as pipe rows. Every page records its printed label
-("iv") beside its physical number. Pages without a text layer are flagged ``needs_ocr``.
+("iv") beside its physical number. Pages without a usable text layer are OCR'd (``ocr``), else
+flagged ``needs_ocr``.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from statistics import median
 from chunkwise import ids
 from chunkwise.errors import DependencyError, InputError
 from chunkwise.extract.builder import pipe_table
+from chunkwise.extract.ocr import LOW_CONFIDENCE, MIN_CONFIDENCE, PAGE_TIMEOUT, missing, ocr_pages, usable
 from chunkwise.extract.pdf_headings import font_headings, outline_entries, outline_headings
 from chunkwise.extract.pdf_lines import Line, page_lines
 from chunkwise.extract.pdf_tables import MIN_RULES, Table, find_tables, inside
@@ -25,8 +27,11 @@ PARAGRAPH_GAP = 1.4  # a line gap this much larger than the page's usual gap sta
 _PAGE_ERRORS = (KeyError, ValueError, TypeError, AttributeError, IndexError, ZeroDivisionError, RecursionError)
 
 
-def extract(data: bytes, source: str) -> Document:
-    """Extract one PDF. Raises InputError for an unreadable file, never a pypdf traceback."""
+def extract(data: bytes, source: str, ocr: bool = True, ocr_min_confidence: float = MIN_CONFIDENCE,
+            ocr_timeout: float = PAGE_TIMEOUT) -> Document:
+    """Extract one PDF. Raises InputError for an unreadable file, never a pypdf traceback. Pages
+    without a usable text layer are OCR'd when ``ocr`` and the ``ocr`` extra is installed; a page
+    whose mean confidence is under ``ocr_min_confidence`` is marked for review."""
     pypdf = _import_pypdf()
     reader = _open(pypdf, data, source)
     warnings: list[str] = []
@@ -40,10 +45,14 @@ def extract(data: bytes, source: str) -> Document:
     if pages and len(warnings) == len(pages):  # every page failed: the file, not a page, is broken
         raise InputError(f"{source}: no page of this PDF could be read ({warnings[0]}); the file is "
                          "corrupt or truncated — download or export it again")
+    read = _ocr(data, pages, warnings, ocr_timeout) if ocr else {}
+    for i, result in read.items():
+        pages[i], rules[i] = result.lines, 0
     tables = find_tables(data, [i for i, r in enumerate(rules) if r >= MIN_RULES], warnings)
     levels = _levels(pypdf, reader, pages)
     items = [_with_tables(list(zip(lines, levels[i])), tables.get(i, []), tops[i]) for i, lines in enumerate(pages)]
-    text, blocks, page_map = _assemble(items, _labels(pypdf, reader, len(pages)))
+    gate = {i: (r.confidence, r.confidence < ocr_min_confidence) for i, r in read.items()}
+    text, blocks, page_map = _assemble(items, _labels(pypdf, reader, len(pages)), gate)
     warnings += _page_warnings(page_map) + _artifact_warnings(text)
     return Document(
         doc_id=source, source=source, media_type=MEDIA_TYPE, text=text, blocks=tuple(blocks),
@@ -116,6 +125,18 @@ def _with_tables(lines: list[tuple[Line, int]], tables: list[Table], top: float)
     return out
 
 
+def _ocr(data: bytes, pages: list[list[Line]], warnings: list[str], timeout: float) -> dict:
+    """OCR results for the pages without a usable text layer (never for a page that has one)."""
+    wanted = [i for i, lines in enumerate(pages) if not usable(lines)]
+    if not wanted:
+        return {}
+    if why := missing():
+        warnings.append(f"{len(wanted)} page(s) without a text layer not OCR'd: {why}")
+        return {}
+    read = ocr_pages(data, wanted, warnings, timeout=timeout)
+    return {i: r for i, r in read.items() if usable(r.lines)}
+
+
 def _levels(pypdf, reader, pages: list[list[Line]]):
     """Per page, the heading level of each line: from the outline when it names headings found on
     their pages, else from font statistics."""
@@ -169,7 +190,7 @@ def _page_blocks(items: list) -> list[tuple[str, object, int]]:
     return out
 
 
-def _assemble(pages: list[list], labels: list[str]):
+def _assemble(pages: list[list], labels: list[str], ocr: dict[int, tuple[float, bool]]):
     """Pages joined by a blank line (a page_break block spans it); blocks within a page likewise."""
     parts: list[str] = []
     pos = 0
@@ -186,6 +207,8 @@ def _assemble(pages: list[list], labels: list[str]):
             put("\n\n")
             blocks.append(Block("page_break", pos - 2, pos, meta={"page": number}))
         start = pos
+        confidence, low = ocr.get(number - 1, (None, False))
+        base = {"page": number} if confidence is None else {"page": number, "ocr": True}
         for i, (kind, body, level) in enumerate(_page_blocks(items)):
             if i:
                 put("\n\n")
@@ -193,13 +216,14 @@ def _assemble(pages: list[list], labels: list[str]):
             if kind == "table":
                 table, header, spans = pipe_table(body.rows)
                 put(table)
-                blocks.append(Block("table", a, pos, meta={"page": number, "header": header,
+                blocks.append(Block("table", a, pos, meta={**base, "header": header,
                                                            "rows": [(a + s, a + e) for s, e in spans]}))
                 continue
             put(" ".join(body) if kind == "heading" else "\n".join(body))  # a wrapped heading: one line
-            blocks.append(Block(kind, a, pos, level, parts[-1] if kind == "heading" else "", {"page": number}))
+            blocks.append(Block(kind, a, pos, level, parts[-1] if kind == "heading" else "", dict(base)))
         label = labels[number - 1] if number - 1 < len(labels) else ""
-        page_map.append(Page(number, start, pos, needs_ocr=pos == start, label=label))
+        page_map.append(Page(number, start, pos, needs_ocr=pos == start, label=label, ocr_confidence=confidence,
+                             review_reason=LOW_CONFIDENCE if low else ""))
     return "".join(parts), blocks, page_map
 
 
