@@ -65,9 +65,8 @@ def furniture(c: Candidate, judged: bool) -> bool:
 def select(cands: list[Candidate], main: str) -> list[Candidate]:
     """The candidates that are main content according to ``main`` (trafilatura's text)."""
     words = _WORD.findall(main.lower())
-    grams = {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
-    joined = f" {' '.join(words)} "
-    kept = [_covered(c, grams, joined) for c in cands]
+    grams = {tuple(words[i : i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)}
+    kept = [_covered(c, grams) for c in cands]
     hits = [i for i, k in enumerate(kept) if k]
     if not hits:
         return []
@@ -94,11 +93,13 @@ def _structure(c: Candidate) -> bool:
     return c.kind == "paragraph" and len(c.body) >= PROSE_CHARS and c.links < 0.2
 
 
-def _covered(c: Candidate, grams: set, joined: str) -> bool:
+def _covered(c: Candidate, grams: set) -> bool:
+    """Whether the judge kept this block: most of its word trigrams (a short block: all its words,
+    in order) occur in the judge's text. Sets of n-grams keep this linear in the page size."""
     words = _WORD.findall(c.plain.lower())
     if not words:
         return False
     if len(words) < 3:
-        return f" {' '.join(words)} " in joined
+        return tuple(words) in grams
     own = [tuple(words[i : i + 3]) for i in range(len(words) - 2)]
     return sum(g in grams for g in own) >= COVERED * len(own)
