@@ -126,3 +126,22 @@ def test_audit_command_shows_ocr_pages(tmp_path, capsys):
     assert main(["audit", str(path), "--json"]) == 0
     row = json.loads(capsys.readouterr().out.splitlines()[0])
     assert row["ocr_pages"] == 1 and row["ocr_confidence"] >= 80 and row["needs_ocr"] is False
+
+
+def test_a_page_pypdf_cannot_read_is_recovered_by_ocr(tmp_path, monkeypatch):
+    import pypdf
+    from pdf_fixtures import BODY, write_outline_pdf
+
+    real = pypdf.PageObject.extract_text
+
+    def flaky(self, *args, **kwargs):
+        if self.page_number == 1:
+            raise pypdf.errors.PdfReadError("bad content stream")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(pypdf.PageObject, "extract_text", flaky)
+    doc = _extract(write_outline_pdf(tmp_path / "book.pdf"))
+    page = doc.pages[1]
+    assert page.ocr_confidence is not None and not page.needs_ocr
+    assert "Harbours" in doc.text[page.start : page.end] and BODY.split()[3] in doc.text[page.start : page.end]
+    assert doc.warnings[0].startswith("page 2: text extraction failed")
