@@ -143,6 +143,27 @@ def write_report(data: dict, out: str | Path) -> None:
     run(data, out)
 
 
+def chunk_ids(doc_id: str, chunks) -> list[str]:
+    """The ids ``ingest`` gives these chunks of document ``doc_id`` (sha256 of the document id, the
+    content hash and its occurrence): framework integrations hand out the store's own ids."""
+    from chunkwise import ids
+
+    seen: dict[str, int] = {}
+    out = []
+    for c in chunks:
+        h = ids.hash_text(c.text)
+        seen[h] = seen.get(h, -1) + 1
+        out.append(ids.chunk_id(doc_id, h, seen[h]))
+    return out
+
+
+def text_doc_id(text: str) -> str:
+    """A stable document id for a text that came without a name: derived from its content."""
+    from chunkwise import ids
+
+    return "sha256:" + ids.sha256_hex(text)[:32]
+
+
 __all__ = [
     "AccessTags", "BACKENDS", "DependencyError", "DEFAULT_CONFIG", "HEADERS", "STRATEGIES", "UNITS", "EvalSettings", "Evaluation",
     "SEED_HEADERS", "SEED_MERGE",
@@ -150,7 +171,7 @@ __all__ = [
     "merge_experiment", "overlap_sweep", "run_eval", "sampling_tolerance", "write_report",
     "Chunk", "ChunkConfig", "ChunkwiseError", "CheckReport", "ConfigError", "ConfigFile", "Document", "IngestStats",
     "InputError", "Page", "Plan", "Retriever", "SearchResult", "SourceFailure", "Unchanged", "attach_pages", "audit",
-    "caller_groups", "check", "chunk_document", "open_retriever", "visible_document", "chunk_file", "chunk_text", "evaluate", "for_document", "ingest", "iter_documents",
+    "caller_groups", "check", "chunk_ids", "text_doc_id", "chunk_document", "open_retriever", "visible_document", "chunk_file", "chunk_text", "evaluate", "for_document", "ingest", "iter_documents",
     "load_config", "load_document", "make_chunker", "make_embedder", "manifest", "n_windows", "normalised_view",
     "plan", "search", "straddle_probability",
 ]

@@ -1,0 +1,153 @@
+"""What the framework integrations share, so the three agree exactly: chunk options as
+``chunkwise chunk`` takes them, chunks with the store's own stable ids, and searches over a store
+with the caller's groups. Imports only ``chunkwise.api`` (and the standard library)."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from chunkwise import api
+
+CHUNK_DEFAULTS = {"strategy": "auto"}  # what `chunkwise chunk` uses when no --strategy is given
+MODES = ("auto", "bm25", "dense", "hybrid")
+EXPANSIONS = ("none", "neighbours", "parent")
+
+
+def install_hint(extra: str, framework: str, exc: ImportError) -> api.DependencyError:
+    return api.DependencyError(f"chunkwise.integrations.{extra} needs {framework} ({exc.name or exc}); "
+                               f"install it with: pip install 'chunkwise[{extra}]'")
+
+
+def chunk_config(config: api.ChunkConfig | None = None, options: dict | None = None) -> api.ChunkConfig:
+    """``config`` and/or the options of ``chunkwise chunk`` (strategy, size, overlap, unit, tokenizer,
+    backend, header, window, special_tokens, semantic_*) -> one validated ChunkConfig; a bad value
+    fails here, when the splitter is built, not on the first document."""
+    options = dict(options or {})
+    if config is None:
+        return api.ChunkConfig(**{**CHUNK_DEFAULTS, **options})
+    if not isinstance(config, api.ChunkConfig):
+        raise api.ConfigError(f"config must be a chunkwise ChunkConfig, got {type(config).__name__}")
+    if options:
+        from dataclasses import replace
+
+        return replace(config, **options)
+    return config
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One chunk as the integrations hand it on. ``text == source_text[start:end]`` for text input;
+    ``chunk_id`` is the id ``chunkwise ingest`` gives the same chunk of the same document."""
+
+    chunk_id: str
+    doc_id: str
+    index: int
+    start: int
+    end: int
+    text: str
+    embed_text: str
+    heading_path: tuple[str, ...]
+    page: int | None
+    page_end: int | None
+    size: int
+    needs_review: bool
+
+    def metadata(self) -> dict[str, Any]:
+        return {"chunk_id": self.chunk_id, "doc_id": self.doc_id, "chunk_index": self.index,
+                "start_index": self.start, "end_index": self.end, "heading_path": list(self.heading_path),
+                "page": self.page, "page_end": self.page_end, "size": self.size, "needs_review": self.needs_review}
+
+
+class Engine:
+    """A configured chunker that turns texts and files into Pieces."""
+
+    def __init__(self, config: api.ChunkConfig) -> None:
+        self.config = config
+        self.chunker = api.make_chunker(config)
+
+    def split_text(self, text: str, doc_id: str | None = None) -> list[Piece]:
+        if not isinstance(text, str):
+            raise api.ConfigError(f"expected text (str), got {type(text).__name__}")
+        doc_id = doc_id or api.text_doc_id(text)
+        return _pieces(doc_id, self.chunker.chunk(text))
+
+    def split_file(self, path: str | Path) -> tuple[api.Document, list[Piece]]:
+        """Any supported format; offsets into the document's extracted original text, pages set."""
+        doc = api.load_document(path)
+        return doc, _pieces(doc.doc_id, api.chunk_document(doc, api.for_document(self.chunker, doc)))
+
+
+def _pieces(doc_id: str, chunks: Sequence[api.Chunk]) -> list[Piece]:
+    return [Piece(cid, doc_id, c.index, c.start_char, c.end_char, c.text, c.embed_text, tuple(c.heading_path),
+                  c.page, c.page_end, c.size, c.needs_review)
+            for cid, c in zip(api.chunk_ids(doc_id, chunks), chunks)]
+
+
+def declared_id(metadata: dict | None, explicit: str | None = None) -> str | None:
+    """The document id a framework document declares: its own id, else its metadata's source."""
+    if explicit:
+        return str(explicit)
+    meta = metadata or {}
+    for key in ("doc_id", "source", "file_path", "file_name"):
+        if meta.get(key):
+            return str(meta[key])
+    return None
+
+
+def groups_of(groups) -> tuple[str, ...]:
+    """The caller's groups ("a,b" or a list), required: an integration without groups fails closed."""
+    if isinstance(groups, str):
+        groups = groups.split(",")
+    try:
+        out = tuple(str(g).strip() for g in groups if str(g).strip())
+    except TypeError:
+        out = ()
+    if not out:
+        raise api.ConfigError("a chunkwise retriever needs the caller's access groups (e.g. groups=['staff']): "
+                              "chunks are served only to callers sharing one of their tags")
+    return out
+
+
+class Searcher:
+    """A store path and the caller's groups -> search results. SQLite connections belong to the
+    thread that opened them, so each thread gets its own Retriever (frameworks run sync retrievers
+    in worker threads for their async calls)."""
+
+    def __init__(self, db: str | Path, groups, *, k: int = 5, mode: str = "auto", expand: str = "none",
+                 budget: int | None = None, bm25: str = "fts5", embedder: str = "auto") -> None:
+        if mode not in MODES or expand not in EXPANSIONS:
+            raise api.ConfigError(f"mode must be one of {', '.join(MODES)} and expand one of {', '.join(EXPANSIONS)}; "
+                                  f"got mode={mode!r}, expand={expand!r}")
+        if not Path(db).is_file():
+            raise api.ConfigError(f"no chunkwise store at {db}; create it with: chunkwise ingest PATH --db {db}")
+        self.db = str(db)
+        self.groups = groups_of(groups)
+        self.options = {"k": k, "mode": mode, "expand": expand, "budget": budget}
+        self.open_options = {"bm25": bm25, "embedder": embedder}
+        self._local = threading.local()
+        self.retriever()  # fail now on a bad store or embedder, not on the first query
+
+    def retriever(self):
+        r = getattr(self._local, "retriever", None)
+        if r is None:
+            r = self._local.retriever = api.open_retriever(self.db, **self.open_options)
+        return r
+
+    def search(self, query: str):
+        return self.retriever().search(query, self.groups, **self.options)
+
+    def close(self) -> None:
+        """Close this thread's store connection; other threads' close when their threads end."""
+        r = getattr(self._local, "retriever", None)
+        if r is not None:
+            r.close()
+        self._local = threading.local()
+
+
+def passage_metadata(p, rank: int) -> dict[str, Any]:
+    """Citations of one retrieved passage (source, heading path, page, exact offsets)."""
+    return {"chunk_id": p.chunk_ids[0], "chunk_ids": list(p.chunk_ids), "doc_id": p.doc_id, "source": p.source_uri,
+            "start_index": p.start_char, "end_index": p.end_char, "heading_path": list(p.heading_path),
+            "page": p.page, "score": p.score, "rank": rank, "expanded_from": list(p.expanded_from)}
