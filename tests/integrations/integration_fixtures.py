@@ -1,9 +1,14 @@
-"""A small real store for the integration tests: two documents readable by different groups,
+"""Shared by the integration tests (imported by each; a conftest.py here would shadow tests/conftest.py):
+a small real store for the integration tests: two documents readable by different groups,
 ingested by the real CLI (hashing embedder, so dense and hybrid search work without a model)."""
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")  # Haystack phones home by default: no network in tests
 
 ROOT = Path(__file__).resolve().parents[2]
 CHUNK_OPTIONS = {"strategy": "auto", "size": 64}
@@ -42,3 +47,18 @@ def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
                           env=env, cwd=cwd, timeout=600)
 
 
+@pytest.fixture(scope="session")
+def docs(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("docs")
+    (folder / "runbook.md").write_text(RUNBOOK, encoding="utf-8")
+    (folder / "payroll.md").write_text(PAYROLL, encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def store(docs, tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("store") / "index.db"
+    r = cli("ingest", str(docs), "--db", str(db), "--embedder", "hashing", "--strategy", CHUNK_OPTIONS["strategy"],
+            "--size", str(CHUNK_OPTIONS["size"]))
+    assert r.returncode == 0, r.stderr
+    return db

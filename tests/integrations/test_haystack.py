@@ -11,7 +11,7 @@ from haystack import Document, Pipeline  # noqa: E402
 from chunkwise import api  # noqa: E402
 from chunkwise.integrations.haystack import ChunkwiseRetriever, ChunkwiseSplitter  # noqa: E402
 
-from integration_fixtures import CHUNK_OPTIONS, RUNBOOK  # noqa: E402
+from integration_fixtures import CHUNK_OPTIONS, RUNBOOK, docs, store  # noqa: E402,F401 (fixtures)
 
 P, Q = "Restart the pool.", "Check the queue."
 REPEATED = f"# Intro\n\n{P}\n\n{Q}\n\n{P}\n\n## Again\n\n{Q}\n\n{P}\n\n{P}\n"

@@ -15,7 +15,7 @@ from langchain_text_splitters import TextSplitter  # noqa: E402
 from chunkwise import api  # noqa: E402
 from chunkwise.integrations.langchain import ChunkwiseRetriever, ChunkwiseSplitter  # noqa: E402
 
-from integration_fixtures import CHUNK_OPTIONS, ROOT, RUNBOOK  # noqa: E402
+from integration_fixtures import CHUNK_OPTIONS, ROOT, RUNBOOK, docs, store  # noqa: E402,F401 (fixtures)
 
 P, Q = "Restart the pool.", "Check the queue."
 REPEATED = f"# Intro\n\n{P}\n\n{Q}\n\n{P}\n\n## Again\n\n{Q}\n\n{P}\n\n{P}\n"

@@ -14,7 +14,7 @@ from llama_index.core.schema import Document, MetadataMode, NodeRelationship, Te
 from chunkwise import api  # noqa: E402
 from chunkwise.integrations.llamaindex import ChunkwiseNodeParser, ChunkwiseRetriever  # noqa: E402
 
-from integration_fixtures import CHUNK_OPTIONS, RUNBOOK  # noqa: E402
+from integration_fixtures import CHUNK_OPTIONS, RUNBOOK, docs, store  # noqa: E402,F401 (fixtures)
 
 P, Q = "Restart the pool.", "Check the queue."
 REPEATED = f"# Intro\n\n{P}\n\n{Q}\n\n{P}\n\n## Again\n\n{Q}\n\n{P}\n\n{P}\n"

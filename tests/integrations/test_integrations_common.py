@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from chunkwise import api
 from chunkwise.integrations._common import Engine, Searcher, chunk_config, groups_of
 
-from integration_fixtures import ROOT
+from integration_fixtures import ROOT, docs, store  # noqa: F401 (fixtures)
 
 
 def test_importing_the_package_loads_no_framework():
