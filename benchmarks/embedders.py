@@ -37,6 +37,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from _timing import timed  # noqa: E402
 
 from chunkwise import api  # noqa: E402
+from chunkwise.embed import make_embedder  # noqa: E402
 
 CORPORA = ROOT.parent / "shared" / "data" / "chroma" / "corpora"
 EMBEDDERS = ("minilm", "minilm-onnx", "minilm-onnx-int8")
@@ -79,7 +80,7 @@ def main() -> int:
 
     rows, vectors = [], {}
     for name in EMBEDDERS:
-        emb = api.make_embedder(name, batch_size=64)
+        emb = make_embedder(name, batch_size=64)
         export_s = None
         if name != "minilm":
             from chunkwise.embed.onnx import onnx_file
