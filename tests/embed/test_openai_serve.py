@@ -94,3 +94,24 @@ def test_ingest_and_search_through_the_server(server):
     assert json.loads(r.stdout)["results"][0]["source_uri"].endswith("r.md")
     r = _cli("search", "freeze", "--db", db, "--groups", "staff", "--mode", "dense", env=_env(**{KEY_ENV: ""}))
     assert r.returncode != 0 and "Traceback" not in r.stderr and KEY_ENV in r.stderr
+
+
+def test_the_readme_line_runs_against_the_server(server):
+    """README "Embedders": the openai: ingest line as written, with this server's URL, model and token."""
+    import shlex
+    import shutil
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Embedders"):]
+    line = next(ln for ln in section.splitlines() if "--embedder openai:" in ln and ln.startswith("CHUNKWISE_"))
+    line = line.split("  #", 1)[0]
+    words = shlex.split(line)
+    assert words[0].startswith(KEY_ENV + "=") and words[1] == "chunkwise"
+    args = [w.replace("https://api.openai.com/v1", server["url"]) for w in words[2:]]
+    args[args.index("--model") + 1] = server["model"]
+    work = server["tmp"] / "readme"
+    shutil.copytree(ROOT / "examples", work / "examples")
+    r = _cli(*args, "--json", env=_env(**{KEY_ENV: TOKEN}), cwd=work)
+    assert r.returncode == 0, r.stderr
+    stats = json.loads(r.stdout)
+    assert stats["added"] > 10 and stats["embedded"] == stats["added"]

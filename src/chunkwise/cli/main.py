@@ -113,6 +113,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _embedder(args: argparse.Namespace, settings: dict):
+    """--embedder, or the config file's; with --model (openai:URL only) the embedder is built here."""
+    name = args.embedder or settings.get("embedder", "auto")
+    return api.make_embedder(name, model=args.model) if args.model else name
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
     conf = api.load_config(args.config)
     # Only what the user said: the store's recorded settings fill in the rest (a new store: defaults).
@@ -125,7 +131,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         from tqdm import tqdm
 
         bar = tqdm(unit=" docs", desc="ingest", leave=False, file=sys.stderr)
-    stats = api.ingest(args.paths, args.db, chunk_options=options, embedder=args.embedder or settings.get("embedder", "auto"),
+    stats = api.ingest(args.paths, args.db, chunk_options=options, embedder=_embedder(args, settings),
                        embed_mode=args.embed_mode or settings.get("embed_mode", "auto"), acl=acl, acl_map=acl_map,
                        dry_run=args.dry_run, reconfigure=args.reconfigure, timeout=args.wait,
                        warn=lambda message: print(f"warning: {message}", file=sys.stderr),
@@ -307,7 +313,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--window", type=int, default=None)
     p.add_argument("--special-tokens", action="store_true", default=None)
     _semantic_options(p)
-    p.add_argument("--embedder", help="none, hashing, hashing-256, minilm, ... (default: the store's; new: hashing)")
+    p.add_argument("--embedder", help="none, hashing, hashing-256, minilm, minilm-onnx, minilm-onnx-int8, openai:URL "
+                                      "(default: the store's; new: hashing)")
+    p.add_argument("--model", default=None,
+                   help="with --embedder openai:URL: the model the server serves (key from $CHUNKWISE_EMBED_API_KEY)")
     p.add_argument("--embed-mode", choices=("plain", "late"), default=None,
                    help="plain: each chunk embedded alone (default); late: late chunking, chunk vectors pooled "
                         "from one transformer pass over its document window (needs --embedder minilm)")
