@@ -25,6 +25,7 @@ from chunkwise.pipeline.write import IngestStats
 from chunkwise.planning import Plan, n_windows, plan, straddle_probability
 from chunkwise.quality import CheckReport
 from chunkwise.retrieve import Retriever, SearchResult
+from chunkwise.sandbox import Limits, default_workers
 from chunkwise.types import Chunk, Document, Page
 
 
@@ -67,7 +68,8 @@ def ingest(paths, db, config: ChunkConfig | None = None, *, embedder="auto", emb
     ``DEFAULT_CONFIG``); ``embedder``: an Embedder, a name (``"hashing"``, ``"minilm"``, ``"none"``)
     or ``"auto"`` (the store's, else hashing). A run that would change a store's settings is
     refused unless ``reconfigure=True``. Options: chunk_options, acl, acl_map, dry_run, now,
-    progress, executor, reconfigure, warn, timeout."""
+    progress, executor, workers (processes preparing files; 1: none, all in this process), limits
+    (``Limits``: memory and wall time per file in a worker), reconfigure, warn, timeout."""
     from chunkwise.pipeline.ingest import ingest as run
 
     return run(paths, db, config, embedder=embedder, embed_mode=embed_mode, default=DEFAULT_CONFIG, **options)
@@ -170,8 +172,10 @@ __all__ = [
     "SEED_OVERLAP", "SEED_OVERLAP_QUESTIONS", "expand_grid", "header_experiment", "load_acl_map", "load_grid",
     "merge_experiment", "overlap_sweep", "run_eval", "sampling_tolerance", "write_report",
     "Chunk", "ChunkConfig", "ChunkwiseError", "CheckReport", "ConfigError", "ConfigFile", "Document", "IngestStats",
-    "InputError", "Page", "Plan", "Retriever", "SearchResult", "SourceFailure", "Unchanged", "attach_pages", "audit",
-    "caller_groups", "check", "chunk_ids", "text_doc_id", "chunk_document", "open_retriever", "visible_document", "chunk_file", "chunk_text", "evaluate", "for_document", "ingest", "iter_documents",
+    "InputError", "Limits", "Page", "Plan", "Retriever", "SearchResult", "SourceFailure", "Unchanged",
+    "attach_pages", "audit", "caller_groups", "check", "chunk_ids", "text_doc_id", "chunk_document",
+    "default_workers", "open_retriever", "visible_document", "chunk_file", "chunk_text", "evaluate", "for_document",
+    "ingest", "iter_documents",
     "load_config", "load_document", "make_chunker", "make_embedder", "manifest", "n_windows", "normalised_view",
     "plan", "search", "straddle_probability",
 ]

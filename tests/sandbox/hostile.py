@@ -29,6 +29,8 @@ def task(item):
     if item == "hang":
         while True:
             pass
+    if item == "pid":
+        return os.getpid()
     if item == "sleep":
         time.sleep(3600)
     if isinstance(item, tuple) and item[0] == "inflate":

@@ -8,6 +8,7 @@ from pathlib import Path
 from chunkwise import api
 from chunkwise.api import BACKENDS, HEADERS, STRATEGIES, UNITS, ChunkConfig, ChunkwiseError, ConfigError
 from chunkwise.cli.output import emit_json, emit_jsonl, preview, safe, table
+from chunkwise.cli.progress import IngestBar
 
 def _chunk_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategy", default="auto", choices=STRATEGIES, help="chunking strategy (default: auto)")
@@ -37,6 +38,21 @@ _SEMANTIC_FLAGS = ("semantic_threshold", "semantic_percentile", "semantic_min_si
 _CHUNK_FLAGS = ("strategy", "size", "overlap", "unit", "tokenizer", "backend", "header", "window", "special_tokens",
                 *_SEMANTIC_FLAGS)
 _DEFAULTS = {"strategy": "auto"}
+
+
+def _positive(kind):
+    """An argparse type: a number above zero, else a one-line usage error (exit 2)."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a {kind.__name__}") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
 
 
 def _config(args: argparse.Namespace) -> ChunkConfig:
@@ -126,18 +142,14 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     settings = conf.ingest
     acl = api.AccessTags.parse(args.acl, "--acl") if args.acl is not None else settings.get("acl", api.AccessTags())
     acl_map = api.load_acl_map(args.acl_map) if args.acl_map else settings.get("acl_map", {})
-    bar = None
-    if sys.stderr.isatty() and not args.json:  # a progress bar for people, nothing for pipes and --json
-        from tqdm import tqdm
-
-        bar = tqdm(unit=" docs", desc="ingest", leave=False, file=sys.stderr)
-    stats = api.ingest(args.paths, args.db, chunk_options=options, embedder=_embedder(args, settings),
-                       embed_mode=args.embed_mode or settings.get("embed_mode", "auto"), acl=acl, acl_map=acl_map,
-                       dry_run=args.dry_run, reconfigure=args.reconfigure, timeout=args.wait,
-                       warn=lambda message: print(f"warning: {message}", file=sys.stderr),
-                       progress=None if bar is None else (lambda _doc: bar.update()))
-    if bar is not None:
-        bar.close()
+    limits = api.Limits(memory_mb=args.file_memory, seconds=args.file_timeout)
+    show = args.progress if args.progress is not None else sys.stderr.isatty() and not args.json
+    with IngestBar(enabled=show) as bar:  # for people: never on pipes or with --json unless asked
+        stats = api.ingest(args.paths, args.db, chunk_options=options, embedder=_embedder(args, settings),
+                           embed_mode=args.embed_mode or settings.get("embed_mode", "auto"), acl=acl, acl_map=acl_map,
+                           dry_run=args.dry_run, reconfigure=args.reconfigure, timeout=args.wait,
+                           warn=lambda message: bar.write(f"warning: {message}"), progress=bar,
+                           workers=args.workers or api.default_workers(), limits=limits)
     if args.json:
         emit_json(stats.to_dict())
     else:
@@ -329,6 +341,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--wait", type=float, default=60.0,
                    help="seconds to wait for another ingest's write lock before giving up (default 60)")
     p.add_argument("--json", action="store_true", help="one JSON document with the run statistics")
+    p.add_argument("--workers", type=_positive(int), default=None,
+                   help="processes preparing files (extract, chunk), each file under the limits below; "
+                        "1: no process is started (default: the CPU count)")
+    p.add_argument("--file-memory", type=_positive(int), default=2048, metavar="MB",
+                   help="memory one file may use while prepared in a worker (default: 2048)")
+    p.add_argument("--file-timeout", type=_positive(float), default=300.0, metavar="SECONDS",
+                   help="wall time one file may take to prepare in a worker (default: 300)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr: files prepared, chunks embedded, documents written "
+                        "(default: only when stderr is a terminal and without --json)")
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("search", help="search a store (BM25, dense or hybrid) with the caller's access groups")

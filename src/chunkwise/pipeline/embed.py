@@ -8,7 +8,7 @@ to be written with it; the store is the vector cache (by embed_key) for everythi
 """
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from chunkwise.pipeline.prepare import Prepared, PrepareFailure
 
@@ -16,8 +16,10 @@ Vectors = dict[str, list[float]]
 
 
 class EmbedStage:
-    def __init__(self, store, embedder, *, late=None, batch_size: int = 64, pool: int = 512) -> None:
+    def __init__(self, store, embedder, *, late=None, batch_size: int = 64, pool: int = 512,
+                 on_embedded: Callable[[int], None] | None = None) -> None:
         self.store = store
+        self.on_embedded = on_embedded
         self.embedder = embedder
         self.late = late
         self.batch_size = batch_size
@@ -60,13 +62,18 @@ class EmbedStage:
             return {}
         self.texts_embedded += len(wanted)
         if self.late is not None:
-            return self._encode_late(wanted)
+            out = self._encode_late(wanted)
+            if self.on_embedded:
+                self.on_embedded(len(out))
+            return out
         texts = {k: doc.records[i]["embed_text"] for k, (doc, i) in wanted.items()}
         order = sorted(texts, key=lambda k: (-len(texts[k]), k))  # longest first: batches of like lengths
         out: Vectors = {}
         for i in range(0, len(order), self.batch_size):
             keys = order[i : i + self.batch_size]
             out.update(zip(keys, (list(map(float, v)) for v in self.embedder.embed([texts[k] for k in keys]))))
+            if self.on_embedded:
+                self.on_embedded(len(keys))
         return out
 
     def _encode_late(self, wanted: dict[str, tuple[Prepared, int]]) -> Vectors:

@@ -24,3 +24,16 @@ class InlineExecutor:
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
         return (fn(item) for item in items)
+
+
+def contained(workers: int = 1, limits=None) -> Executor:
+    """Prepare in ``workers`` contained processes (``sandbox``; 1: in this process, nothing forks),
+    each file under ``limits`` (default ``sandbox.Limits()``): a file whose preparation crashes,
+    panics, hangs or runs out of memory becomes a ``PrepareFailure`` saying so, in its place."""
+    from chunkwise.pipeline.prepare import PrepareFailure
+    from chunkwise.sandbox import Limits, PoolExecutor
+
+    def failed(task, failure):
+        return PrepareFailure(task, failure.reason)
+
+    return PoolExecutor(workers, failed, limits or Limits())

@@ -31,8 +31,9 @@ from chunkwise.config import ChunkConfig
 from chunkwise.errors import ChunkwiseError, ConfigError
 from chunkwise.pipeline.chunk import make_chunker
 from chunkwise.pipeline.embed import EmbedStage
-from chunkwise.pipeline.executors import Executor, InlineExecutor
+from chunkwise.pipeline.executors import Executor, contained
 from chunkwise.pipeline.prepare import Prepared, PrepareFailure, Preparer, PrepareSettings, PrepareTask
+from chunkwise.pipeline.progress import NoProgress, Progress, counted
 from chunkwise.pipeline.write import IngestStats, WriteStage, unchanged
 
 
@@ -67,9 +68,11 @@ def ingest(
     acl_map: Mapping[str, AccessTags | Sequence[str] | str] | None = None,
     dry_run: bool = False,
     now: str | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
     embed_mode: str = "plain",
     executor: Executor | None = None,
+    workers: int = 1,
+    limits=None,
     reconfigure: bool = False,
     warn: Callable[[str], None] | None = None,
     timeout: float = 60.0,
@@ -81,14 +84,18 @@ def ingest(
     ``embedder`` is an Embedder, None (no vectors), a name, or ``"auto"`` (the store's); a change
     is refused unless ``reconfigure``. ``embed_mode``: ``"plain"`` embeds each chunk's
     ``embed_text`` alone; ``"late"`` pools each chunk's vector from a transformer pass over its
-    surrounding window (needs minilm); ``"auto"``: the store's. ``executor``: where *prepare* runs
-    (default: in this process). ``warn`` receives warnings the moment they are known (they are
+    surrounding window (needs minilm); ``"auto"``: the store's. ``executor``: where *prepare* runs;
+    by default ``workers`` processes (1: this process, nothing forks), each file under ``limits`` (a
+    ``sandbox.Limits``: memory and wall time per file), so a crash, a hang or a bomb is that file's
+    error. ``progress``: a ``pipeline.progress.Progress`` (files prepared, chunks embedded,
+    documents written). ``warn`` receives warnings the moment they are known (they are
     also in ``stats.warnings``). A second writer waits up to ``timeout`` seconds per write."""
     from chunkwise import __version__
     from chunkwise.pipeline.settings import check_model, resolve
     from chunkwise.store import open_store
 
     now = now or _now()
+    progress = progress or NoProgress()
     stats = IngestStats()
     acl = AccessTags.parse(acl, "acl")  # one grammar for every entry point; bad tags fail before any work
     acl_map = parse_acl_map(acl_map or {}, "acl_map")
@@ -128,28 +135,27 @@ def ingest(
         inputs = ids.fingerprint([config.fingerprint(), model, list(acl),
                                   sorted((k, list(v)) for k, v in acl_map.items()), *late_params])
         settings = PrepareSettings(config, model, acl, acl_map, now, late)
-        preparer, executor = Preparer(settings, r.chunker), executor or InlineExecutor()
+        preparer, executor = Preparer(settings, r.chunker), executor or contained(workers, limits)
         run = None if dry_run else store.start_run(now)
-        embed = EmbedStage(store, None if dry_run else (late or embedder), late=late)
+        embed = EmbedStage(store, None if dry_run else (late or embedder), late=late, on_embedded=progress.embedded)
         for raw in paths:
             root, prefix, is_dir = _scope(store, Path(raw), dry_run)
             write = WriteStage(store, root=root, inputs=inputs, now=now, model=model, embedding=embedder is not None,
                                stats=stats, dry_run=dry_run)
             seen: set[str] = set()
-            tasks = _tasks(store, Path(raw), root, prefix, inputs, stats, seen)
-            for item, vectors in embed.run(executor.map(preparer, tasks)):
+            tasks = _tasks(store, Path(raw), root, prefix, inputs, stats, seen, progress)
+            for item, vectors in embed.run(counted(executor.map(preparer, tasks), progress)):
                 seen.add(item.task.rel)
                 if isinstance(item, PrepareFailure):  # a file that failed this time keeps its old chunks
                     if not item.skipped:
                         stats.errors.append({"path": item.task.rel, "error": item.error})
                     continue
-                if progress:
-                    progress(item.doc_id)
                 stats.errors.extend({"path": item.task.rel, "error": p} for p in item.problems)
                 try:
                     write.write(item, vectors, repair=embed.repair)
                 except ChunkwiseError as exc:
                     stats.errors.append({"path": item.task.rel, "error": str(exc)})
+                progress.written()
             if is_dir:
                 removed = store.count_missing if dry_run else store.remove_missing
                 stats.removed += removed(root, prefix, seen)
@@ -192,7 +198,7 @@ def _scope(store, path: Path, dry_run: bool) -> tuple[str, str, bool]:
 
 
 def _tasks(store, path: Path, root: str, prefix: str, inputs: str, stats: IngestStats,
-           seen: set[str]) -> Iterator[PrepareTask | PrepareFailure]:
+           seen: set[str], progress: Progress) -> Iterator[PrepareTask | PrepareFailure]:
     """The walk: a task per file to prepare; unchanged files are counted and skipped unread."""
     from chunkwise.sources import SourceError, iter_sources
 
@@ -207,6 +213,7 @@ def _tasks(store, path: Path, root: str, prefix: str, inputs: str, stats: Ingest
             seen.add(src.doc_id)
             stats.skipped_documents += 1
             stats.unchanged += state.chunk_count
+            progress.skipped()
             continue
         yield PrepareTask(str(src.path), src.doc_id, _doc_id(store, root, src.doc_id), src.media_type, src.sha256,
                           src.size)

@@ -84,6 +84,11 @@ class Preparer:
     def __getstate__(self) -> dict:
         return {"settings": self.settings, "_chunker": None}  # rebuilt where it runs
 
+    def warm_up(self) -> None:
+        """Build the chunker (tokenizer included) before the first file: a worker process calls
+        this once, so loading it counts against no file's time or memory limit."""
+        self.chunker
+
     @property
     def chunker(self):
         if self._chunker is None:

@@ -10,18 +10,24 @@ a run without the bad item gives. Results come back in input order, whatever fin
 
 ``workers=1`` never forks: the function runs in the calling process (debuggable, no pickling), Python
 exceptions (panics included) are still reported per item, but a native crash, a hang or a bomb is not
-contained there. Workers are started by the ``forkserver`` method: they fork from a clean
-single-threaded server, never from a parent that may hold torch/tokenizers thread pools (forking those
-deadlocks), and a replacement costs a fork, not an interpreter start. Linux only for the memory limit
+contained there. Workers are started by the ``spawn`` method: a fresh interpreter, never a fork of a
+parent that may hold torch/tokenizers thread pools (forking those deadlocks), and a direct child that
+the kernel kills when the pool's owner dies (``PR_SET_PDEATHSIG``), so an item stuck in native code
+never outlives a killed run. Linux only for the memory limit and that guarantee
 (it reads ``/proc/self/statm``); elsewhere items run without one.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from typing import Any, Callable, Iterable, Iterator
 
+from chunkwise.errors import ConfigError
 from chunkwise.sandbox.outcome import Failure, Limits, Outcome, call
+
+
+_NOTHING = object()
 
 
 def default_workers() -> int:
@@ -42,14 +48,14 @@ def run(fn: Callable[[Any], Any], items: Iterable[Any], *, workers: int = 1, lim
 
 class Pool:
     """A pool of contained workers running ``fn``; ``workers=1`` runs in-process. Use as a context
-    manager (workers are stopped on exit) and call :meth:`map` as often as needed."""
+    manager (workers are stopped on exit) and call :meth:`map` as often as needed. When ``fn`` has a
+    ``warm_up()`` method, each worker calls it once before its first item: what it loads (a
+    tokenizer, a model) counts against no item's time or memory limit."""
 
-    def __init__(self, fn: Callable[[Any], Any], *, workers: int = 1, limits: Limits = Limits(),
-                 preload: Iterable[str] = ()):
+    def __init__(self, fn: Callable[[Any], Any], *, workers: int = 1, limits: Limits = Limits()):
         if workers < 1:
-            raise ValueError(f"workers must be at least 1, got {workers}")
+            raise ConfigError(f"workers must be at least 1, got {workers}")
         self.fn, self.workers, self.limits = fn, workers, limits
-        self._preload = ["chunkwise.sandbox.worker", *preload]
         self._procs: Any = None
 
     def __enter__(self) -> Pool:
@@ -73,10 +79,15 @@ class Pool:
                 value, failure = call(self.fn, item)
                 yield Outcome(index, item, value, failure, time.perf_counter() - start)
             return
+        items = iter(items)
+        first = next(items, _NOTHING)
+        if first is _NOTHING:  # nothing to do (a no-op re-ingest): no process is started
+            return
+        items = itertools.chain([first], items)
         if self._procs is None or self._procs.closing:
             from chunkwise.sandbox.processes import Processes
 
-            self._procs = Processes(self.fn, self.workers, self.limits, self._preload)
+            self._procs = Processes(self.fn, self.workers, self.limits)
         yield from self._procs.map(items, max(1, window or 8 * self.workers))
 
 

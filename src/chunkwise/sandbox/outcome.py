@@ -5,6 +5,8 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
+from chunkwise.errors import ConfigError
+
 PASS_THROUGH = (KeyboardInterrupt, SystemExit, GeneratorExit)
 
 
@@ -19,9 +21,9 @@ class Limits:
 
     def __post_init__(self):
         if self.memory_mb is not None and self.memory_mb < 16:
-            raise ValueError(f"memory limit of {self.memory_mb} MB is too small to run Python; use at least 16")
+            raise ConfigError(f"memory limit of {self.memory_mb} MB is too small to run Python; use at least 16")
         if self.seconds is not None and not self.seconds > 0:
-            raise ValueError(f"time limit must be positive, got {self.seconds}")
+            raise ConfigError(f"time limit must be positive, got {self.seconds}")
 
 
 @dataclass(frozen=True)
@@ -69,8 +71,7 @@ def exception_failure(exc: BaseException, tb: str) -> Failure:
     text = str(exc)
     first = text.splitlines()[0] if text.strip() else ""
     if isinstance(exc, MemoryError):
-        return Failure("memory", "out of memory (MemoryError)" + (f": {first}" if first else ""),
-                       name, text, tb)
+        return Failure("memory", "MemoryError" + (f": {first}" if first else ""), name, text, tb)
     kind = "error" if isinstance(exc, Exception) else "panic"
     label = "native panic" if kind == "panic" else name
     return Failure(kind, f"{label}: {first}" if first else label, name, text, tb)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import collections
 import multiprocessing
 import os
+import re
 import signal
 import tempfile
 import threading
@@ -12,10 +13,23 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import Any, Iterable, Iterator
 
+from chunkwise.errors import ChunkwiseError
 from chunkwise.sandbox.outcome import Failure, Limits, Outcome, with_detail
 from chunkwise.sandbox.worker import read_log, worker_main
 
 _START_SECONDS = 120.0
+_FRAME = re.compile(r'File "([^"]+)", line (\d+) in (\S+)')
+
+
+def _where(detail: str) -> str:
+    """`` in chunking/markdown.py:62 parse_markdown``: the innermost Python frame faulthandler
+    printed (the call into the native code that crashed), or nothing."""
+    m = _FRAME.search(detail)
+    if not m:
+        return ""
+    path = m.group(1).replace("\\", "/")
+    short = path.split("/chunkwise/", 1)[1] if "/chunkwise/" in path else path.rsplit("/", 1)[-1]
+    return f" in {short}:{m.group(2)} {m.group(3)}"
 
 
 @dataclass
@@ -33,10 +47,9 @@ class Processes:
     takes results in order; the feeder thread dispatches, collects, enforces deadlines and replaces
     dead workers, so workers keep preparing while the consumer is busy (embedding, writing)."""
 
-    def __init__(self, fn, n: int, limits: Limits, preload: list[str]):
+    def __init__(self, fn, n: int, limits: Limits):
         self.fn, self.limits = fn, limits
-        self.ctx = multiprocessing.get_context("forkserver")
-        self.ctx.set_forkserver_preload(preload)
+        self.ctx = multiprocessing.get_context("spawn")
         self.tmp = tempfile.TemporaryDirectory(prefix="chunkwise-workers-")
         self.cond = threading.Condition()
         self.todo: collections.deque = collections.deque()
@@ -83,7 +96,8 @@ class Processes:
                     while taken not in self.done and self.error is None:
                         self.cond.wait()
                     if self.error is not None:
-                        raise RuntimeError("the worker pool failed") from self.error
+                        raise ChunkwiseError(f"the worker pool failed: {type(self.error).__name__}: "
+                                             f"{self.error}") from self.error
                     out = self.done.pop(taken)
                 taken += 1
                 yield out
@@ -145,10 +159,10 @@ class Processes:
             except (EOFError, OSError):
                 pass
             w.proc.join(5)
-            raise RuntimeError(f"a worker process failed to start (exit code {w.proc.exitcode}): "
+            raise ChunkwiseError(f"a worker process failed to start (exit code {w.proc.exitcode}): "
                                f"{read_log(w.log) or 'no output'}")
         if time.monotonic() - w.started > _START_SECONDS:
-            raise RuntimeError(f"a worker process did not start within {_START_SECONDS} s")
+            raise ChunkwiseError(f"a worker process did not start within {_START_SECONDS:g} s; try --workers 1")
 
     def _next_deadline(self, watched: list[_Worker]) -> float | None:
         ends = [w.started + _START_SECONDS for w in watched if not w.ready]
@@ -186,7 +200,7 @@ class Processes:
                 name = signal.Signals(-code).name
             except ValueError:
                 name = f"signal {-code}"
-            hint = " (killed: out of memory?)" if -code == signal.SIGKILL else ""
+            hint = " (killed: out of memory?)" if -code == signal.SIGKILL else _where(detail)
             return Failure("crash", f"worker crashed ({name}){hint}", detail=detail)
         return Failure("crash", f"worker exited with code {code}", detail=detail)
 

@@ -27,11 +27,24 @@ def _set_soft_as(limit: int | None) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
+def _die_with_parent() -> None:
+    """SIGKILL this worker when the pool's owner dies: done by the kernel, so it works even while
+    an item holds the GIL in native code (Linux; elsewhere a no-op)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def worker_main(conn, fn, memory_mb: int | None, log_path: str) -> None:
     """Receive ``(index, item)``, reply ``(index, ok, value_or_failure, retire)``; exit on ``None``
     or when the parent is gone. stderr goes to ``log_path``, emptied before each item, so the parent
     can read what a crashing item printed (faulthandler's Python frames, a Rust panic message)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _die_with_parent()
     os.environ["RUST_BACKTRACE"] = "0"  # a panic message, not 40 frames of Rust, in the failure detail
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # the pool is the parallelism
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -40,6 +53,9 @@ def worker_main(conn, fn, memory_mb: int | None, log_path: str) -> None:
     stderr = os.dup(2)
     os.dup2(log.fileno(), 2)
     faulthandler.enable(file=log, all_threads=False)
+    warm_up = getattr(fn, "warm_up", None)
+    if callable(warm_up):
+        warm_up()  # loads a tokenizer or a model once, outside every item's time and memory budget
     conn.send("ready")  # item clocks start now, not while this process was still importing
     while True:
         try:
@@ -56,6 +72,9 @@ def worker_main(conn, fn, memory_mb: int | None, log_path: str) -> None:
             _set_soft_as(base + memory_mb * 1024 * 1024)
         try:
             value, failure = call(fn, item)
+            if failure is not None and failure.kind == "memory" and base is not None:
+                failure = Failure("memory", f"over the {memory_mb} MB memory limit ({failure.reason})",
+                                  failure.error_type, failure.message, failure.detail)
         except PASS_THROUGH as exc:
             value, failure = None, Failure("error", f"worker stopped: {type(exc).__name__}", type(exc).__name__)
         finally:

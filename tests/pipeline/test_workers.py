@@ -1,0 +1,129 @@
+"""``ingest --workers``: prepare in contained processes; the store is the same as with one worker,
+and a file that crashes, panics or hangs its worker is that file's error only."""
+from __future__ import annotations
+
+import json
+import multiprocessing
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from chunkwise.config import ChunkConfig
+from chunkwise.embed.hashing import HashingEmbedder
+from chunkwise.pipeline import ingest
+from chunkwise.sandbox import Limits
+
+pytest.importorskip("markdown_it_pyrs")
+
+NOW = "2026-01-01T00:00:00Z"
+CONFIG = ChunkConfig(strategy="auto", size=64)
+NESTED = "> " * 60_000 + "deep\n"                      # segfaults markdown-it-pyrs
+PANIC = "| a |\n|---|\n| The regex [^`]+ matches. |\n"  # a Rust panic (BaseException)
+
+
+def corpus(root, n=24):
+    for i in range(n):
+        sub = root / f"part{i % 3}"
+        sub.mkdir(parents=True, exist_ok=True)
+        body = "\n\n".join(f"## Step {s}\n\nRun the rollback for service {i} within {s + 5} minutes; "
+                           f"page the owner of ledger {i * s} when it fails." for s in range(1 + i % 5))
+        (sub / f"doc{i:02d}.md").write_text(f"# Runbook {i}\n\n{body}\n", encoding="utf-8")
+
+
+def content(db) -> dict:
+    """Everything a search can see: chunks (all columns), documents, vectors; run times aside."""
+    con = sqlite3.connect(db)
+    try:
+        chunks = con.execute("SELECT * FROM chunks ORDER BY chunk_id").fetchall()
+        docs = con.execute("SELECT doc_id, source_version, chunk_count FROM documents ORDER BY doc_id").fetchall()
+        vectors = con.execute("SELECT * FROM vectors ORDER BY 1").fetchall()
+    finally:
+        con.close()
+    return {"chunks": chunks, "documents": docs, "vectors": vectors}
+
+
+def run(root, db, workers, **kw):
+    return ingest([root], db, CONFIG, embedder=HashingEmbedder(), acl=("staff",), now=NOW, workers=workers,
+                  limits=kw.pop("limits", Limits(memory_mb=512, seconds=60)), **kw)
+
+
+def test_two_workers_write_the_same_store_as_one(tmp_path):
+    corpus(tmp_path / "docs")
+    one, two = run(tmp_path / "docs", tmp_path / "one.db", 1), run(tmp_path / "docs", tmp_path / "two.db", 2)
+    assert one.to_dict() == two.to_dict() and one.added > 24 and not one.errors
+    assert content(tmp_path / "one.db") == content(tmp_path / "two.db")
+
+
+def test_crashing_and_panicking_files_cost_only_themselves(tmp_path):
+    corpus(tmp_path / "clean")
+    corpus(tmp_path / "dirty")
+    (tmp_path / "dirty" / "part1" / "deep.md").write_text(NESTED, encoding="utf-8")
+    (tmp_path / "dirty" / "part2" / "table.md").write_text(PANIC, encoding="utf-8")
+    clean = run(tmp_path / "clean", tmp_path / "clean.db", 2)
+    dirty = run(tmp_path / "dirty", tmp_path / "dirty.db", 2)
+    errors = {e["path"]: e["error"] for e in dirty.errors}
+    assert set(errors) == {"part1/deep.md", "part2/table.md"}
+    assert errors["part1/deep.md"].startswith("worker crashed (SIGSEGV) in chunking/markdown.py:")
+    assert errors["part2/table.md"].startswith("native panic: index out of bounds")
+    assert (dirty.added, dirty.embedded) == (clean.added, clean.embedded)
+    assert content(tmp_path / "clean.db") == content(tmp_path / "dirty.db")
+
+
+def test_one_worker_starts_no_process_and_still_reports_a_panic(tmp_path, monkeypatch):
+    from chunkwise.sandbox import processes
+
+    def refuse(*a, **k):
+        raise AssertionError("--workers 1 started a worker process")
+
+    monkeypatch.setattr(processes.Processes, "__init__", refuse)
+    corpus(tmp_path / "docs", 4)
+    (tmp_path / "docs" / "table.md").write_text(PANIC, encoding="utf-8")
+    before = set(multiprocessing.active_children())
+    stats = run(tmp_path / "docs", tmp_path / "one.db", 1)
+    assert [e["path"] for e in stats.errors] == ["table.md"] and stats.added > 4
+    assert set(multiprocessing.active_children()) == before
+
+
+def test_a_file_that_hangs_is_stopped_at_the_time_limit(tmp_path, monkeypatch):
+    """A preparer stuck on one file (stands in for a parser that never returns): the file's error
+    says so after the limit, the others are ingested."""
+    corpus(tmp_path / "docs", 6)
+    (tmp_path / "docs" / "stuck.md").write_text("# Stuck\n\nhang here\n", encoding="utf-8")
+    (tmp_path / "stuckprep.py").write_text(
+        "import time\n"
+        "from chunkwise.pipeline.prepare import Preparer\n"
+        "class Stuck(Preparer):\n"
+        "    def __call__(self, task):\n"
+        "        if task.rel == 'stuck.md':\n"
+        "            time.sleep(3600)\n"
+        "        return super().__call__(task)\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))  # spawned workers get the parent's sys.path
+    import stuckprep
+
+    monkeypatch.setattr(sys.modules["chunkwise.pipeline.ingest"], "Preparer", stuckprep.Stuck)
+    stats = run(tmp_path / "docs", tmp_path / "t.db", 2, limits=Limits(memory_mb=512, seconds=5))
+    assert stats.errors == [{"path": "stuck.md", "error": "timed out after 5 s (worker stopped)"}]
+    assert stats.added > 6
+
+
+def cli(*args, check=True):
+    out = subprocess.run([sys.executable, "-m", "chunkwise.cli.main", *args], capture_output=True, text=True)
+    assert not check or out.returncode in (0, 1), out.stderr
+    return out
+
+
+def test_cli_workers_flag_errors_and_progress(tmp_path):
+    corpus(tmp_path / "docs", 6)
+    (tmp_path / "docs" / "deep.md").write_text(NESTED, encoding="utf-8")
+    base = ["ingest", str(tmp_path / "docs"), "--acl", "staff", "--size", "64"]
+    out = cli(*base, "--db", str(tmp_path / "a.db"), "--workers", "2", "--json")
+    stats = json.loads(out.stdout)
+    assert out.returncode == 1 and [e["path"] for e in stats["errors"]] == ["deep.md"]
+    assert "prepared" not in out.stderr  # no bar on a pipe
+    shown = cli(*base, "--db", str(tmp_path / "b.db"), "--workers", "2", "--progress")
+    assert "prepared" in shown.stderr and "chunks embedded" in shown.stderr
+    assert "error: deep.md: worker crashed (SIGSEGV)" in shown.stderr
+    bad = cli(*base, "--db", str(tmp_path / "c.db"), "--workers", "0", check=False)
+    assert bad.returncode == 2 and "--workers: must be above 0" in bad.stderr and "Traceback" not in bad.stderr
