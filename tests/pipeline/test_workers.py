@@ -60,18 +60,16 @@ def test_crashing_and_panicking_files_cost_only_themselves(tmp_path):
     corpus(tmp_path / "clean")
     corpus(tmp_path / "dirty")
     (tmp_path / "dirty" / "part1" / "deep.md").write_text(NESTED, encoding="utf-8")
-    (tmp_path / "dirty" / "part2" / "table.md").write_text(PANIC, encoding="utf-8")
     clean = run(tmp_path / "clean", tmp_path / "clean.db", 2)
     dirty = run(tmp_path / "dirty", tmp_path / "dirty.db", 2)
     errors = {e["path"]: e["error"] for e in dirty.errors}
-    assert set(errors) == {"part1/deep.md", "part2/table.md"}
+    assert set(errors) == {"part1/deep.md"}
     assert errors["part1/deep.md"].startswith("worker crashed (SIGSEGV) in chunking/markdown.py:")
-    assert errors["part2/table.md"].startswith("native panic: index out of bounds")
     assert (dirty.added, dirty.embedded) == (clean.added, clean.embedded)
     assert content(tmp_path / "clean.db") == content(tmp_path / "dirty.db")
 
 
-def test_one_worker_starts_no_process_and_still_reports_a_panic(tmp_path, monkeypatch):
+def test_one_worker_starts_no_process(tmp_path, monkeypatch):
     from chunkwise.sandbox import processes
 
     def refuse(*a, **k):
@@ -82,7 +80,7 @@ def test_one_worker_starts_no_process_and_still_reports_a_panic(tmp_path, monkey
     (tmp_path / "docs" / "table.md").write_text(PANIC, encoding="utf-8")
     before = set(multiprocessing.active_children())
     stats = run(tmp_path / "docs", tmp_path / "one.db", 1)
-    assert [e["path"] for e in stats.errors] == ["table.md"] and stats.added > 4
+    assert not stats.errors and stats.added > 4  # the panic line: markdown-it-py takes over in-process
     assert set(multiprocessing.active_children()) == before
 
 
