@@ -121,3 +121,10 @@ def test_a_sentence_over_the_cap_packs_with_its_neighbours_unflagged(strategy):
     assert all(re.fullmatch(r"\S.*\S", c.text, re.S) for c in chunks)
     if strategy != "sentence_window":  # windows count sentences; the packers let the tail join the next one
         assert any(c.text.endswith("Short outro sentence.") and "clause 59" in c.text for c in chunks)
+
+
+def test_sentence_window_size_is_measured_when_sentences_touch():
+    # found by the property test: "x 。" and "0" are two sentences (a CJK stop needs no space) of
+    # 2 + 1 words, but "x 。0" is 2 words
+    [chunk] = chunk_text("x 。0", strategy="sentence_window", window=2, overlap=0, size=3, unit="words")
+    assert chunk.size == len(chunk.embed_text.split()) == 2

@@ -32,7 +32,9 @@ class SentenceWindowChunker(BaseChunker):
             a, b = spans[start][0], spans[end - 1][1]
             size = prefix[end] - prefix[start]
             if size <= budget:
-                out.append(Draft(a, b, size, Level.END if end == n else Level.SENTENCE))
+                # sentences that touch (a CJK full stop needs no space) may not add up: re-measured
+                touching = any(spans[i][1] == spans[i + 1][0] for i in range(start, end - 1))
+                out.append(Draft(a, b, size, Level.END if end == n else Level.SENTENCE, exact=not touching))
             else:
                 # a sentence over the cap is cut at lines, then words: whole rows of a table stay together
                 pieces = self.pack(text, a, b, [], budget, title=title, fine=(boundaries.lines,))
