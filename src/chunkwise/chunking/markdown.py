@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from chunkwise.normalise.headings import heading_label
 from chunkwise.types import Block
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
@@ -246,7 +247,7 @@ def _sections(text: str, body_start: int, front_matter: str, blocks: list[Block]
             close(blk.start)
             while stack and stack[-1][0] >= blk.level:
                 stack.pop()
-            stack.append((blk.level, blk.text))
+            stack.append((blk.level, heading_label(blk.text)))
             if not title and blk.level == 1:
                 title = blk.text
             cur_start, cur_path, cur_blocks = blk.start, tuple(t for _, t in stack), [blk]

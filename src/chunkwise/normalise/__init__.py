@@ -13,6 +13,7 @@ from chunkwise.normalise.headers import (
     running_lines,
     strip_repeated_lines,
 )
+from chunkwise.normalise.headings import heading_label
 from chunkwise.normalise.offsets import Normalised, OffsetMap, apply_edits
 from chunkwise.normalise.repair import (
     CHARACTER_STEPS,
@@ -31,6 +32,7 @@ __all__ = [
     "MIN_PAGES",
     "RunningLines",
     "fold_ligatures",
+    "heading_label",
     "running_lines",
     "Normalised",
     "OffsetMap",

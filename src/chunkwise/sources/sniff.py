@@ -49,7 +49,7 @@ def media_type_for(name: str) -> str | None:
 def unsupported_message(name: str) -> str:
     suffix = Path(name).suffix
     what = f"type '{suffix}'" if suffix else "type (no file extension)"
-    return f"{name}: unsupported file {what}; supported: {', '.join(SUFFIXES)}"
+    return f"{name}: unsupported file {what}; skipped (chunkwise reads {', '.join(SUFFIXES)})"
 
 
 def check_head(name: str, media_type: str, head: bytes) -> str | None:

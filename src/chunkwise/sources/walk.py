@@ -18,6 +18,7 @@ from pathlib import Path
 
 from chunkwise import ids
 from chunkwise.errors import ConfigError
+from chunkwise.sources.globs import PathFilter
 from chunkwise.sources.sniff import DOCX, HEAD_BYTES, check_docx, check_head, media_type_for, unsupported_message
 
 BLOCK = 1 << 20  # sha256 is streamed in 1 MiB blocks: memory stays flat whatever the file size
@@ -37,20 +38,24 @@ class SourceFile:
 
 @dataclass(frozen=True)
 class SourceError:
-    """A file (or folder, or pattern) that cannot be used, with a message saying what to do."""
+    """A file (or folder, or pattern) that cannot be used, with a message saying what to do.
+    ``skipped``: not a failure (an empty file, a type chunkwise does not read such as an image)."""
 
     path: Path
     doc_id: str
     error: str
+    skipped: bool = False
 
 
 def iter_sources(
-    paths: Iterable[str | os.PathLike], root: str | os.PathLike | None = None, max_bytes: int = 50_000_000
+    paths: Iterable[str | os.PathLike], root: str | os.PathLike | None = None, max_bytes: int = 50_000_000,
+    include: Iterable[str] = (), exclude: Iterable[str] = (),
 ) -> Iterator[SourceFile | SourceError]:
-    """Expand files, folders (recursively, sorted by name) and globs. ``doc_id`` is relative to
-    ``root`` when given, else to the folder given (a glob: its fixed leading folders; a single file: its
-    parent). Hidden files and folders are skipped while walking. Bad settings raise ``ConfigError`` now,
-    not at the first ``next()``."""
+    """Expand files, folders (recursively, sorted by name) and globs (``**`` spans folders). ``doc_id``
+    is relative to ``root`` when given, else to the folder given (a glob: its fixed leading folders; a
+    single file: its parent). Hidden files and folders are skipped while walking. ``include`` /
+    ``exclude`` globs (see ``sources.globs``) filter by that relative path; an excluded folder is not
+    walked. Bad settings raise ``ConfigError`` now, not at the first ``next()``."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
@@ -60,18 +65,21 @@ def iter_sources(
         base = Path(os.path.abspath(root))
         if not base.is_dir():
             raise ConfigError(f"root {root} is not a folder; pass the folder that holds the documents")
-    return _iterate([os.fspath(p) for p in paths], base, max_bytes)
+    filt = PathFilter(tuple(include), tuple(exclude))
+    return _iterate([os.fspath(p) for p in paths], base, max_bytes, filt)
 
 
-def _iterate(args: list[str], base: Path | None, max_bytes: int) -> Iterator[SourceFile | SourceError]:
+def _iterate(args: list[str], base: Path | None, max_bytes: int, filt: PathFilter) -> Iterator[SourceFile | SourceError]:
     seen: set[Path] = set()
     ids: dict[str, Path] = {}
     for arg in args:
-        for item in _expand(arg, base):
+        for item in _expand(arg, base, filt):
             if isinstance(item, SourceError):
                 yield item
                 continue
             path, top, plain = item if len(item) == 3 else (*item, False)
+            if filt and (rel := _rel(path, top)) is not None and not filt.keeps(rel):
+                continue
             if path in seen:  # the same file reached twice (a folder and a glob over it)
                 continue
             seen.add(path)
@@ -86,11 +94,11 @@ def _iterate(args: list[str], base: Path | None, max_bytes: int) -> Iterator[Sou
                 yield result
 
 
-def _expand(arg: str, base: Path | None) -> Iterator[tuple[Path, Path] | SourceError]:
+def _expand(arg: str, base: Path | None, filt: PathFilter) -> Iterator[tuple[Path, Path] | SourceError]:
     """(file, root) pairs for one argument, or a SourceError when it names nothing."""
     path = Path(os.path.abspath(arg))
     if path.is_dir():
-        yield from _walk(path, base or path)
+        yield from _walk(path, base or path, filt)
     elif os.path.lexists(path):  # before globbing: "report [draft].md" is a file name, not a pattern
         yield path, base or path.parent
     elif _MAGIC_CHARS.intersection(arg):
@@ -103,7 +111,7 @@ def _expand(arg: str, base: Path | None) -> Iterator[tuple[Path, Path] | SourceE
         for match in matches:
             p = Path(os.path.abspath(match))
             if p.is_dir() and not p.is_symlink():
-                yield from _walk(p, top)
+                yield from _walk(p, top, filt)
             else:
                 yield p, top
     else:
@@ -120,7 +128,7 @@ def _glob_root(pattern: str) -> Path:
     return Path(os.path.abspath(os.path.join(*fixed) if fixed else "."))
 
 
-def _walk(folder: Path, root: Path) -> Iterator[tuple[Path, Path] | SourceError]:
+def _walk(folder: Path, root: Path, filt: PathFilter = PathFilter()) -> Iterator[tuple[Path, Path] | SourceError]:
     """Depth-first, entries sorted by name, iterative (no recursion limit on deep trees)."""
     stack = [_listing(folder, root)]
     while stack:
@@ -132,7 +140,8 @@ def _walk(folder: Path, root: Path) -> Iterator[tuple[Path, Path] | SourceError]
         elif not entry.name.startswith("."):
             path = Path(entry.path)
             if _is_real_dir(entry):
-                stack.append(_listing(path, root))
+                if not (filt.exclude and filt.excluded(_rel(path, root) or "")):
+                    stack.append(_listing(path, root))
             else:
                 # A regular file met by the walk (which never enters linked folders) is inside the
                 # root by construction: no need to resolve its path, the expensive part of a no-op run.
@@ -208,7 +217,7 @@ def inspect_file(path: Path, root: Path, max_bytes: int) -> SourceFile | SourceE
 def _typed_read(path: Path, doc_id: str, max_bytes: int) -> SourceFile | SourceError:
     media_type = media_type_for(path.name)
     if media_type is None:
-        return SourceError(path, doc_id, unsupported_message(doc_id))
+        return SourceError(path, doc_id, unsupported_message(doc_id), skipped=True)
     try:
         return _read(path, doc_id, media_type, max_bytes)
     except OSError as exc:
@@ -228,7 +237,8 @@ def _under_linked_dir(path: Path, root: Path) -> bool:
 def _read(path: Path, doc_id: str, media_type: str, max_bytes: int) -> SourceFile | SourceError:
     st = os.stat(path)
     if not stat.S_ISREG(st.st_mode):
-        return SourceError(path, doc_id, f"{doc_id}: not a regular file (a pipe, socket or device); skipped")
+        return SourceError(path, doc_id, f"{doc_id}: not a regular file (a pipe, socket or device); skipped",
+                           skipped=True)
     if st.st_size > max_bytes:
         return SourceError(path, doc_id, _too_big(doc_id, st.st_size, max_bytes))
     digest, size = ids.sha256_stream(), 0
@@ -243,7 +253,8 @@ def _read(path: Path, doc_id: str, media_type: str, max_bytes: int) -> SourceFil
             if size > max_bytes:  # grew since stat
                 return SourceError(path, doc_id, _too_big(doc_id, size, max_bytes))
     if size == 0:
-        return SourceError(path, doc_id, check_head(doc_id, media_type, b"") or f"{doc_id} is empty; skipped")
+        return SourceError(path, doc_id, check_head(doc_id, media_type, b"") or f"{doc_id} is empty; skipped",
+                           skipped=True)
     if media_type == DOCX and (problem := check_docx(doc_id, path)):
         return SourceError(path, doc_id, problem)
     return SourceFile(path, doc_id, media_type, size, digest.hexdigest())

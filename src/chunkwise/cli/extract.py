@@ -1,0 +1,60 @@
+"""What the commands read: ``--include``/``--exclude`` globs, and ``chunkwise extract FILE``, the
+extracted text that every chunk's ``start_char``/``end_char`` index, as it is before normalisation
+(``api.load_document``), so an offset can be checked by hand."""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+from chunkwise import api
+from chunkwise.cli.output import emit_json
+
+# C0 and C1 controls (ESC, BEL, CSI, ...) other than tab and line feed, DEL, and bidi overrides: the
+# ways a document can clear a terminal, retitle it or reorder what a reader sees.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(text: str) -> str:
+    """Controls shown as ``\\xNN`` / ``\\uNNNN`` escapes, so document text cannot drive the terminal."""
+    return _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
+                       text)
+
+
+def cmd_extract(args: argparse.Namespace) -> int:
+    doc = api.load_document(args.path, api.ExtractOptions(docx_comments=args.docx_comments))
+    if args.json:
+        emit_json({
+            "source": doc.source, "doc_id": doc.doc_id, "media_type": doc.media_type, "sha256": doc.sha256,
+            "chars": len(doc.text), "body_start": doc.body_start, "metadata": doc.metadata,
+            "warnings": list(doc.warnings), "text": doc.text,
+            "blocks": [{"kind": b.kind, "start": b.start, "end": b.end, "level": b.level, "text": b.text,
+                        **({"role": b.meta["role"]} if "role" in b.meta else {})} for b in doc.blocks],
+            "pages": [{"number": p.number, "start": p.start, "end": p.end, "needs_ocr": p.needs_ocr}
+                      for p in doc.pages],
+        })
+        return 0
+    out = sys.stdout
+    out.write(terminal_safe(doc.text))
+    if doc.text and not doc.text.endswith("\n"):
+        out.write("\n")
+    for w in doc.warnings:
+        print(f"warning: {terminal_safe(doc.source)}: {terminal_safe(w)}", file=sys.stderr)
+    return 0
+
+
+def add_path_filters(p: argparse.ArgumentParser) -> None:
+    """``--include``/``--exclude`` for every command that reads folders (globs; see sources.globs)."""
+    p.add_argument("--include", action="append", default=[], metavar="GLOB",
+                   help="only files whose path under the root matches (repeatable; '*.md', 'docs/**')")
+    p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                   help="leave out matching files and folders (repeatable; 'node_modules', '**/drafts/**')")
+
+
+def add_extract_parser(sub) -> None:
+    p = sub.add_parser("extract", help="print the extracted text that chunk offsets point into")
+    p.add_argument("path", metavar="FILE", help="one file (Markdown, text, HTML, PDF, DOCX, code)")
+    p.add_argument("--docx-comments", action="store_true", help="include DOCX reviewers' comments")
+    p.add_argument("--json", action="store_true",
+                   help="one JSON document: text, blocks, pages, metadata and warnings (offsets index text)")
+    p.set_defaults(func=cmd_extract)
