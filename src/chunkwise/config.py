@@ -18,11 +18,12 @@ STRATEGIES = (
     "balanced",
     "auto",
     "semantic",
+    "code",
 )
 UNITS = ("chars", "words", "tokens")
 HEADERS = ("none", "title", "path", "full")
 BACKENDS = ("auto", "tokenizers", "tokie", "tiktoken")
-FORMATS = ("markdown", "text")
+FORMATS = ("markdown", "text", "code")
 
 
 def _real(x) -> bool:
@@ -64,6 +65,7 @@ class ChunkConfig:
     semantic_percentile: float = 10.0
     semantic_min_size: int | None = None
     semantic_embedder: str = "minilm"
+    language: str = ""  # code: the grammar (python, go, ...); set per document from its file
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -106,6 +108,8 @@ class ChunkConfig:
             ):
                 raise ConfigError("separators must be a list of strings, e.g. ['\\n\\n', '\\n', ' ', '']")
             object.__setattr__(self, "separators", tuple(self.separators))
+        if not isinstance(self.language, str):
+            raise ConfigError(f"language must be a name such as 'python', got {self.language!r}")
         self._check_semantic()
 
     def _check_semantic(self) -> None:
@@ -153,6 +157,8 @@ class ChunkConfig:
 
         data = asdict(self)
         data.pop("extra", None)
+        if not self.language:  # only code documents set it: every other fingerprint stays as it was
+            del data["language"]
         if self.strategy != "semantic":  # unused: leave every other strategy's fingerprint as it was
             for key in [k for k in data if k.startswith("semantic_")]:
                 del data[key]

@@ -146,11 +146,12 @@ def test_binary_behind_text_suffix(tmp_path):
 
 
 def test_unsupported_and_special_files(tmp_path):
-    _write(tmp_path / "data.json", b"{}")
+    _write(tmp_path / "site.css", b"body {}")
     _write(tmp_path / "README", b"hi")
     os.mkfifo(tmp_path / "pipe.txt")  # reading it would block forever
+    os.mkfifo(tmp_path / "fifo")  # nor may sniffing an extensionless name for a #! line open it
     items = _by_id(iter_sources([str(tmp_path)]))
-    assert "unsupported file type '.json'" in items["data.json"].error
+    assert "unsupported file type '.css'" in items["site.css"].error and items["site.css"].skipped
     assert "no file extension" in items["README"].error
     assert "not a regular file" in items["pipe.txt"].error
 

@@ -6,6 +6,7 @@ from typing import Iterable
 from chunkwise.chunking.atoms import ROUTES
 from chunkwise.chunking.balanced import BalancedChunker
 from chunkwise.chunking.base import BaseChunker
+from chunkwise.chunking.code import CodeChunker
 from chunkwise.chunking.fixed import FixedChunker
 from chunkwise.chunking.recursive import ParagraphsChunker, RecursiveChunker
 from chunkwise.chunking.semantic import SemanticChunker
@@ -28,6 +29,7 @@ STRATEGY_CLASSES: dict[str, type[BaseChunker]] = {
         BalancedChunker,
         AutoChunker,
         SemanticChunker,
+        CodeChunker,
     )
 }
 
@@ -36,7 +38,8 @@ def build_chunker(config: ChunkConfig, sizer: Sizer | None = None) -> BaseChunke
     """The one way to turn a config into a chunker (the sizer loads once and is reused)."""
     if sizer is None:
         sizer = make_sizer(config.unit, config.tokenizer, config.backend, config.special_tokens)
-    return STRATEGY_CLASSES[config.strategy](config, sizer)
+    cls = CodeChunker if config.strategy == "auto" and config.format == "code" else STRATEGY_CLASSES[config.strategy]
+    return cls(config, sizer)
 
 
 def route_of(chunks: Iterable[Chunk]) -> tuple[str, ...]:

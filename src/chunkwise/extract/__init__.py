@@ -15,8 +15,9 @@ TEXT = "text/plain"
 HTML = "text/html"
 PDF = "application/pdf"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+CODE = "text/x-code"
 
-_MODULES = {MARKDOWN: "text", TEXT: "text", HTML: "html", PDF: "pdf", DOCX: "docx"}
+_MODULES = {MARKDOWN: "text", TEXT: "text", HTML: "html", PDF: "pdf", DOCX: "docx", CODE: "code"}
 _EXTRAS = {"html": "html", "pdf": "pdf", "docx": "docx"}
 
 
@@ -45,7 +46,7 @@ def extract_bytes(data: bytes, source: str, media_type: str, options: ExtractOpt
     except ImportError as exc:
         extra = _EXTRAS.get(name, "all")
         raise DependencyError(f"{source}: reading {name.upper()} needs: pip install 'chunkwise[{extra}]' ({exc.name})") from exc
-    if name == "text":
+    if name in ("text", "code"):
         return module.extract(data, source, media_type)
     if name == "docx":
         return module.extract(data, source, comments=bool(options and options.docx_comments))

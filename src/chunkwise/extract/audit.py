@@ -42,6 +42,7 @@ _SHORT = {
     "text/plain": "text",
     "text/html": "html",
     "application/pdf": "pdf",
+    "text/x-code": "code",
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
 }
 

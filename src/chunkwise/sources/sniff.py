@@ -13,6 +13,23 @@ PLAIN = "text/plain"
 HTML = "text/html"
 PDF = "application/pdf"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+CODE = "text/x-code"  # source and config files; the language is in the Document's metadata
+
+# Languages with a tree-sitter grammar in the ``code`` extra, then others that are line-packed.
+CODE_SUFFIXES = {
+    ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
+    ".jsx": "javascript", ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
+    ".go": "go", ".rs": "rust", ".java": "java", ".c": "c", ".h": "c", ".sh": "bash", ".bash": "bash",
+    ".zsh": "bash", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml", ".json": "json", ".sql": "sql",
+    ".rb": "ruby", ".php": "php", ".kt": "kotlin", ".kts": "kotlin", ".swift": "swift", ".scala": "scala",
+    ".lua": "lua", ".pl": "perl", ".r": "r", ".cs": "csharp", ".cpp": "cpp", ".cc": "cpp", ".hpp": "cpp",
+    ".ps1": "powershell", ".ini": "ini", ".cfg": "ini", ".conf": "conf", ".properties": "properties",
+    ".tf": "terraform", ".proto": "protobuf", ".graphql": "graphql", ".gradle": "groovy", ".mk": "make",
+}
+CODE_NAMES = {"Makefile": "make", "GNUmakefile": "make", "Dockerfile": "dockerfile", "Jenkinsfile": "groovy",
+              "Vagrantfile": "ruby", "Gemfile": "ruby", "Rakefile": "ruby"}
+_SHEBANGS = (("python", "python"), ("node", "javascript"), ("bash", "bash"), ("zsh", "bash"), ("sh", "bash"),
+             ("ruby", "ruby"), ("perl", "perl"))
 
 SUFFIXES = {
     ".md": MARKDOWN,
@@ -22,8 +39,9 @@ SUFFIXES = {
     ".htm": HTML,
     ".pdf": PDF,
     ".docx": DOCX,
+    **dict.fromkeys(CODE_SUFFIXES, CODE),
 }
-TEXT_TYPES = frozenset({MARKDOWN, PLAIN, HTML})
+TEXT_TYPES = frozenset({MARKDOWN, PLAIN, HTML, CODE})
 HEAD_BYTES = 8192  # how much of a file the content checks look at
 
 # Text with one of these byte order marks legitimately contains NUL bytes (UTF-16/32).
@@ -43,7 +61,29 @@ _MAGIC = (
 
 def media_type_for(name: str) -> str | None:
     """The media type a file name claims, or None for a suffix chunkwise does not read."""
-    return SUFFIXES.get(Path(name).suffix.lower())
+    path = Path(name)
+    return SUFFIXES.get(path.suffix.lower()) or (CODE if path.name in CODE_NAMES else None)
+
+
+def shebang_language(head: bytes | str) -> str | None:
+    """The language a ``#!`` first line names (``#!/usr/bin/env python3`` -> python), or None."""
+    line = head.split(b"\n" if isinstance(head, bytes) else "\n", 1)[0]
+    if isinstance(line, bytes):
+        line = line.decode("utf-8", "replace")
+    if not line.startswith("#!"):
+        return None
+    words = line[2:].split()
+    prog = words[0].rsplit("/", 1)[-1] if words else ""
+    if prog == "env":  # #!/usr/bin/env -S python3 -u
+        rest = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+        prog = rest[0].rsplit("/", 1)[-1] if rest else ""
+    return dict(_SHEBANGS).get(prog.rstrip("0123456789."))
+
+
+def code_language(name: str, head: str = "") -> str | None:
+    """The language of a code/config file: suffix, then well-known file name, then ``#!`` line."""
+    path = Path(name)
+    return CODE_SUFFIXES.get(path.suffix.lower()) or CODE_NAMES.get(path.name) or shebang_language(head)
 
 
 def unsupported_message(name: str) -> str:

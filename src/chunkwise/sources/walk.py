@@ -19,7 +19,7 @@ from pathlib import Path
 from chunkwise import ids
 from chunkwise.errors import ConfigError
 from chunkwise.sources.globs import PathFilter
-from chunkwise.sources.sniff import DOCX, HEAD_BYTES, check_docx, check_head, media_type_for, unsupported_message
+from chunkwise.sources.sniff import CODE, DOCX, HEAD_BYTES, check_docx, check_head, media_type_for, shebang_language, unsupported_message
 
 BLOCK = 1 << 20  # sha256 is streamed in 1 MiB blocks: memory stays flat whatever the file size
 _MAGIC_CHARS = frozenset("*?[")
@@ -216,12 +216,25 @@ def inspect_file(path: Path, root: Path, max_bytes: int) -> SourceFile | SourceE
 
 def _typed_read(path: Path, doc_id: str, max_bytes: int) -> SourceFile | SourceError:
     media_type = media_type_for(path.name)
+    if media_type is None and not path.suffix and _shebang(path):
+        media_type = CODE  # an extensionless script: its #! line says what it is
     if media_type is None:
         return SourceError(path, doc_id, unsupported_message(doc_id), skipped=True)
     try:
         return _read(path, doc_id, media_type, max_bytes)
     except OSError as exc:
         return SourceError(path, doc_id, f"{doc_id}: cannot read ({exc.strerror or exc}); check its permissions")
+
+
+def _shebang(path: Path) -> bool:
+    """An extensionless regular file whose first line is a ``#!`` naming a known interpreter."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        with open(path, "rb") as fh:
+            return shebang_language(fh.read(256)) is not None
+    except OSError:
+        return False
 
 
 @functools.lru_cache(maxsize=64)

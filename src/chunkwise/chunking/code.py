@@ -1,0 +1,260 @@
+"""``code``: source and config files packed by their syntax tree, so a function that fits is never cut.
+
+A tree-sitter grammar (the ``code`` extra) gives the structure; this module only turns it into cut
+levels, and ``pack`` does the packing: between top-level units (definitions, statements, imports,
+top-level keys of a config file) a BLOCK cut, between the members of a class / impl / table an ITEM
+cut, between the statements of a function body a LINE cut, at other line ends a SENTENCE cut. A
+comment or decorator run directly above a unit travels with it. Because a function holds no cut of
+its own level or higher, the packer can only cut inside it when it does not fit alone. A piece cut
+inside a line is flagged ``needs_review``. The heading path is the chain of enclosing containers
+("class Server", "impl Store", "[tool.ruff]"). Without a grammar for the language (or without the
+extra) the file is line-packed: blank lines first, then line ends.
+"""
+from __future__ import annotations
+
+import importlib
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from functools import lru_cache
+
+from chunkwise.chunking import boundaries
+from chunkwise.chunking.base import BaseChunker, Draft
+from chunkwise.chunking.levels import Level
+from chunkwise.chunking.pack import pack
+
+# language -> (module, function returning the grammar)
+GRAMMARS = {
+    "python": ("tree_sitter_python", "language"),
+    "javascript": ("tree_sitter_javascript", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "go": ("tree_sitter_go", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "java": ("tree_sitter_java", "language"),
+    "c": ("tree_sitter_c", "language"),
+    "bash": ("tree_sitter_bash", "language"),
+    "json": ("tree_sitter_json", "language"),
+    "yaml": ("tree_sitter_yaml", "language"),
+    "toml": ("tree_sitter_toml", "language"),
+}
+# node type -> the word a heading path shows before its name
+CONTAINERS = {
+    "class_definition": "class", "class_declaration": "class", "abstract_class_declaration": "class",
+    "class": "class", "interface_declaration": "interface", "enum_declaration": "enum",
+    "record_declaration": "record", "impl_item": "impl", "trait_item": "trait", "mod_item": "mod",
+    "internal_module": "namespace", "module": "module", "table": "", "table_array_element": "",
+}
+_WRAPPERS = ("decorated_definition", "export_statement", "template_declaration")
+_DEPTH_LEVEL = (Level.BLOCK, Level.ITEM, Level.LINE)
+_SQL_END = re.compile(r";[ \t]*(?:--[^\n]*)?(?=\n|\Z)")
+_MAX_NODES = 200_000  # a generated file with millions of units: below that, lines carry the cuts
+
+
+@dataclass(frozen=True, slots=True)
+class Outline:
+    """What a syntax tree says about a text: cuts ``(position, level)`` and containers
+    ``(start, end, label)`` in character offsets."""
+
+    cuts: tuple[tuple[int, Level], ...]
+    containers: tuple[tuple[int, int, str], ...]
+    parsed: bool
+
+
+@lru_cache(maxsize=None)
+def _parser(language: str):
+    """A tree-sitter parser for ``language``, or None when the grammar (or the extra) is missing."""
+    spec = GRAMMARS.get(language)
+    if spec is None:
+        return None
+    try:
+        import tree_sitter
+        module = importlib.import_module(spec[0])
+    except ImportError:
+        return None
+    return tree_sitter.Parser(tree_sitter.Language(getattr(module, spec[1])()))
+
+
+def has_grammar(language: str) -> bool:
+    return _parser(language) is not None
+
+
+class _Lines:
+    """Row/column (bytes) of tree-sitter -> character offsets, through line starts."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0, *(m.start() + 1 for m in boundaries._LINE.finditer(text))]
+        self.ascii = text.isascii()
+
+    def start(self, row: int) -> int:
+        return self.starts[min(row, len(self.starts) - 1)]
+
+    def at(self, point) -> int:
+        row, col = point
+        s = self.start(row)
+        if self.ascii:
+            return min(s + col, len(self.text))
+        line = self.text[s : s + col].encode("utf-8")[:col]  # col counts bytes: at most col chars
+        return s + len(line.decode("utf-8", "ignore"))
+
+
+def outline(text: str, language: str) -> Outline:
+    """Cuts and containers for ``text``; line cuts only when no grammar is available."""
+    parser = _parser(language)
+    if parser is None:
+        return Outline(tuple(_line_cuts(text, language)), (), False)
+    tree = parser.parse(text.encode("utf-8"))
+    lines = _Lines(text)
+    cuts: list[tuple[int, Level]] = [(p, Level.SENTENCE) for p, _ in boundaries.lines(text)]
+    containers: list[tuple[int, int, str]] = []
+    budget = [_MAX_NODES]
+    _units(_unwrap(tree.root_node), 0, lines, cuts, containers, budget)
+    return Outline(tuple(cuts), tuple(containers), True)
+
+
+def _line_cuts(text: str, language: str):
+    """Blank lines, then line ends; SQL statements (a line ending in ``;``) count as blank lines."""
+    yield from boundaries.paragraphs(text)
+    if language == "sql":
+        yield from ((m.end(), Level.BLOCK) for m in _SQL_END.finditer(text))
+    yield from boundaries.lines(text)
+
+
+def _unwrap(node):
+    """Step through nodes that only wrap one other (a JSON document's object, a YAML stream)."""
+    for _ in range(8):
+        kids = [c for c in node.named_children if "comment" not in c.type]
+        if len(kids) != 1 or kids[0].type in CONTAINERS or kids[0].child_by_field_name("body") is not None:
+            return node
+        if kids[0].end_point[0] - kids[0].start_point[0] < 1:
+            return node
+        node = kids[0]
+    return node
+
+
+def _inner(node):
+    """The node whose children are ``node``'s members or statements, or None."""
+    for _ in range(4):
+        if node.type in _WRAPPERS:
+            nxt = node.child_by_field_name("definition") or node.child_by_field_name("declaration")
+            if nxt is None:
+                named = [c for c in node.named_children if c.type not in ("decorator", "comment")]
+                nxt = named[-1] if named else None
+            if nxt is None:
+                return None
+            node = nxt
+            continue
+        break
+    if node.type in ("table", "table_array_element"):
+        return node
+    body = node.child_by_field_name("body") or node.child_by_field_name("value")
+    return _unwrap(body) if body is not None else None
+
+
+def _label(node, text: str, lines: _Lines) -> str | None:
+    while node.type in _WRAPPERS:
+        nxt = node.child_by_field_name("definition") or node.child_by_field_name("declaration")
+        if nxt is None:
+            return None
+        node = nxt
+    word = CONTAINERS.get(node.type)
+    if node.type in ("table", "table_array_element"):
+        first = node.named_children[0] if node.named_children else None
+        if first is None:
+            return None
+        return "[" + text[lines.at(first.start_point) : lines.at(first.end_point)] + "]"
+    if node.type in ("pair", "block_mapping_pair"):
+        key = node.child_by_field_name("key")
+        return text[lines.at(key.start_point) : lines.at(key.end_point)].strip("\"'") if key is not None else None
+    if word is None:
+        return None
+    name = node.child_by_field_name("name") or node.child_by_field_name("type")
+    if name is None:
+        return word or None
+    shown = " ".join(text[lines.at(name.start_point) : lines.at(name.end_point)].split())
+    return f"{word} {shown}".strip()
+
+
+def _units(node, depth: int, lines: _Lines, cuts: list, containers: list, budget: list) -> None:
+    """Cut before each multi-line-capable member of ``node`` (with its leading comments) at the level
+    of ``depth``; descend into containers and bodies."""
+    text = lines.text
+    level = _DEPTH_LEVEL[min(depth, len(_DEPTH_LEVEL) - 1)]
+    kids = node.named_children
+    lead = None  # first row of a comment run directly above the next unit
+    prev_end_row = -2
+    for kid in kids:
+        budget[0] -= 1
+        if budget[0] < 0:
+            return
+        row = kid.start_point[0]
+        if "comment" in kid.type:
+            if lead is None or row > prev_end_row + 1:
+                lead = row
+            prev_end_row = kid.end_point[0]
+            continue
+        first = lead if lead is not None and row <= prev_end_row + 1 else row
+        lead, prev_end_row = None, kid.end_point[0]
+        if text[lines.start(row) : lines.at(kid.start_point)].strip():
+            continue  # not the first thing on its line (``a = 1; b = 2``): the line cut serves
+        cuts.append((lines.start(first), level))
+        inner = _inner(kid) if depth < len(_DEPTH_LEVEL) - 1 else None
+        if inner is None or kid.end_point[0] == kid.start_point[0]:
+            continue
+        label = _label(kid, text, lines)
+        is_container = label is not None and (kid.type in CONTAINERS or kid.type in _WRAPPERS
+                                              or kid.type in ("pair", "block_mapping_pair"))
+        if is_container:
+            containers.append((lines.start(row), lines.at(kid.end_point), label))
+            _units(inner, depth + 1, lines, cuts, containers, budget)
+        else:  # a function: its statements are LINE cuts, nothing deeper
+            _units(inner, len(_DEPTH_LEVEL) - 1, lines, cuts, containers, budget)
+
+
+class CodeChunker(BaseChunker):
+    """Packs whole syntax units (see the module docstring); ``config.language`` names the grammar."""
+
+    name = "code"
+
+    def drafts(self, text: str, title: str) -> list[Draft]:
+        shape = outline(text, self.config.language)
+        paths = _PathIndex(shape.containers)
+        budget, _ = self.body_budget(paths.longest, title)
+        floor = Level.SENTENCE if shape.parsed else Level.LINE
+        pieces = pack(text, 0, len(text), list(shape.cuts), self.sizer, budget, self.config.overlap, floor=floor)
+        out = []
+        for p in pieces:
+            reasons = ("split_inside_line",) if p.review else ()
+            out.append(Draft(p.start, p.end, p.size, p.level, p.review, reasons, heading_path=paths.of(p.start, p.end),
+                             kind="code", exact=p.exact))
+        return out
+
+
+class _PathIndex:
+    """Heading paths from nested container spans: those that strictly enclose a piece."""
+
+    def __init__(self, containers) -> None:
+        self.items = sorted(containers, key=lambda c: (c[0], -c[1]))
+        self.starts = [c[0] for c in self.items]
+        self.parent: list[int] = []
+        stack: list[int] = []
+        for i, (s, e, _) in enumerate(self.items):
+            while stack and self.items[stack[-1]][1] < e:
+                stack.pop()
+            self.parent.append(stack[-1] if stack else -1)
+            stack.append(i)
+        self.longest = max((self._chain(i) for i in range(len(self.items))), key=len, default=())
+
+    def _chain(self, i: int) -> tuple[str, ...]:
+        out = []
+        while i >= 0:
+            out.append(self.items[i][2])
+            i = self.parent[i]
+        return tuple(reversed(out))
+
+    def of(self, start: int, end: int) -> tuple[str, ...]:
+        i = bisect_right(self.starts, start - 1) - 1  # the last container opening before the piece
+        while i >= 0 and not (self.items[i][0] < start and end <= self.items[i][1]):
+            i = self.parent[i]
+        return self._chain(i) if i >= 0 else ()
