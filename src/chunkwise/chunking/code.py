@@ -46,7 +46,12 @@ CONTAINERS = {
     "internal_module": "namespace", "module": "module", "table": "", "table_array_element": "",
 }
 _WRAPPERS = ("decorated_definition", "export_statement", "template_declaration")
+# Nodes that only group top-level units (C's include guards and #if blocks, extern "C" { }): their
+# members are units of the same depth.
+TRANSPARENT = frozenset({"preproc_ifdef", "preproc_if", "preproc_else", "preproc_elif", "preproc_elifdef",
+                         "linkage_specification"})
 _DEPTH_LEVEL = (Level.BLOCK, Level.ITEM, Level.LINE)
+_NEWLINE = re.compile("\n")
 _SQL_END = re.compile(r";[ \t]*(?:--[^\n]*)?(?=\n|\Z)")
 _MAX_NODES = 200_000  # a generated file with millions of units: below that, lines carry the cuts
 
@@ -79,13 +84,28 @@ def has_grammar(language: str) -> bool:
     return _parser(language) is not None
 
 
-class _Lines:
-    """Row/column (bytes) of tree-sitter -> character offsets, through line starts."""
+_COMMENT_MARKS = {"python": ("#",), "bash": ("#",), "yaml": ("#",), "toml": ("#",)}
+_C_MARKS = ("//", "/*", "*")
 
-    def __init__(self, text: str) -> None:
+
+class _Lines:
+    """Row/column (bytes) of tree-sitter -> character offsets, through line starts; and the comment
+    lines directly above a row, which belong to what follows them."""
+
+    def __init__(self, text: str, language: str = "") -> None:
         self.text = text
-        self.starts = [0, *(m.start() + 1 for m in boundaries._LINE.finditer(text))]
+        self.starts = [0, *(m.end() for m in _NEWLINE.finditer(text))]
         self.ascii = text.isascii()
+        self.marks = _COMMENT_MARKS.get(language, () if language == "json" else _C_MARKS)
+
+    def lead(self, row: int) -> int:
+        """The first row of the unbroken run of comment lines ending just above ``row``."""
+        while row > 0 and self.marks:
+            line = self.text[self.start(row - 1) : self.start(row)].lstrip()
+            if not line.startswith(self.marks):
+                break
+            row -= 1
+        return row
 
     def start(self, row: int) -> int:
         return self.starts[min(row, len(self.starts) - 1)]
@@ -105,7 +125,7 @@ def outline(text: str, language: str) -> Outline:
     if parser is None:
         return Outline(tuple(_line_cuts(text, language)), (), False)
     tree = parser.parse(text.encode("utf-8"))
-    lines = _Lines(text)
+    lines = _Lines(text, language)
     cuts: list[tuple[int, Level]] = [(p, Level.SENTENCE) for p, _ in boundaries.lines(text)]
     containers: list[tuple[int, int, str]] = []
     budget = [_MAX_NODES]
@@ -177,39 +197,48 @@ def _label(node, text: str, lines: _Lines) -> str | None:
 
 
 def _units(node, depth: int, lines: _Lines, cuts: list, containers: list, budget: list) -> None:
-    """Cut before each multi-line-capable member of ``node`` (with its leading comments) at the level
-    of ``depth``; descend into containers and bodies."""
+    """Cut before each member of ``node`` that begins a line (with the comment lines directly above
+    it) at the level of ``depth``; descend into containers and bodies."""
     text = lines.text
     level = _DEPTH_LEVEL[min(depth, len(_DEPTH_LEVEL) - 1)]
-    kids = node.named_children
-    lead = None  # first row of a comment run directly above the next unit
-    prev_end_row = -2
-    for kid in kids:
+    for kid in node.named_children:
         budget[0] -= 1
         if budget[0] < 0:
             return
         row = kid.start_point[0]
-        if "comment" in kid.type:
-            if lead is None or row > prev_end_row + 1:
-                lead = row
-            prev_end_row = kid.end_point[0]
+        if "comment" in kid.type or text[lines.start(row) : lines.at(kid.start_point)].strip():
+            continue  # comments travel with what follows; ``a = 1; b = 2``: the line cut serves
+        end = trimmed_end(kid)
+        # before the unit (and its comment lines) and after its last line: what lies between two
+        # units (a banner comment, blank lines) never glues one unit to the next
+        cuts.append((lines.start(lines.lead(row)), level))
+        cuts.append((lines.start(end[0] + 1) - 1 if end[0] + 1 < len(lines.starts) else len(text), level))
+        if kid.type in TRANSPARENT:
+            _units(kid.child_by_field_name("body") or kid, depth, lines, cuts, containers, budget)
             continue
-        first = lead if lead is not None and row <= prev_end_row + 1 else row
-        lead, prev_end_row = None, kid.end_point[0]
-        if text[lines.start(row) : lines.at(kid.start_point)].strip():
-            continue  # not the first thing on its line (``a = 1; b = 2``): the line cut serves
-        cuts.append((lines.start(first), level))
         inner = _inner(kid) if depth < len(_DEPTH_LEVEL) - 1 else None
         if inner is None or kid.end_point[0] == kid.start_point[0]:
             continue
         label = _label(kid, text, lines)
-        is_container = label is not None and (kid.type in CONTAINERS or kid.type in _WRAPPERS
-                                              or kid.type in ("pair", "block_mapping_pair"))
-        if is_container:
-            containers.append((lines.start(row), lines.at(kid.end_point), label))
+        if label is not None and (kid.type in CONTAINERS or kid.type in _WRAPPERS
+                                  or kid.type in ("pair", "block_mapping_pair")):
+            containers.append((lines.start(row), lines.at(end), label))
             _units(inner, depth + 1, lines, cuts, containers, budget)
         else:  # a function: its statements are LINE cuts, nothing deeper
             _units(inner, len(_DEPTH_LEVEL) - 1, lines, cuts, containers, budget)
+
+
+def trimmed_end(node):
+    """Where ``node`` ends without trailing comments: grammars hang a dedented comment block that
+    introduces the next definition on the end of the previous one."""
+    for _ in range(64):
+        kids = [c for c in node.children if "comment" not in c.type]
+        if not kids:
+            break
+        if kids[-1] is node.children[-1] and not kids[-1].children:
+            return kids[-1].end_point
+        node = kids[-1]
+    return node.end_point
 
 
 class CodeChunker(BaseChunker):
