@@ -211,3 +211,19 @@ def test_sniffing_and_auto_routing(tmp_path):
     toml = api.chunk_document(docs["conf.toml"], api.for_document(api.make_chunker(ChunkConfig(strategy="auto",
                                                                                                size=12)), docs["conf.toml"]))
     assert [c.text.split("\n")[0] for c in toml] == ["[tool.ruff]", "[tool.mypy]"]
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_PIECES = st.sampled_from(["def f(x):", "class A:", "    ", "\n", "\n\n", "return x", "# note", "@dec", "é", "日本",
+                           "if x:", "pass", "{", "}", "x = [1,", "]", '"""', "fn main() {", "impl T {", "  "])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_PIECES, max_size=80).map("".join), st.sampled_from(["python", "rust", "yaml", "ruby"]),
+       st.integers(min_value=4, max_value=40))
+def test_code_chunks_are_slices_under_the_cap(text, language, size):
+    chunks = api.chunk_text(text, ChunkConfig(strategy="code", language=language, size=size, unit="tokens"))
+    assert all(c.text == text[c.start_char : c.end_char] and c.size <= size for c in chunks)
+    assert all(a.end_char <= b.start_char for a, b in zip(chunks, chunks[1:]))
+    assert "".join(text.split()) == "".join("".join(c.text.split()) for c in chunks)
