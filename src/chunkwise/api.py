@@ -19,6 +19,7 @@ from chunkwise.evaluate.experiments import (SEED_HEADERS, SEED_MERGE, SEED_OVERL
 from chunkwise.evaluate.runner import Evaluation, expand_grid, load_grid, run_eval
 from chunkwise.evaluate.runner import Settings as EvalSettings
 from chunkwise.errors import ChunkwiseError, ConfigError, DependencyError, InputError
+from chunkwise.extract import ExtractOptions  # noqa: F401 - re-exported for the CLI and users
 from chunkwise.pipeline.chunk import attach_pages, chunk_document, for_document, make_chunker, normalised_view
 from chunkwise.pipeline.documents import SourceFailure, Unchanged, iter_documents, load_document
 from chunkwise.pipeline.write import IngestStats
@@ -46,11 +47,11 @@ def chunk_file(path: str | Path, config: ChunkConfig | None = None, chunker=None
     return chunk_document(doc, chunker)
 
 
-def audit(paths, root: str | Path | None = None, max_bytes: int = 50_000_000):
-    """Extraction audit rows, one per source (failures included), in a stable order."""
+def audit(paths, root: str | Path | None = None, max_bytes: int = 50_000_000, include=(), exclude=()):
+    """Extraction audit rows, one per source (failures and skipped files included), in a stable order."""
     from chunkwise.extract.audit import audit_document, audit_failure
 
-    for item in iter_documents(paths, root=root, max_bytes=max_bytes):
+    for item in iter_documents(paths, root=root, max_bytes=max_bytes, include=include, exclude=exclude):
         if isinstance(item, SourceFailure):
             yield audit_failure(item.source, item.error, item.skipped)
         else:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from chunkwise import api
 from chunkwise.api import BACKENDS, HEADERS, STRATEGIES, UNITS, ChunkConfig, ChunkwiseError, ConfigError
+from chunkwise.cli.extract import add_extract_parser, add_path_filters
 from chunkwise.cli.output import emit_json, emit_jsonl, preview, safe, table
 from chunkwise.cli.progress import IngestBar
 
@@ -69,7 +70,7 @@ def cmd_chunk(args: argparse.Namespace) -> int:
     chunker = api.make_chunker(config)
     single = len(args.paths) == 1 and Path(args.paths[0]).is_file()
     summary, failed = [], 0
-    for item in api.iter_documents(args.paths, max_bytes=args.max_bytes):
+    for item in api.iter_documents(args.paths, max_bytes=args.max_bytes, include=args.include, exclude=args.exclude):
         if isinstance(item, api.SourceFailure):  # one bad file is reported; the rest still run
             failed += not item.skipped
             print(f"{'skipped' if item.skipped else 'error'}: {safe(item.error)}", file=sys.stderr)
@@ -109,7 +110,7 @@ def _ocr_cell(r) -> str:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    rows = list(api.audit(args.paths, max_bytes=args.max_bytes))
+    rows = list(api.audit(args.paths, max_bytes=args.max_bytes, include=args.include, exclude=args.exclude))
     failed = sum(r.status == "error" for r in rows)
     if args.json:
         emit_jsonl(r.to_dict() for r in rows)
@@ -148,6 +149,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         stats = api.ingest(args.paths, args.db, chunk_options=options, embedder=_embedder(args, settings),
                            embed_mode=args.embed_mode or settings.get("embed_mode", "auto"), acl=acl, acl_map=acl_map,
                            dry_run=args.dry_run, reconfigure=args.reconfigure, timeout=args.wait,
+                           include=args.include, exclude=args.exclude,
                            warn=lambda message: bar.write(f"warning: {message}"), progress=bar,
                            workers=args.workers or api.default_workers(), limits=limits)
     if args.json:
@@ -309,7 +311,9 @@ def build_parser() -> argparse.ArgumentParser:
     _chunk_options(p)
     p.add_argument("--max-bytes", type=int, default=50_000_000, help="refuse files larger than this")
     p.add_argument("--json", action="store_true", help="JSON Lines, one chunk per line")
+    add_path_filters(p)
     p.set_defaults(func=cmd_chunk)
+    add_extract_parser(sub)
 
     p = sub.add_parser("ingest", help="chunk, embed and index files into a SQLite store (idempotent)")
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, folders, globs")
@@ -351,6 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr: files prepared, chunks embedded, documents written "
                         "(default: only when stderr is a terminal and without --json)")
+    add_path_filters(p)
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("search", help="search a store (BM25, dense or hybrid) with the caller's access groups")
@@ -418,6 +423,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, folders, globs")
     p.add_argument("--max-bytes", type=int, default=50_000_000, help="refuse files larger than this")
     p.add_argument("--json", action="store_true", help="JSON Lines, one row per file")
+    add_path_filters(p)
     p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("plan", help="chunk count, inflation and straddle risk of a size/overlap choice")

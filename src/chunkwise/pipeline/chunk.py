@@ -26,7 +26,9 @@ def make_chunker(config: ChunkConfig | None = None, **options: Any):
 
 def doc_options(doc: Document, config: ChunkConfig | None, options: dict) -> dict:
     opts = dict(options)
-    opts.setdefault("format", "markdown" if doc.media_type == "text/markdown" else "text")
+    code = doc.media_type == "text/x-code"
+    opts.setdefault("format", "markdown" if doc.media_type == "text/markdown" else "code" if code else "text")
+    opts.setdefault("language", doc.metadata.get("language", "") if code else "")
     if not (config and config.title) and "title" not in opts and doc.title:
         opts["title"] = doc.title
     return opts
@@ -36,11 +38,15 @@ def for_document(chunker, doc: Document):
     """The same chunker, with the format (and title, when the config has none) this document needs."""
     want = doc_options(doc, chunker.config, {})
     cfg = chunker.config
-    new = replace(cfg, format=want["format"], title=cfg.title or want.get("title", ""))
-    return chunker if new == cfg else type(chunker)(new, chunker.sizer)
+    new = replace(cfg, format=want["format"], language=want["language"], title=cfg.title or want.get("title", ""))
+    if new == cfg:
+        return chunker
+    from chunkwise.chunking.router import build_chunker
+
+    return build_chunker(new, chunker.sizer)  # auto on a code file becomes the code strategy
 
 
-_MARKUP = ("text/markdown", "text/plain")
+_MARKUP = ("text/markdown", "text/plain", "text/x-code")  # whitespace is syntax: character repairs only
 
 
 def normalised_view(doc: Document):

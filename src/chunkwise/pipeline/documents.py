@@ -45,16 +45,17 @@ def read_source(src, options=None) -> Document | SourceFailure:
 
 
 def iter_documents(paths, root: str | Path | None = None, max_bytes: int = 50_000_000, unchanged=None,
-                   options=None):
+                   options=None, include=(), exclude=()):
     """Files, folders and globs -> Documents, or a SourceFailure per file that cannot be used. One bad
     file never stops the run, and the good files come out exactly as they would alone. ``unchanged``
     (SourceFile -> bool) lets a caller skip reading and extracting files it already has; ``options``
-    (an ``extract.ExtractOptions``) opts into extras such as DOCX comments."""
+    (an ``extract.ExtractOptions``) opts into extras such as DOCX comments; ``include``/``exclude``
+    are globs on the path relative to the root (``sources.globs``)."""
     from chunkwise.sources import SourceError, iter_sources
 
-    for src in iter_sources(paths, root=root, max_bytes=max_bytes):
+    for src in iter_sources(paths, root=root, max_bytes=max_bytes, include=include, exclude=exclude):
         if isinstance(src, SourceError):
-            yield SourceFailure(src.doc_id or str(src.path), src.error, src.error.endswith("skipped"))
+            yield SourceFailure(src.doc_id or str(src.path), src.error, src.skipped)
         elif unchanged is not None and unchanged(src):
             yield Unchanged(src.doc_id, src.sha256)
         else:

@@ -76,6 +76,8 @@ def ingest(
     reconfigure: bool = False,
     warn: Callable[[str], None] | None = None,
     timeout: float = 60.0,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
 ) -> IngestStats:
     """Ingest files and folders into the store at ``db`` (a path or URL); returns chunk statistics.
 
@@ -143,7 +145,7 @@ def ingest(
             write = WriteStage(store, root=root, inputs=inputs, now=now, model=model, embedding=embedder is not None,
                                stats=stats, dry_run=dry_run)
             seen: set[str] = set()
-            tasks = _tasks(store, Path(raw), root, prefix, inputs, stats, seen, progress)
+            tasks = _tasks(store, Path(raw), root, prefix, inputs, stats, seen, progress, include, exclude)
             for item, vectors in embed.run(counted(executor.map(preparer, tasks), progress)):
                 seen.add(item.task.rel)
                 if isinstance(item, PrepareFailure):  # a file that failed this time keeps its old chunks
@@ -198,15 +200,15 @@ def _scope(store, path: Path, dry_run: bool) -> tuple[str, str, bool]:
 
 
 def _tasks(store, path: Path, root: str, prefix: str, inputs: str, stats: IngestStats,
-           seen: set[str], progress: Progress) -> Iterator[PrepareTask | PrepareFailure]:
+           seen: set[str], progress: Progress, include=(), exclude=()) -> Iterator[PrepareTask | PrepareFailure]:
     """The walk: a task per file to prepare; unchanged files are counted and skipped unread."""
     from chunkwise.sources import SourceError, iter_sources
 
     known = store.document_states(root, prefix)
-    for src in iter_sources([path], root=root):
+    for src in iter_sources([path], root=root, include=include, exclude=exclude):
         if isinstance(src, SourceError):
             rel = src.doc_id or str(src.path)
-            yield PrepareFailure(PrepareTask(str(src.path), rel, rel, "", ""), src.error, src.error.endswith("skipped"))
+            yield PrepareFailure(PrepareTask(str(src.path), rel, rel, "", ""), src.error, src.skipped)
             continue
         state = known.get(src.doc_id)
         if unchanged(state, src.sha256, inputs):  # same bytes, same inputs: skipped before reading
