@@ -16,10 +16,12 @@ import math
 from typing import Sequence
 
 from chunkwise.access import caller_groups
+from chunkwise.errors import StoreBusy
 from chunkwise.retrieve.bm25 import at_floor, fts5_term_frequency, query_terms, term_weights
 from chunkwise.retrieve.layout import AccessLayout
 
 _CACHE = 32
+_RETRIES = 8  # a concurrent ingest commits one document per transaction
 
 
 class _Stale(Exception):
@@ -93,12 +95,17 @@ class FTSRanker:
     def rank(self, query: str, groups, n: int) -> list[tuple[int, float]]:
         """Top ``n`` (rowid, score), best first, ties by rowid; the same terms left out as the
         in-memory engine (those at the idf floor among the permitted rows, when others remain).
-        Rows written since the sizes were read make it re-read them once."""
+        Rows written since the sizes were read make it re-read them; an ingest writing while the
+        query runs can make that happen again, so it retries a few times before giving up."""
+        for _ in range(_RETRIES - 1):
+            try:
+                return self._rank(query, groups, n)
+            except _Stale:
+                self._loaded, self._df, self._stats = False, {}, {}
         try:
             return self._rank(query, groups, n)
         except _Stale:
-            self._loaded, self._df, self._stats = False, {}, {}
-            return self._rank(query, groups, n)
+            raise StoreBusy("the store changed during every attempt to rank this query; retry") from None
 
     def _rank(self, query: str, groups, n: int) -> list[tuple[int, float]]:
         import numpy as np
