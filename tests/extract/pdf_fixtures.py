@@ -137,3 +137,43 @@ def write_scan_pdf(path: Path, pages: int = 1, text_page: bool = False) -> Path:
         pdf.image(buf, x=0, y=0, w=210, h=297)
     path.write_bytes(bytes(pdf.output()))
     return path
+
+
+HANDBOOK_HEAD = "Harbour Authority Handbook - Internal"
+HANDBOOK_PAGES = (
+    ("Arrivals are logged at the north gate by the duty clerk.",
+     "Every vessel that enters the basin must declare its immi-",
+     "gration status to the clerk on arrival.",
+     "Cargo manifests are checked the same day."),
+    ("Pilots are assigned by rota for the outer channel.",
+     "Night pilotage is paid at the higher rate.",
+     "Tugs are booked through the port office.",
+     "The harbour master signs every departure permit"),
+    ("before the tide turns, and no vessel may leave without one.",
+     "Fuel is sold at the west quay only.",
+     "Fees are invoiced monthly."),
+    ("Storm warnings are raised on the signal mast.",
+     "All berths are cleared when the red flag flies.",
+     "Contact the port office for exceptions."),
+)
+# What a reader copies from a viewer: one word where a line end hyphenated it, one sentence where a
+# page break (footer "Page 2 of 4", running head) falls inside it.
+HANDBOOK_HYPHENATED = "must declare its immigration status to the clerk on arrival"
+HANDBOOK_PAGE_CROSSING = "The harbour master signs every departure permit before the tide turns"
+
+
+def write_handbook_pdf(path: Path) -> Path:
+    """Four pages, each with a running head and a "Page N of 4" footer, set line by line: page 1 breaks
+    "immi-/gration" across a line end, and a sentence runs from the last line of page 2 onto page 3."""
+    pdf = _pdf()
+    for n, lines in enumerate(HANDBOOK_PAGES, 1):
+        pdf.add_page()
+        pdf.set_font("Helvetica", size=8)
+        pdf.text(10, 10, HANDBOOK_HEAD)
+        pdf.set_font("Helvetica", size=11)
+        for i, line in enumerate(lines):
+            pdf.text(20, 30 + 7 * i, line)
+        pdf.set_font("Helvetica", size=8)
+        pdf.text(100, 285, f"Page {n} of {len(HANDBOOK_PAGES)}")
+    path.write_bytes(bytes(pdf.output()))
+    return path

@@ -3,8 +3,9 @@
 A span is a half-open character range into a document's *original* text (the decoded file for
 Markdown and text, the extracted text for other formats), the same coordinates chunks carry, so a
 metric can compare a span with any returned passage without re-reading text. When a line gives only
-the answer text, the span is located in the document, and must be found exactly once: a guess at
-the first of several occurrences would score retrieval against the wrong place.
+the answer text, the span is located in the document as a reader sees it (``locate``: hyphenation,
+running headers and whitespace repaired, then mapped back to original offsets), and must be found
+exactly once: a guess at the first of several occurrences would score retrieval against the wrong place.
 
 One line (see DESIGN.md, "Golden set format")::
 
@@ -16,12 +17,13 @@ One line (see DESIGN.md, "Golden set format")::
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterable, Mapping
 
 from chunkwise.errors import ConfigError
+from chunkwise.evaluate.locate import SourceText, as_source, locate, matches_span
+from chunkwise.evaluate.locate import _short
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,45 +58,6 @@ class GoldenQuestion:
 
 _SPAN_KEYS = {"doc", "start_char", "end_char", "answer", "text"}
 _LINE_KEYS = {"id", "question", "doc", "answer", "start_char", "end_char", "spans", "metadata"}
-
-
-def locate(text: str, answer: str, *, what: str = "the answer") -> tuple[int, int]:
-    """The one place ``answer`` occurs in ``text``: exactly first, then ignoring how whitespace is laid
-    out (line breaks re-flowed by a copy-paste). Zero or several places raise ConfigError."""
-    if not answer.strip():
-        raise ConfigError(f"{what} is empty; give the answer text or start_char/end_char")
-    starts = _occurrences(text, answer)
-    if len(starts) == 1:
-        return starts[0], starts[0] + len(answer)
-    if not starts:
-        pattern = re.compile(r"\s+".join(re.escape(w) for w in answer.split()))
-        found = [(m.start(), m.end()) for m in pattern.finditer(text)]
-        if len(found) == 1:
-            return found[0]
-        if not found:
-            raise ConfigError(f"{what} ({_short(answer)}) does not occur in the document; copy it exactly "
-                              "from the source or give start_char/end_char")
-        n = len(found)
-    else:
-        n = len(starts)
-    raise ConfigError(f"{what} ({_short(answer)}) occurs {n} times in the document; give start_char/end_char "
-                      "or a longer answer that occurs once")
-
-
-def _occurrences(text: str, needle: str) -> list[int]:
-    out, i = [], text.find(needle)
-    while i != -1:
-        out.append(i)
-        i = text.find(needle, i + 1)
-    return out
-
-
-def _short(s: str, n: int = 60) -> str:
-    return repr(s if len(s) <= n else s[: n - 3] + "...")
-
-
-def _squash(s: str) -> str:
-    return " ".join(s.split())
 
 
 def question_from_record(record: Mapping, texts: Callable[[str], str] | Mapping[str, str], *,
@@ -140,26 +103,27 @@ def question_from_record(record: Mapping, texts: Callable[[str], str] | Mapping[
         if not isinstance(doc, str) or not doc:
             raise ConfigError(f"{label}span {i} names no \"doc\" (a path relative to the docs folder)")
         doc = _clean_doc(doc, label)
-        text = get(doc)
+        text = as_source(get(doc))
         span_answer = item.get("text", item.get("answer", answer if single else ""))
         spans.append(_span(doc, text, item, span_answer, f"{label}span {i}" if not single else label.rstrip(": ")))
     return GoldenQuestion(qid, question, tuple(spans), answer)
 
 
-def _span(doc: str, text: str, item: Mapping, answer: str, label: str) -> Span:
+def _span(doc: str, source: SourceText, item: Mapping, answer: str, label: str) -> Span:
     has = [k in item for k in ("start_char", "end_char")]
     if any(has) and not all(has):
         raise ConfigError(f"{label}: give both start_char and end_char, or neither (then the answer is located)")
     if not any(has):
-        start, end = locate(text, answer, what=f"{label}: the answer")
+        start, end = locate(source, answer, what=f"{label}: the answer")
         return Span(doc, start, end)
+    text = source.text
     start, end = item["start_char"], item["end_char"]
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end)):
         raise ConfigError(f"{label}: start_char and end_char must be integers")
     if not 0 <= start < end <= len(text):
         raise ConfigError(f"{label}: span [{start}, {end}) is not inside {doc} (0..{len(text)} characters) "
                           "or is empty; offsets count characters of the original text, end exclusive")
-    if answer and _squash(text[start:end]) != _squash(answer):
+    if answer and not matches_span(source, start, end, answer):
         raise ConfigError(f"{label}: {doc}[{start}:{end}] is {_short(text[start:end])}, not the answer "
                           f"{_short(answer)}; fix the offsets or drop one of them")
     return Span(doc, start, end)
@@ -173,26 +137,26 @@ def _clean_doc(doc: str, label: str) -> str:
 
 
 class _Texts:
-    """Original texts of docs under a root, extracted once each (a golden set names few documents)."""
+    """Documents under a root, extracted once each (a golden set names few documents)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.texts: dict[str, str] = {}
+        self.sources: dict[str, SourceText] = {}
 
-    def __call__(self, doc: str) -> str:
-        if doc not in self.texts:
+    @property
+    def texts(self) -> dict[str, str]:
+        return {doc: s.text for doc, s in self.sources.items()}
+
+    def __call__(self, doc: str) -> SourceText:
+        if doc not in self.sources:
             path = self.root / doc
             if not path.is_file():
                 raise ConfigError(f"document {doc!r} not found under {self.root}; check --docs and the \"doc\" field")
-            self.texts[doc] = document_text(path)
-        return self.texts[doc]
+            from chunkwise.pipeline.documents import load_document
 
-
-def document_text(path: str | Path) -> str:
-    """The text offsets count in: the decoded file for Markdown/text, the extracted text otherwise."""
-    from chunkwise.pipeline.documents import load_document
-
-    return load_document(path).text
+            document = load_document(path)
+            self.sources[doc] = SourceText(document.text, document)
+        return self.sources[doc]
 
 
 def load_golden_texts(path: str | Path, docs_root: str | Path) -> tuple[list[GoldenQuestion], dict[str, str]]:
