@@ -11,8 +11,10 @@ from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
 from chunkwise.errors import ConfigError
-from chunkwise.evaluate.report import (DASH, METRICS, fmt_metric, nice_ticks, render_document, render_report,
-                                       write_report)
+from chunkwise.evaluate.report import render_report, write_report
+from chunkwise.evaluate.report_format import DASH, METRICS, fmt_metric
+from chunkwise.evaluate.report_plots import nice_ticks
+from chunkwise.evaluate.report_viewer import render_document
 from chunkwise.extract.audit import AuditRow, audit_failure
 
 HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2;alert(1)">'
