@@ -28,7 +28,6 @@ import argparse
 import fnmatch
 import hashlib
 import json
-import math
 import os
 import sqlite3
 import sys
@@ -46,6 +45,7 @@ sys.path.insert(0, str(REPO / "src"))
 
 from chunkwise.evaluate.chroma import chroma_scores, import_chroma, locate_like_chroma, omegas_for  # noqa: E402
 from chunkwise.evaluate.metrics import answered_rank, boundary_coherence  # noqa: E402
+from chunkwise.evaluate.stats import standard_error  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "chroma"
 CACHE = Path(__file__).resolve().parent / ".cache"
@@ -234,10 +234,8 @@ class Bench:
         om = omegas_for(qs, chunks.ranges)
         n = len(qs)
 
-        def mean_se(xs):
-            m = sum(xs) / n
-            sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1))
-            return 100 * m, 100 * sd / math.sqrt(n)
+        def mean_se(xs):  # in %, the published tables' unit
+            return 100 * sum(xs) / n, 100 * standard_error(xs)
 
         recall, recall_se = mean_se([o.recall for o in ov])
         iou, iou_se = mean_se([o.iou for o in ov])

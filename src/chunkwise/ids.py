@@ -58,3 +58,9 @@ def sha256_base64(text: str) -> str:
     import base64
 
     return base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+
+
+def unit_interval(*fields: str) -> float:
+    """A stable pseudo-random number in [0, 1) for ``fields`` (the first 64 bits of their sha256):
+    deterministic splits, the same on every machine and Python version (``hash()`` is salted)."""
+    return int(sha256_hex(SEP.join(fields))[:16], 16) / 2 ** 64

@@ -1,7 +1,8 @@
 """The regression gate CI runs: the shipped golden set over examples/, evaluated through the CLI.
 
-``eval/examples.golden.jsonl`` asks questions about every sample document; ``eval/chunkwise.toml`` is
-the config the gate holds to recall@5 >= 0.9; ``eval/grid.toml`` is the demo's sweep. These tests run
+``eval/examples.golden.jsonl`` asks questions about every sample document, split by a hash of each id
+into tune and test; ``eval/chunkwise.toml`` is the config the demo's sweep (``eval/grid.toml``) chooses
+on the tune questions, and the gate holds it to recall@5 >= 0.9 on the test questions. These tests run
 the real pipeline (extraction, chunking, SQLite ingest, hashing embedder, BM25, neighbour expansion),
 so a change anywhere on that path that loses answers on the sample corpus fails here first.
 """
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from chunkwise.cli.main import main
-from chunkwise.evaluate.golden import load_golden
+from chunkwise.evaluate.golden import SPLITS, load_golden, select_split, split_of
 from chunkwise.evaluate.runner import expand_grid, load_grid
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,7 +24,8 @@ EXAMPLES = ROOT / "examples"
 GOLDEN = ROOT / "eval" / "examples.golden.jsonl"
 CONFIG = ROOT / "eval" / "chunkwise.toml"
 GRID = ROOT / "eval" / "grid.toml"
-GATE = ["eval", "--golden", str(GOLDEN), "--docs", str(EXAMPLES), "--config", str(CONFIG), "--min-recall", "0.9"]
+GATE = ["eval", "--golden", str(GOLDEN), "--docs", str(EXAMPLES), "--config", str(CONFIG), "--split", "test",
+        "--min-recall", "0.9"]
 
 
 def run(argv: list[str]) -> tuple[int, dict, str]:
@@ -50,8 +52,10 @@ def test_golden_set_covers_every_example_with_short_located_answers(questions):
     files = sorted(p.relative_to(EXAMPLES).as_posix() for p in EXAMPLES.rglob("*") if p.is_file())
     named = sorted({s.doc for q in questions for s in q.spans})
     assert named == files, "every sample document needs golden questions (and only those documents)"
-    assert 20 <= len(questions) <= 30
     assert len({q.id for q in questions}) == len(questions)
+    for split in SPLITS:  # both halves large enough to mean something (an SE near 0.05 on recall)
+        assert len(select_split(questions, split)) >= 25, split
+        assert {s.doc for q in select_split(questions, split) for s in q.spans} == set(files), split
     assert any(len(q.spans) > 1 for q in questions), "at least one answer needs several spans"
     lengths = [s.length for q in questions for s in q.spans]
     assert max(lengths) <= 500, "answers are short spans: a clause, a sentence, a few list items or rows"
@@ -82,11 +86,16 @@ def test_gate_passes_on_the_shipped_config(gate):
 def test_report_shows_every_question_with_its_answer_in_the_text(gate, questions):
     _, data, _, report = gate
     html = report.read_text(encoding="utf-8")
-    for q in questions:
+    for q in select_split(questions, "test"):
         assert f"<b>{q.id}</b>" in html, q.id  # in the questions list
-        assert re.search(rf'id="a\d+-{re.escape(q.id)}"', html), q.id  # its answer marked in the document
+    test = select_split(questions, "test")
+    assert data["questions"] == {"split": "test", "count": len(test)}
+    assert [q["qid"] for q in data["configs"][0]["questions"]] == [q.id for q in test]
+    for q in questions:
+        shown = re.search(rf'id="a\d+-{re.escape(q.id)}"', html) is not None
+        assert shown == (split_of(q.id) == "test"), q.id  # the tune questions are not in a test run
     answered = html.count('<span class="st ok">answered</span>')
-    assert answered == round(data["configs"][0]["metrics"]["recall@5"] * len(questions))
+    assert answered == round(data["configs"][0]["metrics"]["recall@5"] * len(test))
 
 
 def test_gate_fails_a_config_that_cuts_answers():
@@ -98,3 +107,21 @@ def test_gate_fails_a_config_that_cuts_answers():
     assert row["metrics"]["recall@5"] < 0.9
     assert f"recall@5 below 0.9 for: {row['name']}" in err
 
+
+
+@pytest.mark.slow
+def test_the_gated_config_is_the_one_chosen_on_the_tune_split():
+    """Choose on tune, gate on test: the demo's sweep on the tune questions picks eval/chunkwise.toml's
+    config (when it stops doing so, sweep again on tune and ship what it picks)."""
+    code, data, err = run(["eval", "--golden", str(GOLDEN), "--docs", str(EXAMPLES), "--config", str(CONFIG),
+                           "--grid", str(GRID), "--split", "tune"])
+    assert code == 0, err
+    conf = tomllib.loads(CONFIG.read_text(encoding="utf-8"))
+    base = {"strategy": "auto", **conf["chunking"], **{k: conf["eval"][k] for k in ("mode", "expand")}}
+    ((chunk, runs),), _ = expand_grid({}, base)
+    from chunkwise.evaluate.runner import RunConfig
+
+    assert data["chosen"] == RunConfig(chunk, *runs[0]).name
+    assert data["questions"]["split"] == "tune"
+    comp = data["comparisons"]
+    assert comp["reference"] == data["chosen"] and len(comp["rows"]) == 4 * (len(data["configs"]) - 1)

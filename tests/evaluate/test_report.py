@@ -2,6 +2,7 @@
 the page (selectolax) against the data it was rendered from."""
 import hashlib
 import math
+import random
 import re
 from base64 import b64encode
 
@@ -15,6 +16,7 @@ from chunkwise.evaluate.report import render_report, write_report
 from chunkwise.evaluate.report_format import DASH, METRICS, fmt_metric
 from chunkwise.evaluate.report_plots import nice_ticks
 from chunkwise.evaluate.report_viewer import render_document
+from chunkwise.evaluate.stats import paired
 from chunkwise.extract.audit import AuditRow, audit_failure
 
 HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2;alert(1)">'
@@ -114,10 +116,22 @@ def sample_data(size: int = 180, overlap: int = 20) -> dict:
               "cid_artifacts": 412, "language": "en", "needs_ocr": False, "warnings": ["412 '(cid:' glyph artifacts"]}]
     best = {"recall@5": configs[7]["name"], "straddle_rate": configs[3]["name"], "index_inflation": configs[0]["name"],
             "latency_ms_p50": configs[0]["name"]}
+    chosen = configs[7]
+    chosen["se"] = {"recall@1": 0.061, "recall@5": 0.044, "token_iou": 0.002, "context_tokens": 4.1}
+    rng = random.Random(0)
+    ref = [float(rng.random() < 0.8) for _ in range(40)]
+    rows = []
+    for c in (configs[0], configs[-1]):  # a plain name and the hostile one
+        other = [x if rng.random() < 0.8 else 1 - x for x in ref]
+        rows.append(paired("hit@5", chosen["name"], ref, c["name"], other).to_dict())
+        rows.append(paired("tokens", chosen["name"], [900.0] * 40, c["name"], [900.0 + 40 * x for x in other]).to_dict())
+    comparisons = {"reference": chosen["name"], "metrics": ["hit@5", "tokens"], "resamples": 2000, "seed": 0,
+                   "level": 0.95, "rows": rows}
     return {"title": f"chunkwise eval {HOSTILE}", "generated_at": "2025-01-01T00:00:00Z",
             "command": "chunkwise eval --golden golden.jsonl --docs docs/ --out report.html", "audit": audit,
             "configs": configs, "best": best, "pareto": [configs[0]["name"], configs[7]["name"], configs[3]["name"]],
-            "viewer": {"config": configs[5]["name"], "documents": docs, "questions": questions}}
+            "chosen": chosen["name"], "comparisons": comparisons, "embedder": "hashing-384@1", "split": "test",
+            "questions": 40, "viewer": {"config": configs[5]["name"], "documents": docs, "questions": questions}}
 
 
 @pytest.fixture(scope="module")
@@ -160,8 +174,27 @@ def test_self_contained(page):
 
 def test_sections_in_reading_order(page):
     ids = [s.attributes["id"] for s in page.css("main > section")]
-    assert ids == ["audit", "configs", "plots", "viewer"]
+    assert ids == ["audit", "configs", "comparisons", "plots", "viewer"]
     assert "extraction" in page.css_first("#audit h2").text()
+
+
+def test_comparisons_table_shows_every_paired_row_with_its_interval(data, page):
+    comp = data["comparisons"]
+    intro = page.css_first("#comparisons p").text()
+    assert data["chosen"] in intro and "hashing-384@1" in intro and "40 test question(s)" in intro
+    chosen = next(c for c in data["configs"] if c["name"] == data["chosen"])
+    assert f"recall@5 {chosen['metrics']['recall@5']:.3f} \u00b1 0.044" in intro
+    rows = page.css("table.comparisons tbody tr")
+    assert len(rows) == len(comp["rows"])
+    for tr, r in zip(rows, comp["rows"]):
+        assert tr.attributes["data-config"] == r["b"] and tr.attributes["data-metric"] == r["metric"]
+        cells = [td.text() for td in tr.css("td")]
+        assert cells[0] == r["metric"]
+        lo, hi = (float(v.replace(",", "")) for v in cells[5].strip("[]").split(", "))
+        assert lo == pytest.approx(r["ci_low"], abs=0.06) and hi == pytest.approx(r["ci_high"], abs=0.06)
+        assert float(cells[3].replace(",", "")) == pytest.approx(r["diff"], abs=0.06)
+        assert ("sig" in tr.css("td")[5].attributes["class"].split()) == r["significant"]
+    assert any(r["significant"] for r in comp["rows"]) and not all(r["significant"] for r in comp["rows"])
 
 
 def test_config_table_marks_best_and_pareto(data, page):

@@ -83,3 +83,101 @@ def test_cli_gate_and_report(corpus, tmp_path, capsys):
                              "--min-recall", "0.9", "--json"]) == 1
     data = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert data["gate"]["failing"] == [data["configs"][0]["name"]]
+
+
+def test_json_has_per_question_results_that_add_up_to_the_metrics(corpus, capsys):
+    root, golden = corpus
+    args = ["eval", "--golden", str(golden), "--docs", str(root), "--unit", "words", "--mode", "bm25",
+            "--budget", "400", "--json"]
+    assert main(args + ["--strategy", "fixed", "--size", "8"]) == 0
+    cut = json.loads(capsys.readouterr().out)
+    assert main(args + ["--strategy", "sentences", "--size", "64"]) == 0
+    whole = json.loads(capsys.readouterr().out)
+    texts = {f"p{i}.md": (root / f"p{i}.md").read_text(encoding="utf-8") for i in range(len(FACTS))}
+    for data in (cut, whole):
+        (row,) = data["configs"]
+        qs, mt = row["questions"], row["metrics"]
+        assert [q["qid"] for q in qs] == [f"q{i}" for i in range(len(FACTS))]
+        assert sum(q["tokens"] for q in qs) / len(qs) == pytest.approx(mt["context_tokens"])
+        assert sum(q["rank"] is not None and q["rank"] <= 5 for q in qs) / len(qs) == pytest.approx(mt["recall@5"])
+        assert sum(q["straddled"] for q in qs) / len(qs) == pytest.approx(1 - mt["fits"])
+        assert sum(q["iou"] for q in qs) / len(qs) == pytest.approx(mt["token_iou"])
+        for q, (_, fact) in zip(qs, FACTS):
+            assert set(q) >= {"rank", "passages", "straddled", "tokens", "split", "answered", "iou", "half_answer"}
+            assert "retrieved" not in q  # passage texts stay in the report, not in the JSON
+            assert (q["rank"] is None) == (q["passages"] == [])
+            for p in q["passages"]:  # every passage listed holds the whole answer
+                assert fact in texts[p["doc"]][p["start"]:p["end"]] and p["chunk_ids"]
+            assert q["rank"] in (None, min((p["rank"] for p in q["passages"]), default=None))
+    assert all(q["straddled"] and q["rank"] is None for q in cut["configs"][0]["questions"])  # 8 words cut every fact
+    assert not any(q["straddled"] for q in whole["configs"][0]["questions"])
+
+
+def test_paired_comparisons_and_standard_errors_are_reproducible(corpus):
+    root, golden = corpus
+    configs = [(ChunkConfig(strategy="fixed", size=8, unit="words"), [("bm25", "none")]),
+               (ChunkConfig(strategy="sentences", size=64, unit="words"), [("bm25", "none")])]
+    first = run_eval(golden, root, configs, Settings(k=10, budget=400)).to_dict()
+    again = run_eval(golden, root, configs, Settings(k=10, budget=400)).to_dict()
+    assert first["comparisons"] == again["comparisons"]  # seeded: the same intervals every run
+    cut, whole = first["configs"]
+    assert first["chosen"] == whole["name"]
+    comp = first["comparisons"]
+    assert comp["reference"] == whole["name"] and comp["metrics"] == ["hit@1", "hit@5", "iou", "tokens"]
+    by_metric = {r["metric"]: r for r in comp["rows"]}
+    assert set(by_metric) == set(comp["metrics"]) and all(r["b"] == cut["name"] for r in comp["rows"])
+    hit5 = by_metric["hit@5"]
+    assert hit5["diff"] == pytest.approx(cut["metrics"]["recall@5"] - whole["metrics"]["recall@5"]) == -1.0
+    assert hit5["worse"] == len(FACTS) and hit5["se"] == 0.0 and hit5["significant"]
+    assert by_metric["iou"]["diff"] == pytest.approx(cut["metrics"]["token_iou"] - whole["metrics"]["token_iou"])
+    assert whole["se"]["recall@5"] == 0.0 and whole["se"]["context_tokens"] >= 0
+    other = run_eval(golden, root, configs, Settings(k=10, budget=400, seed=1)).to_dict()["comparisons"]
+    assert other["seed"] == 1  # the seed is recorded with the intervals it made (test_stats checks it matters)
+
+
+def test_split_selects_half_the_questions_by_id(corpus, tmp_path):
+    from chunkwise.evaluate.golden import load_golden, select_split, split_of
+
+    root, golden = corpus
+    lines = [json.dumps({"id": f"extra-{i}", "question": f"What does the {t} policy say?", "doc": f"p{i}.md",
+                         "answer": fact}) for i, (t, fact) in enumerate(FACTS)]
+    big = tmp_path / "big.jsonl"
+    big.write_text(golden.read_text(encoding="utf-8") + "\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    qs = load_golden(big, root)
+    tune, test = select_split(qs, "tune"), select_split(qs, "test")
+    assert sorted(q.id for q in tune + test) == sorted(q.id for q in qs) and not {q.id for q in tune} & {q.id for q in test}
+    assert tune and test
+    assert [split_of(q.id) for q in tune] == ["tune"] * len(tune)
+    assert split_of("q0") == split_of("q0")  # no salted hash(): the same on every run
+    assert select_split(list(reversed(qs)), "tune") == list(reversed(tune))  # order and neighbours do not matter
+    ev = run_eval(big, root, [(ChunkConfig(strategy="sentences", size=64, unit="words"), [("bm25", "none")])],
+                  Settings(k=5, budget=400, split="test"))
+    assert [q.id for q in ev.questions] == [q.id for q in test]
+    assert [a["split"] for a in ev.results[0].answers] == ["test"] * len(test)
+    with pytest.raises(ConfigError, match="--split 'dev'"):
+        select_split(qs, "dev")
+
+
+def test_eval_says_which_embedder_and_refuses_vectors_it_cannot_make(corpus, capsys):
+    root, golden = corpus
+    args = ["eval", "--golden", str(golden), "--docs", str(root), "--strategy", "sentences", "--size", "64",
+            "--unit", "words"]
+    assert main(args + ["--mode", "hybrid", "--embedder", "none"]) == 2
+    err = capsys.readouterr().err
+    assert "--embedder none stores no vectors" in err and "Traceback" not in err
+    assert main(args + ["--mode", "bm25", "--embedder", "none", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["embedder"] == "none"
+    assert main(args + ["--mode", "dense"]) == 0
+    out = capsys.readouterr().out
+    assert "embedder: hashing-384@1" in out
+
+
+def test_eval_with_the_real_minilm_embeds_stored_and_query_vectors_with_it(corpus, capsys):
+    pytest.importorskip("sentence_transformers")
+    root, golden = corpus
+    args = ["eval", "--golden", str(golden), "--docs", str(root), "--strategy", "sentences", "--size", "64",
+            "--unit", "words", "--mode", "dense", "--embedder", "minilm", "--json"]
+    assert main(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["embedder"].startswith("all-MiniLM-L6-v2@") and data["settings"]["embedder"] == "minilm"
+    assert data["configs"][0]["metrics"]["recall@5"] == 1.0  # MiniLM finds each policy fact densely

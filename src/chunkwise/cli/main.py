@@ -259,10 +259,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         k=args.k or evaluation.get("k", 10), budget=args.budget if args.budget is not None else evaluation.get("budget", 1500),
         embedder=args.embedder or conf.ingest.get("embedder", "hashing"),
         generator_tokenizer=args.generator_tokenizer, gate_k=args.gate_k,
-        overfetch=args.overfetch or evaluation.get("overfetch", 3))
+        overfetch=args.overfetch or evaluation.get("overfetch", 3), split=args.split)
     if not args.json:
         print(f"evaluating {len(configs)} chunk config(s) x {len(configs[0][1])} retrieval run(s) "
-              f"on {args.golden} (budget {settings.budget} tokens, k {settings.k}, embedder {settings.embedder})",
+              f"on {args.golden}, {settings.split} questions (budget {settings.budget} tokens, k {settings.k})",
               file=sys.stderr)
     ev = api.run_eval(args.golden, args.docs, configs, settings, skipped=skipped,
                   progress=None if args.json else (lambda c: print(f"  {c.strategy} size {c.size} overlap {c.overlap} "
@@ -284,6 +284,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         for name in ("recall@5", "token_iou", "index_bytes"):
             if name in data["best"]:
                 print(f"best {name}: {data['best'][name]}")
+        _print_choice(data, settings.gate_k)
         for note in skipped:
             print(f"skipped: {safe(note)}", file=sys.stderr)
         if args.out:
@@ -292,6 +293,29 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(f"chunkwise: recall@{args.gate_k} below {args.min_recall} for: {', '.join(failing)}", file=sys.stderr)
         return 1
     return 0
+
+
+def _print_choice(data: dict, gate_k: int) -> None:
+    """The embedder used, the chosen config with standard errors, and the paired comparisons."""
+    n = data["questions"]["count"]
+    print(f"embedder: {data['embedder']} (made every stored and query vector)")
+    chosen = next(r for r in data["configs"] if r["name"] == data["chosen"])
+    m, se = chosen["metrics"], chosen["se"]
+    print(f"chosen on {n} {data['questions']['split']} question(s): {chosen['name']}  "
+          f"R@1 {m['recall@1']:.3f} \u00b1 {se['recall@1']:.3f}  R@{gate_k} {m[f'recall@{gate_k}']:.3f} \u00b1 "
+          f"{se[f'recall@{gate_k}']:.3f}  IoU {m['token_iou']:.3f} \u00b1 {se['token_iou']:.3f}  "
+          f"ctx tok {m['context_tokens']:.0f} \u00b1 {se['context_tokens']:.0f}")
+    comp = data["comparisons"]
+    if comp["rows"]:
+        print(f"paired vs the chosen config (other - chosen on the same questions, \u00b1 SE; * = the "
+              f"{comp['level']:.0%} bootstrap interval excludes 0; intervals in --json and the report):")
+        by_config: dict[str, dict[str, str]] = {}
+        for r in comp["rows"]:
+            spec = ".1f" if r["metric"] == "tokens" else ".3f"
+            by_config.setdefault(r["b"], {})[r["metric"]] = (f"{r['diff']:+{spec}} \u00b1 {r['se']:{spec}}"
+                                                             + ("*" if r["significant"] else ""))
+        rows = [[name] + [cells.get(metric, "") for metric in comp["metrics"]] for name, cells in by_config.items()]
+        print(table(["config"] + comp["metrics"], rows, right=tuple(range(1, len(comp["metrics"]) + 1))))
 
 
 def _fmt(v) -> str:
@@ -389,13 +413,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--header", choices=HEADERS, default=None)
     p.add_argument("--mode", choices=("bm25", "dense", "hybrid"), default=None, help="retrieval (default hybrid)")
     p.add_argument("--expand", choices=("none", "neighbours", "parent"), default=None)
-    p.add_argument("--embedder", default=None, help="hashing (default), minilm, ...")
+    p.add_argument("--embedder", default=None,
+                   help="embedder for the stored and the query vectors: hashing (default), minilm, minilm-onnx, none")
     p.add_argument("--k", type=int, default=None, help="passages per question (default 10)")
     p.add_argument("--budget", type=int, default=None, help="context tokens per question, same for every config (1500)")
     p.add_argument("--generator-tokenizer", default=None, help="tokenizer the budget counts in")
     p.add_argument("--overfetch", type=int, default=None, help="fetch k x this many hits before merging (default 3)")
     p.add_argument("--min-recall", type=float, default=None, help="exit 1 when a config's recall@gate-k is below this")
     p.add_argument("--gate-k", type=int, default=5, help="k of the recall the gate checks (default 5)")
+    p.add_argument("--split", choices=("all", "tune", "test"), default="all",
+                   help="golden questions to use: a hash of each id puts half in tune, half in test; choose a "
+                        "config on tune, gate it on test (default all)")
     p.add_argument("--out", help="write a self-contained HTML report here")
     p.add_argument("--json", action="store_true", help="one JSON document")
     p.set_defaults(func=cmd_eval)

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import Sequence
 
 from chunkwise.errors import ConfigError, DependencyError
+from chunkwise.evaluate.metrics import holds, touches
 
 # --- the seed's published figures (seed 001, blocks 4, 5 and 8) ---------------------------------------
 # O -> (inflation, straddle formula, straddle measured, recall@5, recall@5 | fits); 5 corpora x 800 questions
@@ -193,11 +194,12 @@ def search_all(items: Sequence, queries: Sequence[str], k: int, mode: str = "bm2
 
 
 def _holds(hit_or_chunk, doc_id: str, span: tuple[int, int]) -> bool:
-    return hit_or_chunk.doc_id == doc_id and hit_or_chunk.start_char <= span[0] and span[1] <= hit_or_chunk.end_char
+    """metrics.holds on a Hit/Item/Passage (the one definition of a passage holding an answer)."""
+    return holds((hit_or_chunk.doc_id, hit_or_chunk.start_char, hit_or_chunk.end_char), (doc_id, *span))
 
 
 def _touches(hit, doc_id: str, span: tuple[int, int]) -> bool:
-    return hit.doc_id == doc_id and hit.start_char < span[1] and span[0] < hit.end_char
+    return touches((hit.doc_id, hit.start_char, hit.end_char), (doc_id, *span))
 
 
 def _fixed_items(corpus: FactCorpus, size: int, overlap: int) -> list:

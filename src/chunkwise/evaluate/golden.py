@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable, Mapping, Sequence
 
+from chunkwise import ids
 from chunkwise.errors import ConfigError
 from chunkwise.evaluate.locate import SourceText, as_source, locate, matches_span
 from chunkwise.evaluate.locate import _short
@@ -54,6 +55,30 @@ class GoldenQuestion:
     question: str
     spans: tuple[Span, ...]
     answer: str = ""
+
+
+SPLITS = ("tune", "test")
+_SPLIT_SALT = "chunkwise-golden-split-v1"
+
+
+def split_of(qid: str) -> str:
+    """``"tune"`` or ``"test"``: half the ids each, by a hash of the id alone, so a question keeps its
+    side when others are added or reordered, and the split cannot be steered by what a config scores."""
+    return SPLITS[0] if ids.unit_interval(_SPLIT_SALT, qid) < 0.5 else SPLITS[1]
+
+
+def select_split(questions: Sequence[GoldenQuestion], split: str) -> list[GoldenQuestion]:
+    """The questions of one split (``"all"`` keeps every one). Choose a config on ``tune``, gate it on
+    ``test``: a config picked on the questions it is gated on is graded on its own homework."""
+    if split == "all":
+        return list(questions)
+    if split not in SPLITS:
+        raise ConfigError(f"--split {split!r}: use tune, test or all")
+    out = [q for q in questions if split_of(q.id) == split]
+    if not out:
+        raise ConfigError(f"the golden set has no {split} questions ({len(questions)} in all); "
+                          "add questions, or use --split all")
+    return out
 
 
 _SPAN_KEYS = {"doc", "start_char", "end_char", "answer", "text"}

@@ -87,10 +87,19 @@ def answered_rank(spans: Sequence[Range], passages: Sequence[Range]) -> int | No
     return None
 
 
+def hit(rank: int | None, k: int) -> bool:
+    """An answer completed at ``rank`` (``answered_rank``; None: never) counts for recall@``k``."""
+    return rank is not None and rank <= k
+
+
+def reciprocal_rank(rank: int | None) -> float:
+    """1/rank, 0 for an unanswered question: the per-question term of MRR."""
+    return 1 / rank if rank else 0.0
+
+
 def intact_in_top_k(spans: Sequence[Range], passages: Sequence[Range], k: int) -> bool:
     """Every answer span is held whole by some passage among the first ``k``."""
-    r = answered_rank(spans, passages[:k])
-    return r is not None
+    return hit(answered_rank(spans, passages), k)
 
 
 def recall_at_k(results: Results, k: int) -> float:
@@ -102,7 +111,7 @@ def recall_at_k(results: Results, k: int) -> float:
 def mrr(results: Results) -> float:
     """Mean reciprocal of ``answered_rank`` (0 for unanswered questions)."""
     ranks = [answered_rank(s, p) for s, p in results]
-    return sum(1 / r for r in ranks if r) / len(ranks) if ranks else 0.0
+    return sum(map(reciprocal_rank, ranks)) / len(ranks) if ranks else 0.0
 
 
 def half_answer(spans: Sequence[Range], passages: Sequence[Range]) -> bool:
@@ -318,8 +327,8 @@ def summarise(scores: Sequence[QuestionScores], ks: Sequence[int] = (1, 3, 5, 10
     n = len(scores)
     if not n:
         return {}
-    out = {f"recall@{k}": sum(1 for s in scores if s.rank is not None and s.rank <= k) / n for k in ks}
-    out["mrr"] = sum(1 / s.rank for s in scores if s.rank) / n
+    out = {f"recall@{k}": sum(hit(s.rank, k) for s in scores) / n for k in ks}
+    out["mrr"] = sum(reciprocal_rank(s.rank) for s in scores) / n
     out["half_answer_rate"] = sum(s.half_answer for s in scores) / n
     out["overlap_recall"] = sum(s.overlap.recall for s in scores) / n
     out["overlap_precision"] = sum(s.overlap.precision for s in scores) / n

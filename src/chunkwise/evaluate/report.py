@@ -78,6 +78,42 @@ def _configs(configs: list[dict], best: dict[str, str], pareto: set[str]) -> str
 
 
 
+def _comparisons(data: dict) -> str:
+    """The chosen config with standard errors, then every other config against it question by question."""
+    comp, configs = data.get("comparisons") or {}, {c["name"]: c for c in data.get("configs", [])}
+    chosen = configs.get(data.get("chosen") or comp.get("reference"))
+    if chosen is None:
+        return '<p class="note">No config was chosen in this run.</p>'
+    se = chosen.get("se", {})
+    cells = " \u00b7 ".join(f"{_e(name)} {fmt_metric(name, chosen['metrics'].get(name))} \u00b1 "
+                              f"{fmt_metric(name, value)}" for name, value in se.items())
+    head = (f'<p>Chosen: <b>{_e(chosen["name"])}</b> (highest recall@k, then recall@1, IoU, fewer tokens) on '
+            f'{_e(data.get("questions", "?"))} {_e(data.get("split", "all"))} question(s), embedder '
+            f'<code>{_e(data.get("embedder") or DASH)}</code>: {cells} (mean \u00b1 standard error).</p>')
+    rows = comp.get("rows") or []
+    if not rows:
+        return head + '<p class="note">One config only: nothing to compare.</p>'
+    level = _num(comp.get("level")) or 0.95
+    cols = ("config", "metric", "chosen", "this config", "difference", "SE", f"{level:.0%} interval",
+            "better / worse")
+    body = []
+    for r in rows:
+        sig = bool(r.get("significant"))
+        values = [fmt_metric(r["metric"], r.get(k)) for k in ("mean_a", "mean_b", "diff", "se")]
+        interval = f'[{fmt_metric(r["metric"], r.get("ci_low"))}, {fmt_metric(r["metric"], r.get("ci_high"))}]'
+        cells = [f'<th scope="row">{_e(r.get("b", "?"))}</th>', f"<td>{_e(r.get('metric', '?'))}</td>"]
+        cells += [f'<td class="num">{v}</td>' for v in values]
+        cells += [f'<td class="num{" sig" if sig else ""}">{interval}</td>',
+                  f'<td class="num">+{_e(r.get("better", 0))} / \u2212{_e(r.get("worse", 0))}</td>']
+        body.append(f'<tr data-config="{_e(r.get("b", ""))}" data-metric="{_e(r.get("metric", ""))}">'
+                    + "".join(cells) + "</tr>")
+    return (head + f'<p class="note">Each row: this config minus the chosen one on the same questions; '
+            f'highlighted = the interval excludes 0 (percentile bootstrap over questions, '
+            f'{_e(comp.get("resamples", "?"))} resamples, seed {_e(comp.get("seed", "?"))}).</p>'
+            f'<div class="scroll"><table class="comparisons"><thead><tr>'
+            + "".join(f"<th>{_e(c)}</th>" for c in cols) + f'</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
+
+
 # ------------------------------------------------------------------------------- page
 CSS = """
 body{font:14px/1.45 system-ui,"DejaVu Sans",sans-serif;color:#1d2330;margin:0;background:#f6f7f9}
@@ -90,7 +126,7 @@ th,td{padding:4px 8px;border-bottom:1px solid #e6e9ef;text-align:left}
 thead th{background:#eef1f6;position:sticky;top:0} .num{text-align:right;font-variant-numeric:tabular-nums}
 table.configs tbody th{position:sticky;left:0;background:#fff;max-width:230px;overflow:hidden;text-overflow:ellipsis}
 tr.pareto th{color:#7a4b00}
-td.best,.best-key{background:#c9f0d2;font-weight:700;box-shadow:inset 0 0 0 1px #2e8b57} .star{color:#d08700}
+td.best,.best-key,td.sig{background:#c9f0d2;font-weight:700;box-shadow:inset 0 0 0 1px #2e8b57} .star{color:#d08700}
 .st{display:inline-block;padding:0 6px;border-radius:8px;font-size:11.5px;font-weight:600;background:#e6e9ef}
 .st.ok{background:#d4f3dc;color:#145a2c} .st.warning,.st.skipped{background:#fff0c2;color:#6b4e00}
 .st.error{background:#ffd6d6;color:#8a1010} tr.error td{background:#fff4f4} tr.warning td{background:#fffbea}
@@ -157,6 +193,7 @@ def render_report(data: dict) -> str:
     plots = "".join(f(configs, pareto) for f in (plot_recall_inflation, plot_straddle_overlap, plot_context_recall))
     sections = [("audit", "Tier 1 \u00b7 extraction audit", _audit(list(data.get("audit", [])))),
                 ("configs", "Tier 2 \u00b7 configurations", _configs(configs, best, pareto)),
+                ("comparisons", "Paired comparisons", _comparisons(data)),
                 ("plots", "Plots", f'<div class="plots">{plots}</div><p class="note">Ringed points are on the '
                                    f'Pareto front; hover a point for its config and values.</p>'),
                 ("viewer", "Chunk boundaries", viewer_section(data.get("viewer")))]

@@ -43,7 +43,7 @@ def fmt_metric(name: str, value: object) -> str:
             v /= 1024
     if name in INTS:
         return f"{v:,.0f}"
-    if name in ("mean_chunk_size", "context_tokens", "latency_ms_p50"):
+    if name in ("mean_chunk_size", "context_tokens", "tokens", "latency_ms_p50"):
         return f"{v:,.1f}"
     return f"{v:.3f}"
 

@@ -30,6 +30,8 @@ class Settings:
     generator_tokenizer: str | None = None
     overfetch: int = 3
     gate_k: int = 5
+    split: str = "all"  # which golden questions: tune, test or all (golden.split_of)
+    seed: int = 0  # of the bootstrap intervals
 
 
 @dataclass(frozen=True)
@@ -60,11 +62,20 @@ class ConfigResult:
     answers: list[dict]  # per question: retrieved passages and whether it was answered
     notes: list[str] = field(default_factory=list)
 
-    def row(self) -> dict:
+    def row(self, gate_k: int = 5) -> dict:
         c = self.config.chunk
         return {"name": self.config.name, "strategy": c.strategy, "size": c.size, "unit": c.unit,
                 "overlap": c.overlap, "header": c.header, "mode": self.config.mode, "expand": self.config.expand,
-                "metrics": self.metrics, "notes": self.notes}
+                "metrics": self.metrics, "se": self.standard_errors(gate_k), "notes": self.notes,
+                "questions": [{k: v for k, v in a.items() if k != "retrieved"} for a in self.answers]}
+
+    def standard_errors(self, gate_k: int = 5) -> dict:
+        """Standard errors over questions of the headline means (their names as in ``metrics``)."""
+        from chunkwise.evaluate.stats import standard_error
+
+        keys = {"recall@1": "hit@1", f"recall@{gate_k}": f"hit@{gate_k}", "mrr": "rr", "token_iou": "iou",
+                "context_tokens": "tokens"}
+        return {name: standard_error(per_question(self.answers, metric)) for name, metric in keys.items()}
 
 
 def _stored_chunks(db) -> list[tuple[str, int, int, str, str, int]]:
@@ -80,14 +91,16 @@ def _stored_chunks(db) -> list[tuple[str, int, int, str, str, int]]:
 
 def evaluate_chunking(chunk: ChunkConfig, runs: Sequence[tuple[str, str]], docs: str | Path,
                       questions: Sequence[GoldenQuestion], texts: dict[str, str], settings: Settings,
-                      workdir: str | Path) -> list[ConfigResult]:
-    """Ingest ``docs`` once with ``chunk``, then ask every question once per (mode, expand) in ``runs``."""
-    from chunkwise.embed import make_embedder
+                      workdir: str | Path, embedder=None) -> list[ConfigResult]:
+    """Ingest ``docs`` once with ``chunk``, then ask every question once per (mode, expand) in ``runs``.
+    ``embedder`` (default: ``make_embedder(settings.embedder)``) makes the stored vectors and the query
+    vectors alike, so dense and hybrid runs score the real model, loaded once for every config."""
     from chunkwise.pipeline.ingest import ingest
     from chunkwise.retrieve import Retriever
 
     db = Path(workdir) / f"{chunk.fingerprint()}.db"
-    embedder = make_embedder(settings.embedder)
+    if embedder is None:
+        embedder = make_eval_embedder(settings.embedder)
     stats = ingest([docs], db, chunk, embedder=embedder, acl=(EVAL_GROUP,))
     notes = [f"ingest error: {e['path']}: {e['error']}" for e in stats.errors]
     stored = _stored_chunks(db)
@@ -106,7 +119,7 @@ def evaluate_chunking(chunk: ChunkConfig, runs: Sequence[tuple[str, str]], docs:
         "index_bytes": m.store_bytes(db),
     }
     out = []
-    with Retriever(db, generator_tokenizer=settings.generator_tokenizer) as r:
+    with Retriever(db, embedder=embedder, generator_tokenizer=settings.generator_tokenizer) as r:
         # Evaluation scores chunking, not permissions: ask as a reader holding every tag in the store
         # (front matter ``acl`` replaces the eval tag on some documents).
         groups = sorted(r.store.access_tags()) or [EVAL_GROUP]
@@ -118,14 +131,10 @@ def evaluate_chunking(chunk: ChunkConfig, runs: Sequence[tuple[str, str]], docs:
                                budget=settings.budget, overfetch=settings.overfetch)
                 seconds.append(time.perf_counter() - t0)
                 passages = [(p.source_uri or p.doc_id, p.start_char, p.end_char, p.text) for p in res.passages]
-                results.append(m.score_question(q.spans, passages))
+                scores = m.score_question(q.spans, passages)
+                results.append(scores)
                 tokens.append(res.context_tokens)
-                rank = m.answered_rank(q.spans, passages)
-                answers.append({"qid": q.id, "question": q.question, "doc": q.spans[0].doc if q.spans else "",
-                                "answered": rank is not None and rank <= settings.gate_k, "rank": rank,
-                                "retrieved": [{"rank": i, "doc": p[0], "start": p[1], "end": p[2], "text": p[3],
-                                               "holds_span": any(m.holds(p, s) for s in q.spans)}
-                                              for i, p in enumerate(passages, 1)]})
+                answers.append(_question_result(q, scores, passages, res, ranges, settings))
             summary = m.summarise(results)
             metrics = {
                 **{f"recall@{k}": summary[f"recall@{k}"] for k in (1, 3, 5, 10)},
@@ -138,6 +147,47 @@ def evaluate_chunking(chunk: ChunkConfig, runs: Sequence[tuple[str, str]], docs:
             out.append(ConfigResult(RunConfig(chunk, mode, expand), metrics,
                                     [(d, s, e, c[4]) for (d, s, e), c in zip(ranges, stored)], answers, list(notes)))
     return out
+
+
+def make_eval_embedder(name: str):
+    """The embedder an evaluation ingests and queries with (``none``: no vectors, bm25 runs only)."""
+    from chunkwise.embed import make_embedder
+
+    return make_embedder(name)
+
+
+def _question_result(q: GoldenQuestion, scores: m.QuestionScores, passages: list, res, ranges,
+                     settings: Settings) -> dict:
+    """One question's outcome: the rank that completes its answer, the passages that hold it, whether
+    a chunk boundary cut it (no retriever could return it whole), the context tokens it cost."""
+    from chunkwise.evaluate.golden import split_of
+
+    rank = scores.rank
+    holding = [i for i, p in enumerate(passages) if any(m.holds(p, s) for s in q.spans)]
+    return {"qid": q.id, "question": q.question, "doc": q.spans[0].doc if q.spans else "", "split": split_of(q.id),
+            "answered": m.hit(rank, settings.gate_k), "rank": rank,
+            "straddled": not m.fits(q.spans, ranges), "tokens": res.context_tokens,
+            "iou": scores.overlap.iou, "half_answer": scores.half_answer,
+            "passages": [{"rank": i + 1, "doc": passages[i][0], "start": passages[i][1], "end": passages[i][2],
+                          "chunk_ids": list(res.passages[i].chunk_ids)} for i in holding],
+            "retrieved": [{"rank": i, "doc": p[0], "start": p[1], "end": p[2], "text": p[3],
+                           "holds_span": i - 1 in holding} for i, p in enumerate(passages, 1)]}
+
+
+# per-question values the paired comparisons and standard errors are computed from
+def per_question(answers: Sequence[dict], metric: str) -> list[float]:
+    """``hit@K`` (answer complete within the top K), ``iou``, ``tokens`` or ``rr`` per question."""
+    if metric.startswith("hit@") and metric[4:].isdigit():
+        k = int(metric[4:])
+        return [float(m.hit(a["rank"], k)) for a in answers]
+    if metric == "rr":
+        return [m.reciprocal_rank(a["rank"]) for a in answers]
+    if metric in ("iou", "tokens"):
+        return [float(a[metric]) for a in answers]
+    raise ConfigError(f"unknown per-question metric {metric!r}: use hit@K, rr, iou or tokens")
+
+
+COMPARED = ("hit@1", "hit@{k}", "iou", "tokens")  # what the paired comparisons report
 
 
 # -- grids ---------------------------------------------------------------------------------------
@@ -226,14 +276,39 @@ class Evaluation:
     texts: dict[str, str]
     questions: list[GoldenQuestion]
     settings: Settings
+    embedder: str = ""  # the resolved name (model@version) of the embedder that made every vector
 
     def rows(self) -> list[dict]:
-        return [r.row() for r in self.results]
+        return [r.row(self.settings.gate_k) for r in self.results]
+
+    def chosen(self) -> ConfigResult:
+        """The config this evaluation picks: highest recall@gate_k, then recall@1, then token IoU, then
+        fewer context tokens and a smaller index (then the name, so ties break the same way)."""
+        k = self.settings.gate_k
+        by_name = sorted(self.results, key=lambda r: r.config.name)  # max keeps the first of equals
+        return max(by_name, key=lambda r: (r.metrics[f"recall@{k}"], r.metrics["recall@1"], r.metrics["token_iou"],
+                                           -r.metrics["context_tokens"], -r.metrics["index_bytes"]))
+
+    def comparisons(self) -> dict:
+        """Every other config against the chosen one, question by question (same questions): the
+        difference (other - chosen) of hit@1, hit@gate_k, IoU and context tokens, with its standard
+        error and a seeded bootstrap interval."""
+        from chunkwise.evaluate.stats import LEVEL, RESAMPLES, paired
+
+        ref = self.chosen()
+        metrics = [c.format(k=self.settings.gate_k) for c in COMPARED]
+        rows = [paired(metric, ref.config.name, per_question(ref.answers, metric), r.config.name,
+                       per_question(r.answers, metric), seed=self.settings.seed).to_dict()
+                for r in self.results if r is not ref for metric in metrics]
+        return {"reference": ref.config.name, "metrics": metrics, "resamples": RESAMPLES, "seed": self.settings.seed,
+                "level": LEVEL, "rows": rows}
 
     def to_dict(self) -> dict:
         rows = self.rows()
-        return {"settings": self.settings.__dict__, "configs": rows, "best": best_per_metric(rows),
-                "pareto": pareto_front(rows), "skipped": self.skipped}
+        return {"settings": self.settings.__dict__, "embedder": self.embedder,
+                "questions": {"split": self.settings.split, "count": len(self.questions)},
+                "configs": rows, "chosen": self.chosen().config.name, "best": best_per_metric(rows),
+                "pareto": pareto_front(rows), "comparisons": self.comparisons(), "skipped": self.skipped}
 
     def below(self, min_recall: float) -> list[str]:
         key = f"recall@{self.settings.gate_k}"
@@ -243,10 +318,11 @@ class Evaluation:
         from datetime import datetime, timezone
 
         data = self.to_dict()
-        shown = max(self.results, key=lambda r: (r.metrics["recall@5"], -r.metrics["index_bytes"]))
         return {"title": title, "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                 "command": command, "audit": self.audit, "configs": data["configs"], "best": data["best"],
-                "pareto": data["pareto"], "viewer": viewer(shown, self.texts, self.questions)}
+                "pareto": data["pareto"], "chosen": data["chosen"], "comparisons": data["comparisons"],
+                "embedder": self.embedder, "split": self.settings.split, "questions": len(self.questions),
+                "viewer": viewer(self.chosen(), self.texts, self.questions)}
 
 
 def viewer(result: ConfigResult, texts: dict[str, str], questions: Sequence[GoldenQuestion]) -> dict:
@@ -283,13 +359,19 @@ def audit_rows(docs: str | Path) -> list[dict]:
 def run_eval(golden: str | Path, docs: str | Path, configs: Sequence[tuple[ChunkConfig, list[tuple[str, str]]]],
              settings: Settings = Settings(), *, skipped: Sequence[str] = (), progress=None) -> Evaluation:
     """Evaluate every chunk config (each in its own temporary store) on the golden set."""
-    from chunkwise.evaluate.golden import load_golden_texts
+    from chunkwise.evaluate.golden import load_golden_texts, select_split
 
     questions, texts = load_golden_texts(golden, docs)
+    questions = select_split(questions, settings.split)
+    embedder = make_eval_embedder(settings.embedder)
+    if embedder is None and any(mode != "bm25" for _, runs in configs for mode, _ in runs):
+        raise ConfigError(f"--embedder {settings.embedder} stores no vectors, so dense and hybrid runs cannot be "
+                          "scored: use --mode bm25 or an embedder such as hashing or minilm")
     results: list[ConfigResult] = []
     with tempfile.TemporaryDirectory(prefix="chunkwise-eval-") as work:
         for chunk, runs in configs:
             if progress:
                 progress(chunk)
-            results.extend(evaluate_chunking(chunk, runs, docs, questions, texts, settings, work))
-    return Evaluation(results, list(skipped), audit_rows(docs), texts, questions, settings)
+            results.extend(evaluate_chunking(chunk, runs, docs, questions, texts, settings, work, embedder))
+    return Evaluation(results, list(skipped), audit_rows(docs), texts, questions, settings,
+                      embedder.name if embedder is not None else "none")
