@@ -207,23 +207,34 @@ class Bench:
         return [[chunks.ranges[j] for j in row] for row in top]
 
     def chunkwise_search(self, chunks: Chunks, mode: str, k: int = K, budget: int | None = None,
-                         expand: str = "none", overfetch: int = 3) -> list[list[tuple]]:
+                         expand: str = "none", overfetch: int = 3, passage_budget="default",
+                         refetch: bool = True) -> list[list[tuple]]:
         """chunkwise's search path in memory: rank ``k * overfetch`` chunks (bm25 / dense / hybrid
-        RRF), merge touching or overlapping hits into passages, keep ``k``, expand if asked, then
-        assemble the context under ``budget`` cl100k tokens (citations included, passages whole)."""
+        RRF; more when they make fewer than k passages), merge touching or overlapping hits into
+        passages bounded by ``passage_budget``, expand if asked, then assemble the context under
+        ``budget`` cl100k tokens (citations included; a passage that does not fit is cut around its
+        best chunk) — ``retrieve.assembly.assemble_ranked``, what ``Retriever.search`` runs.
+        ``refetch=False``: exactly ``k * overfetch`` hits, however few passages they make (the
+        "top-n chunks" rows compared with Chroma's published top-5 chunk rows)."""
+        from chunkwise.retrieve.assembly import assemble_ranked
         from chunkwise.retrieve.index import Item, MemoryIndex
-        from chunkwise.retrieve.merge import merge_hits
-        from chunkwise.retrieve.store import finish
+        from chunkwise.retrieve.passages import DEFAULT_PASSAGE_BUDGET
 
+        if passage_budget == "default":
+            passage_budget = DEFAULT_PASSAGE_BUDGET
         items = [Item(f"{i:06d}", d, i, s, e, t) for i, ((d, s, e), t) in enumerate(zip(chunks.ranges, chunks.texts))]
         vecs = self.cache.get(chunks.texts) if mode != "bm25" else None
         index = MemoryIndex(items, vecs, bm25=mode != "dense")
         source = _MemorySource(items)
         out = []
         for q, qv in zip(self.questions, self.qvecs if mode != "bm25" else [None] * len(self.questions)):
-            hits = index.search(q.question, ["all"], k=k * overfetch, mode=mode, query_vector=qv)
-            res = finish(q.question, mode, merge_hits(hits, k), source, ["all"], expand, budget, self.cl100k_len)
-            out.append([p.span for p in res.passages])
+            def fetch(n, q=q, qv=qv):
+                hits = index.search(q.question, ["all"], k=n, mode=mode, query_vector=qv)
+                return hits, len(hits) < n
+
+            ctx = assemble_ranked(fetch if refetch else (lambda n, f=fetch: (f(n)[0], True)), k=k, overfetch=overfetch, measure=self.cl100k_len, budget=budget,
+                                  passage_budget=passage_budget, expand=expand, source=source, groups=["all"])
+            out.append([p.span for p in ctx.passages])
         return out
 
     # --- scoring ----------------------------------------------------------------------------
@@ -270,17 +281,28 @@ def rows(b: Bench) -> dict[str, tuple[Callable[[], Chunks], Callable[[Chunks], l
                            ("recursive", 250)):
         out[f"chunkwise {strategy} {size} top-5 dense"] = (lambda st=strategy, s=size: b.chunkwise(st, s), dense)
     # chunkwise's search path: BM25 / MiniLM / hybrid (RRF) ranking, the top k hits merged where they
-    # overlap or touch (overfetch 1), optionally under a context budget (cl100k, citations included).
-    for (strategy, size, overlap), mode, k, overfetch, budget in (
-            (("recursive", 180, 60), "hybrid", 4, 1, None), (("recursive", 180, 60), "hybrid", 5, 1, None),
-            (("recursive", 200, 100), "hybrid", 4, 1, None), (("recursive", 150, 50), "hybrid", 5, 1, None),
-            (("recursive", 180, 60), "dense", 4, 1, None), (("recursive", 180, 60), "bm25", 4, 1, None),
-            (("recursive", 180, 0), "hybrid", 4, 1, None), (("recursive", 180, 60), "hybrid", 10, 3, 700),
-            (("recursive", 180, 60), "hybrid", 10, 1, 700)):
+    # overlap or touch (overfetch 1, exactly k hits: "top k"), optionally under a context budget
+    # (cl100k, citations included; budgeted rows run the whole search path: refetch to k passages,
+    # passages bounded by the passage budget, cut around their best chunk when they do not fit).
+    for (strategy, size, overlap), mode, k, overfetch, budget, pb in (
+            (("recursive", 180, 60), "hybrid", 4, 1, None, "default"),
+            (("recursive", 180, 60), "hybrid", 5, 1, None, "default"),
+            (("recursive", 200, 100), "hybrid", 4, 1, None, "default"),
+            (("recursive", 150, 50), "hybrid", 5, 1, None, "default"),
+            (("recursive", 180, 60), "dense", 4, 1, None, "default"),
+            (("recursive", 180, 60), "bm25", 4, 1, None, "default"),
+            (("recursive", 180, 0), "hybrid", 4, 1, None, "default"),
+            (("recursive", 180, 60), "hybrid", 10, 3, 700, "default"),
+            (("recursive", 180, 60), "hybrid", 10, 1, 700, "default"),
+            (("recursive", 180, 60), "hybrid", 10, 3, 700, None),
+            (("recursive", 180, 60), "hybrid", 10, 3, 700, 256),
+            (("recursive", 180, 60), "hybrid", 5, 3, 700, "default")):
         name = f"chunkwise {strategy} {size}/{overlap} {mode} k={k}" + (
-            f" overfetch={overfetch}" if overfetch != 1 else "") + (f" budget={budget}" if budget else "")
+            f" overfetch={overfetch}" if overfetch != 1 else "") + (f" budget={budget}" if budget else "") + (
+            f" passage_budget={pb}" if pb != "default" else "")
         out[name] = (lambda st=strategy, s=size, o=overlap: b.chunkwise(st, s, o),
-                     lambda c, m=mode, kk=k, of=overfetch, bu=budget: b.chunkwise_search(c, m, kk, bu, "none", of))
+                     lambda c, m=mode, kk=k, of=overfetch, bu=budget, p=pb: b.chunkwise_search(
+                         c, m, kk, bu, "none", of, p, refetch=bu is not None))
     return out
 
 

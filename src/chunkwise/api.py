@@ -26,6 +26,7 @@ from chunkwise.pipeline.write import IngestStats
 from chunkwise.planning import Plan, n_windows, plan, straddle_probability
 from chunkwise.quality import CheckReport
 from chunkwise.retrieve import Retriever, SearchResult
+from chunkwise.retrieve.passages import DEFAULT_PASSAGE_BUDGET
 from chunkwise.sandbox import Limits, default_workers
 from chunkwise.types import Chunk, Document, Page
 
@@ -94,7 +95,8 @@ def manifest(db) -> dict:
 def search(db, query: str, groups, **options: Any) -> SearchResult:
     """Search a store with the caller's access groups (filter before ranking); returns a
     ``SearchResult`` (passages with citations, the assembled context and its token count, and
-    whatever was found but not sent). Options: k, mode, expand, budget, overfetch, embedder,
+    whatever was found but not sent, and why). Options: k, mode, expand, budget, passage_budget
+    (tokens a merged passage may grow to around its best hit; None: unbounded), overfetch, embedder,
     bm25, generator_tokenizer. For many queries keep a ``Retriever`` open."""
     from chunkwise.retrieve import search as run
 
@@ -168,7 +170,7 @@ def text_doc_id(text: str) -> str:
 
 
 __all__ = [
-    "AccessTags", "BACKENDS", "DependencyError", "DEFAULT_CONFIG", "HEADERS", "STRATEGIES", "UNITS", "EvalSettings", "Evaluation",
+    "AccessTags", "BACKENDS", "DependencyError", "DEFAULT_CONFIG", "DEFAULT_PASSAGE_BUDGET", "HEADERS", "STRATEGIES", "UNITS", "EvalSettings", "Evaluation",
     "SEED_HEADERS", "SEED_MERGE",
     "SEED_OVERLAP", "SEED_OVERLAP_QUESTIONS", "expand_grid", "header_experiment", "load_acl_map", "load_grid",
     "merge_experiment", "overlap_sweep", "run_eval", "sampling_tolerance", "write_report",

@@ -4,7 +4,7 @@ line naming the key and what it should be, before any work starts.
 ```toml
 [chunking]            # ChunkConfig fields: strategy, size, overlap, unit, tokenizer, header, ...
 [ingest]              # embedder = "minilm", acl = ["staff"], acl_map = {"hr/**" = ["hr"]}, embed_mode = "plain"
-[eval]                # k, budget, mode, expand, overfetch
+[eval]                # k, budget, mode, expand, overfetch, passage_budget
 ```
 """
 from __future__ import annotations
@@ -19,7 +19,8 @@ from chunkwise.errors import ConfigError
 
 _TYPES = {"str": str, "int": int, "bool": bool, "float": (int, float), "None": type(None)}
 _INGEST = {"embedder": "str", "acl": "tags", "acl_map": "acl_map", "embed_mode": "str"}
-_EVAL = {"k": "int", "budget": "int", "mode": "str", "expand": "str", "overfetch": "int"}
+_EVAL = {"k": "int", "budget": "int", "mode": "str", "expand": "str", "overfetch": "int",
+         "passage_budget": "int"}
 
 
 @dataclass(frozen=True)

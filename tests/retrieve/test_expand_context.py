@@ -6,6 +6,7 @@ from conftest import sizer
 
 from chunkwise.errors import BudgetExceeded, ParentNotPermitted, StaleLink
 from chunkwise.retrieve.context import assemble
+from chunkwise.retrieve.passages import group_hits
 from chunkwise.retrieve.expand import expand_neighbours, expand_parent
 from chunkwise.retrieve.index import Item
 from chunkwise.retrieve.merge import merge_hits, stitch, to_passage
@@ -115,7 +116,7 @@ def test_two_children_of_one_parent_yield_one_copy():
     items = chunks()
     a, b = items[5], items[7]
     assert a.section_id == b.section_id
-    result = finish("q", "bm25", merge_hits([hit(a, 1), hit(b, 2)]), Source(items), ["staff"], "parent", None, words)
+    result = finish("q", "bm25", [hit(a, 1), hit(b, 2)], Source(items), ["staff"], "parent", None, words, k=5)
     assert len(result.passages) == 1
     assert {"c05", "c07"} <= set(result.passages[0].chunk_ids)
     assert result.context.count(a.text) == 1 and result.context.count(b.text) == 1
@@ -123,9 +124,9 @@ def test_two_children_of_one_parent_yield_one_copy():
 
 def test_over_budget_parent_falls_back_to_the_retrieved_chunk_and_says_so():
     items = chunks()
-    result = finish("q", "bm25", merge_hits([hit(items[6], 1)]), Source(items), ["staff"], "parent", 60, words)
+    result = finish("q", "bm25", [hit(items[6], 1)], Source(items), ["staff"], "parent", 60, words, k=5)
     assert [p.chunk_ids for p in result.passages] == [("c06",)]
-    assert [o.reason for o in result.omitted] == ["parent_over_budget"]
+    assert [(o.reason, o.passage) for o in result.omitted] == [("parent_over_budget", 1)]
 
 
 @settings(max_examples=60, deadline=None)
@@ -133,9 +134,9 @@ def test_over_budget_parent_falls_back_to_the_retrieved_chunk_and_says_so():
        expand=st.sampled_from(["none", "neighbours", "parent"]), tokenizer=st.sampled_from(["words", "cl100k_base"]))
 def test_context_never_exceeds_the_budget_and_never_truncates(budget, picks, expand, tokenizer):
     items = chunks()
-    passages = merge_hits([hit(items[i % len(items)], r) for r, i in enumerate(picks, start=1)])
+    hits = [hit(items[i % len(items)], r) for r, i in enumerate(picks, start=1)]
     measure = words if tokenizer == "words" else sizer("tokens", tokenizer).count
-    result = finish("q", "bm25", passages, Source(items), ["staff"], expand, budget, measure)
+    result = finish("q", "bm25", hits, Source(items), ["staff"], expand, budget, measure, k=len(hits))
     assert result.context_tokens <= budget
     assert measure(result.context) == result.context_tokens
     spans = [(p.start_char, p.end_char) for p in result.passages]
@@ -144,17 +145,17 @@ def test_context_never_exceeds_the_budget_and_never_truncates(budget, picks, exp
         assert p.text.strip() in result.context
     assert all(a2 <= b1 or b2 <= a1 for i, (a1, a2) in enumerate(spans) for (b1, b2) in spans[i + 1:])  # no span twice
     sent = {c for p in result.passages for c in p.chunk_ids}
-    missing = {c for p in passages for c in p.chunk_ids} - sent
+    missing = {h.chunk_id for h in hits} - sent
     reported = {c for o in result.omitted for c in o.chunk_ids}
     assert missing <= reported | sent  # what was found and not sent is reported
 
 
 def test_assemble_reports_what_does_not_fit():
     items = chunks()
-    ps = [to_passage(hit(items[i], r)) for r, i in enumerate([1, 2, 3], start=1)]
-    ctx = assemble([[p] for p in ps], 45, words)
+    plan = group_hits([hit(items[i], r) for r, i in enumerate([1, 3, 5], start=1)], None, words)
+    ctx = assemble(plan.groups, 45, words)
     assert len(ctx.passages) == 1 and ctx.tokens <= 45
-    assert [o.reason for o in ctx.omitted] == ["budget", "budget"]
+    assert [(o.reason, o.passage) for o in ctx.omitted] == [("budget", None), ("budget", None)]
 
 
 def test_consecutive_chunks_with_a_whitespace_gap_touch():

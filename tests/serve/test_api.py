@@ -17,14 +17,15 @@ SEARCHES = [
     {"query": "rollback deploy", "k": 2, "mode": "hybrid", "expand": "neighbours"},
     {"query": "pager rotation", "mode": "dense", "budget": 120},
     {"query": "freeze", "expand": "parent", "overfetch": 2},
+    {"query": "rollback deploy", "k": 4, "budget": 90, "passage_budget": 40},
 ]
 
 
 def cli_search(capsys, db, params: dict, groups: str) -> dict:
     argv = ["search", params["query"], "--db", str(db), "--groups", groups, "--json"]
-    for key in ("k", "mode", "expand", "budget", "overfetch"):
+    for key in ("k", "mode", "expand", "budget", "overfetch", "passage_budget"):
         if key in params:
-            argv += [f"--{key}", str(params[key])]
+            argv += [f"--{key.replace('_', '-')}", str(params[key])]
     capsys.readouterr()
     assert main(argv) == 0
     return json.loads(capsys.readouterr().out)

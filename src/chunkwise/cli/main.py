@@ -56,6 +56,15 @@ def _positive(kind):
     return parse
 
 
+def _passage_budget(text: str) -> int | None:
+    """``--passage-budget``: tokens, or ``none`` for passages that merge without bound."""
+    return None if text.strip().lower() == "none" else _positive(int)(text)
+
+
+_PASSAGE_HELP = ("tokens one merged passage may grow to around its best hit (default "
+                 f"{api.DEFAULT_PASSAGE_BUDGET}; 'none': unbounded)")
+
+
 def _config(args: argparse.Namespace) -> ChunkConfig:
     return ChunkConfig(
         strategy=args.strategy, size=args.size, overlap=args.overlap, unit=args.unit,
@@ -225,7 +234,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     options = {} if args.embedder is None else {"embedder": args.embedder}
     with api.Retriever(args.db, bm25=args.bm25, generator_tokenizer=args.generator_tokenizer, **options) as r:
         result = r.search(args.query, args.groups, k=args.k, mode=args.mode, expand=args.expand,
-                          budget=args.budget, overfetch=args.overfetch)
+                          budget=args.budget, overfetch=args.overfetch, passage_budget=args.passage_budget)
     if args.json:
         emit_json(result.to_dict())
         return 0
@@ -259,7 +268,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         k=args.k or evaluation.get("k", 10), budget=args.budget if args.budget is not None else evaluation.get("budget", 1500),
         embedder=args.embedder or conf.ingest.get("embedder", "hashing"),
         generator_tokenizer=args.generator_tokenizer, gate_k=args.gate_k,
-        overfetch=args.overfetch or evaluation.get("overfetch", 3), split=args.split)
+        overfetch=args.overfetch or evaluation.get("overfetch", 3), split=args.split,
+        passage_budget=getattr(args, "passage_budget", evaluation.get("passage_budget", api.DEFAULT_PASSAGE_BUDGET)))
     if not args.json:
         print(f"evaluating {len(configs)} chunk config(s) x {len(configs[0][1])} retrieval run(s) "
               f"on {args.golden}, {settings.split} questions (budget {settings.budget} tokens, k {settings.k})",
@@ -395,6 +405,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--generator-tokenizer", default=None,
                    help="tokenizer the budget counts in (default cl100k_base when tiktoken is installed, else minilm)")
     p.add_argument("--overfetch", type=int, default=3, help="fetch k x this many hits before merging (default 3)")
+    p.add_argument("--passage-budget", type=_passage_budget, default=api.DEFAULT_PASSAGE_BUDGET, help=_PASSAGE_HELP)
     p.add_argument("--bm25", default="fts5", choices=("fts5", "sparse"), help="BM25 engine (default fts5)")
     p.add_argument("--embedder", default=None, help="query embedder (default: the one the store was built with)")
     p.add_argument("--json", action="store_true", help="one JSON document")
@@ -419,6 +430,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=int, default=None, help="context tokens per question, same for every config (1500)")
     p.add_argument("--generator-tokenizer", default=None, help="tokenizer the budget counts in")
     p.add_argument("--overfetch", type=int, default=None, help="fetch k x this many hits before merging (default 3)")
+    p.add_argument("--passage-budget", type=_passage_budget, default=argparse.SUPPRESS, help=_PASSAGE_HELP)
     p.add_argument("--min-recall", type=float, default=None, help="exit 1 when a config's recall@gate-k is below this")
     p.add_argument("--gate-k", type=int, default=5, help="k of the recall the gate checks (default 5)")
     p.add_argument("--split", choices=("all", "tune", "test"), default="all",

@@ -18,6 +18,7 @@ from chunkwise.config import ChunkConfig
 from chunkwise.errors import ConfigError
 from chunkwise.evaluate import metrics as m
 from chunkwise.evaluate.golden import GoldenQuestion
+from chunkwise.retrieve.passages import DEFAULT_PASSAGE_BUDGET
 
 EVAL_GROUP = "eval"  # every document is ingested with this tag and every question asked with it
 
@@ -32,6 +33,7 @@ class Settings:
     gate_k: int = 5
     split: str = "all"  # which golden questions: tune, test or all (golden.split_of)
     seed: int = 0  # of the bootstrap intervals
+    passage_budget: int | None = DEFAULT_PASSAGE_BUDGET  # tokens a merged passage may grow to (None: unbounded)
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,8 @@ def evaluate_chunking(chunk: ChunkConfig, runs: Sequence[tuple[str, str]], docs:
             for q in questions:
                 t0 = time.perf_counter()
                 res = r.search(q.question, groups, k=settings.k, mode=mode, expand=expand,
-                               budget=settings.budget, overfetch=settings.overfetch)
+                               budget=settings.budget, overfetch=settings.overfetch,
+                               passage_budget=settings.passage_budget)
                 seconds.append(time.perf_counter() - t0)
                 passages = [(p.source_uri or p.doc_id, p.start_char, p.end_char, p.text) for p in res.passages]
                 scores = m.score_question(q.spans, passages)

@@ -5,6 +5,8 @@ A retrieved child is grown only when (1) it belongs to the document version the 
 added chunk is one the caller may read (a parent with a forbidden part raises
 ``ParentNotPermitted``; a forbidden neighbour is simply not added) and (3) the result fits the
 budget (``BudgetExceeded``; never truncated — a deadline cut in half is worse than no context).
+The search pipeline takes the rows (``neighbour_rows``, ``parent_rows``) and leaves (3) to context
+assembly, which cuts at chunk boundaries and names the expansion in what it omits.
 """
 from __future__ import annotations
 
@@ -65,10 +67,9 @@ def _fit(p: Passage, budget: int | None, measure: Callable[[str], int] | None) -
     return p
 
 
-def expand_neighbours(source: ChunkSource, passage: Passage, groups, *, budget: int | None = None,
-                      measure: Callable[[str], int] | None = None, width: int = 1) -> Passage:
-    """The passage plus up to ``width`` permitted chunks before and after it in the same document
-    version. A neighbour the caller may not read stops the growth on that side."""
+def neighbour_rows(source: ChunkSource, passage: Passage, groups, *, width: int = 1) -> list[Item]:
+    """The passage's chunks plus up to ``width`` permitted chunks before and after it in the same
+    document version. A neighbour the caller may not read stops the growth on that side."""
     rows = _current(source, passage)
     pos = {r.chunk_id: i for i, r in enumerate(rows)}
     inside = sorted(pos[c] for c in passage.chunk_ids)
@@ -81,18 +82,31 @@ def expand_neighbours(source: ChunkSource, passage: Passage, groups, *, budget: 
             if not 0 <= at < len(rows) or not permitted(rows[at].acl, rows[at].quality, groups):
                 break
             chosen.append(rows[at])
-    return _fit(_grow(passage, chosen), budget, measure)
+    return chosen
+
+
+def parent_rows(source: ChunkSource, passage: Passage, groups) -> list[Item]:
+    """Every chunk of the enclosing section(s) of the passage's chunks, all of them or nothing."""
+    rows = _current(source, passage)
+    sections = {r.section_id for r in rows if r.chunk_id in passage.chunk_ids}
+    family = [r for r in rows if r.section_id in sections]
+    if any(not permitted(r.acl, r.quality, groups) for r in family):
+        # Nothing about the forbidden part (its ids, how many chunks) is said to the caller.
+        raise ParentNotPermitted(f"{passage.doc_id}: the enclosing section holds text the caller may not read; "
+                                 "serving the retrieved chunk alone")
+    return family
+
+
+EXPANDERS = {"neighbours": neighbour_rows, "parent": parent_rows}
+
+
+def expand_neighbours(source: ChunkSource, passage: Passage, groups, *, budget: int | None = None,
+                      measure: Callable[[str], int] | None = None, width: int = 1) -> Passage:
+    """The passage grown by :func:`neighbour_rows`, refused when it exceeds ``budget``."""
+    return _fit(_grow(passage, neighbour_rows(source, passage, groups, width=width)), budget, measure)
 
 
 def expand_parent(source: ChunkSource, passage: Passage, groups, *, budget: int | None = None,
                   measure: Callable[[str], int] | None = None) -> Passage:
     """The whole enclosing section(s) of the passage's chunks, all of it or nothing."""
-    rows = _current(source, passage)
-    sections = {r.section_id for r in rows if r.chunk_id in passage.chunk_ids}
-    family = [r for r in rows if r.section_id in sections]
-    denied = [r for r in family if not permitted(r.acl, r.quality, groups)]
-    if denied:
-        # Nothing about the forbidden part (its ids, how many chunks) is said to the caller.
-        raise ParentNotPermitted(f"{passage.doc_id}: the enclosing section holds text the caller may not read; "
-                                 "serving the retrieved chunk alone")
-    return _fit(_grow(passage, family), budget, measure)
+    return _fit(_grow(passage, parent_rows(source, passage, groups)), budget, measure)

@@ -14,14 +14,13 @@ import os
 from typing import Callable, Sequence
 
 from chunkwise.access import permitted
-from chunkwise.errors import ConfigError, ExpansionError
-from chunkwise.retrieve.context import assemble
+from chunkwise.errors import ConfigError
+from chunkwise.retrieve.assembly import assemble_hits, assemble_ranked
 from chunkwise.retrieve.fts import FTSRanker
-from chunkwise.retrieve.expand import expand_neighbours, expand_parent
 from chunkwise.retrieve.fusion import rrf
 from chunkwise.retrieve.index import HYBRID_DEPTH, Item, SearchIndex, check_groups, check_mode
-from chunkwise.retrieve.merge import merge_hits
-from chunkwise.retrieve.types import EXPANSIONS, Hit, Omission, Passage, SearchResult
+from chunkwise.retrieve.passages import DEFAULT_PASSAGE_BUDGET, check_passage_budget
+from chunkwise.retrieve.types import EXPANSIONS, Hit, SearchResult
 
 BM25_BACKENDS = ("fts5", "sparse")
 
@@ -156,7 +155,10 @@ class Retriever:
 
     # -- the whole pipeline --------------------------------------------------------------------
     def search(self, query: str, groups, *, k: int = 5, mode: str = "auto", expand: str = "none",
-               budget: int | None = None, overfetch: int = 3) -> SearchResult:
+               budget: int | None = None, overfetch: int = 3,
+               passage_budget: int | None = DEFAULT_PASSAGE_BUDGET) -> SearchResult:
+        """Rank ``k x overfetch`` hits (more when they make fewer than ``k`` passages), then
+        assemble them (retrieve/assembly.py)."""
         groups = check_groups(groups)
         if mode == "auto":
             mode = "hybrid" if self.has_vectors() else "bm25"
@@ -167,57 +169,28 @@ class Retriever:
             raise ConfigError(f"k and overfetch must be at least 1 (got k={k}, overfetch={overfetch})")
         if budget is not None and budget < 1:
             raise ConfigError(f"--budget must be a positive number of tokens, got {budget}")
-        hits = self.hits(self.rank(query, groups, k * overfetch, mode), groups)
-        passages = merge_hits(hits, k)
-        return finish(query, mode, passages, self, groups, expand, budget, self.sizer.count)
+        check_passage_budget(passage_budget)
+        def fetch(n: int):
+            ranked = self.rank(query, groups, n, mode)
+            return self.hits(ranked, groups), len(ranked) < n
+
+        ctx = assemble_ranked(fetch, k=k, overfetch=overfetch, measure=self.sizer.count, budget=budget,
+                              passage_budget=passage_budget, expand=expand, source=self, groups=groups)
+        return SearchResult(query, mode, ctx.passages, ctx.text, ctx.tokens, ctx.omitted)
 
 
-def finish(query: str, mode: str, passages: Sequence[Passage], source, groups, expand: str, budget: int | None,
-           measure: Callable[[str], int]) -> SearchResult:
-    """Expansion, then assembly: shared by the store retriever and in-memory evaluation.
-
-    Expanded passages that overlap (two children of one parent, neighbours that meet) are merged
-    into one, so no span is sent twice; if the merged passage does not fit, the retrieved passages
-    it grew from are offered instead, best first."""
-    from chunkwise.retrieve.merge import merge_passages
-
-    notes: list[Omission] = []
-    grow = {"neighbours": expand_neighbours, "parent": expand_parent}.get(expand)
-    heads: list[Passage] = []
-    for p in passages:
-        if grow is None:
-            heads.append(p)
-            continue
-        try:
-            heads.append(grow(source, p, groups, budget=budget, measure=measure))
-        except ExpansionError as exc:
-            notes.append(Omission(p.chunk_ids, _reason(exc), str(exc)))
-            heads.append(p)
-    candidates: list[list[Passage]] = []
-    for merged in merge_passages(heads, touch=False):
-        inside = [p for p, h in zip(passages, heads)
-                  if h.doc_id == merged.doc_id and merged.start_char <= h.start_char and h.end_char <= merged.end_char]
-        pieces = merge_passages(inside, touch=False)
-        candidates.append([merged] + ([] if len(pieces) == 1 and pieces[0].span == merged.span else pieces))
-    ctx = assemble(candidates, budget, measure, omitted=notes)
+def finish(query: str, mode: str, hits: Sequence[Hit], source, groups, expand: str, budget: int | None,
+           measure: Callable[[str], int], *, k: int, passage_budget: int | None = DEFAULT_PASSAGE_BUDGET) -> SearchResult:
+    """Assembly of an ordered, permitted hit list into a SearchResult: shared by the store retriever's
+    callers that rank in memory (evaluation, benchmarks)."""
+    ctx = assemble_hits(hits, k=k, measure=measure, budget=budget, passage_budget=passage_budget, expand=expand,
+                        source=source, groups=groups)
     return SearchResult(query, mode, ctx.passages, ctx.text, ctx.tokens, ctx.omitted)
-
-
-def _reason(exc: ExpansionError) -> str:
-    from chunkwise.errors import BudgetExceeded, ParentNotPermitted, StaleLink
-
-    if isinstance(exc, StaleLink):
-        return "stale_link"
-    if isinstance(exc, ParentNotPermitted):
-        return "parent_not_permitted"
-    if isinstance(exc, BudgetExceeded):
-        return "parent_over_budget"
-    return "expansion_failed"
 
 
 def search(db, query: str, groups, **options) -> SearchResult:
     """One-shot search (opens the store, searches, closes). Options: k, mode, expand, budget,
-    overfetch, embedder, bm25, generator_tokenizer."""
+    passage_budget, overfetch, embedder, bm25, generator_tokenizer."""
     init = {key: options.pop(key) for key in ("embedder", "bm25", "generator_tokenizer") if key in options}
     with Retriever(db, **init) as r:
         return r.search(query, groups, **options)

@@ -49,6 +49,7 @@ class Passage:
     section_id: str = ""
     source_version: str = ""
     chunk_range: tuple[int, int] = (-1, -1)  # first and last chunk_index held (consecutive chunks touch)
+    best_chunk_id: str = ""  # the best-ranked retrieved chunk inside (the one a cut to the budget keeps)
 
     @property
     def span(self) -> tuple[str, int, int]:
@@ -60,8 +61,11 @@ class Omission:
     """Evidence that was found but not sent, and why (never silently dropped)."""
 
     chunk_ids: tuple[str, ...]
-    reason: str  # "budget", "stale_link", "parent_not_permitted", "parent_over_budget"
+    # "budget", "passage_budget", "neighbours_over_budget", "parent_over_budget", "stale_link",
+    # "parent_not_permitted" (README, "Search": what each means)
+    reason: str
     detail: str = ""
+    passage: int | None = None  # the result (1-based) these chunks were cut from; None: nothing of it sent
 
 
 @dataclass(frozen=True)
@@ -92,9 +96,11 @@ class SearchResult:
                     "heading_path": list(p.heading_path),
                     "acl": list(p.acl),
                     "expanded_from": list(p.expanded_from),
+                    "best_chunk_id": p.best_chunk_id or p.chunk_ids[0],
                 }
                 for i, p in enumerate(self.passages)
             ],
             "context_tokens": self.context_tokens,
-            "omitted": [{"chunk_ids": list(o.chunk_ids), "reason": o.reason, "detail": o.detail} for o in self.omitted],
+            "omitted": [{"chunk_ids": list(o.chunk_ids), "reason": o.reason, "detail": o.detail, "passage": o.passage}
+                        for o in self.omitted],
         }

@@ -95,7 +95,8 @@ def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY):
         see is ranked (the filter runs inside the query)."""
         groups = auth.groups(request.headers, getattr(body, "groups", None))
         return JSONResponse(await engine.call(engine.search, body.query, groups, k=body.k, mode=body.mode,
-                                              expand=body.expand, budget=body.budget, overfetch=body.overfetch))
+                                              expand=body.expand, budget=body.budget, overfetch=body.overfetch,
+                                              passage_budget=body.passage_budget))
 
     @app.get("/documents/{doc_id:path}", response_model=None,
              responses={200: {"model": m.DocumentResponse}, **_errors(400, 401, 403, 404)}, tags=["search"])

@@ -11,6 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, field_validator
 
+from chunkwise.api import DEFAULT_PASSAGE_BUDGET
+
 
 def _utf8(s: str) -> str:
     try:
@@ -36,6 +38,9 @@ class SearchRequest(BaseModel):
     expand: Literal["none", "neighbours", "parent"] = "none"
     budget: int | None = Field(None, ge=1, le=1_000_000, description="hard cap on context tokens")
     overfetch: int = Field(3, ge=1, le=20, description="fetch k x this many hits before merging")
+    passage_budget: int | None = Field(DEFAULT_PASSAGE_BUDGET, ge=1, le=1_000_000,
+                                       description="tokens one merged passage may grow to around its best hit "
+                                                   "(null: unbounded)")
 
 
 class SearchRequestWithGroups(SearchRequest):
@@ -59,12 +64,14 @@ class Result(BaseModel):
     heading_path: list[str]
     acl: list[str]
     expanded_from: list[str]
+    best_chunk_id: str
 
 
 class Omitted(BaseModel):
     chunk_ids: list[str]
     reason: str
     detail: str
+    passage: int | None = Field(None, description="the result these chunks were cut from (null: none of it sent)")
 
 
 class SearchResponse(BaseModel):
