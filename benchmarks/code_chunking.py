@@ -89,7 +89,10 @@ def reference(text: str, lang: str) -> tuple[set[int], list[tuple[int, int]]]:
                 continue
             inner = code_mod._inner(kid)
             if inner is not None and kid.end_point[0] > kid.start_point[0]:
-                defs.append((a, lines.at(code_mod.trimmed_end(kid))))
+                b = lines.at(code_mod.trimmed_end(kid))
+                while b > a and text[b - 1].isspace():  # a C macro ending in a line continuation spans the newline
+                    b -= 1
+                defs.append((a, b))
                 if depth == 0 and code_mod._label(kid, text, lines) is not None:
                     walk(inner, 1)
 

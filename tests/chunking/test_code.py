@@ -163,7 +163,8 @@ def test_whole_definitions_under_the_cap(lang, text, defs, container, size):
 
 
 def test_comments_and_decorators_travel_with_their_definition():
-    chunks = api.chunk_text(PYTHON, ChunkConfig(strategy="code", language="python", size=40))
+    # 48: the comment and subtotal fit together (43 tokens); see the test below for when they do not
+    chunks = api.chunk_text(PYTHON, ChunkConfig(strategy="code", language="python", size=48))
     starts = {PYTHON[c.start_char : c.start_char + 30] for c in chunks}
     assert any(s.startswith("# Sum of all line totals") for s in starts)
     assert not any(s.startswith("def subtotal") for s in starts)
@@ -227,3 +228,90 @@ def test_code_chunks_are_slices_under_the_cap(text, language, size):
     assert all(c.text == text[c.start_char : c.end_char] and c.size <= size for c in chunks)
     assert all(a.end_char <= b.start_char for a, b in zip(chunks, chunks[1:]))
     assert "".join(text.split()) == "".join("".join(c.text.split()) for c in chunks)
+
+
+# A definition whose comment lines above it do not fit with it: the packer used to start at the
+# comments and cut inside the definition (9 definitions of the code-chunking benchmark: C macros
+# and TypeScript interfaces under long doc comments).
+_DOC = "".join(f" * {w} describes what the next declaration is for, in some detail.\n"
+               for w in ("Dialog", "Handler", "Pointer"))
+_TS_DOC = f"/**\n{_DOC} */\nexport interface Dialog {{\n" + "".join(
+    f"  /**\n   * Step {i}.\n   */\n  step{i}(options?: {{ delay?: number }}): Promise<void>;\n\n" for i in range(4)) + "}\n"
+_C_DOC = f"/*\n{_DOC} */\n#define Py_CLEAR(op) \\\n    do {{ \\\n        PyObject *tmp = (op); \\\n" \
+         "        if (tmp != NULL) { \\\n            (op) = NULL; \\\n            Py_DECREF(tmp); \\\n" \
+         "        } \\\n    } while (0)\n\nint after(void);\n"
+
+
+@pytest.mark.parametrize("lang, text, head", [("typescript", _TS_DOC, "export interface Dialog"),
+                                               ("c", _C_DOC, "#define Py_CLEAR")])
+def test_a_definition_that_fits_is_whole_when_its_comments_do_not_fit_with_it(lang, text, head):
+    sizer = api.make_chunker(ChunkConfig(size=100)).sizer
+    a = text.index(head)
+    b = text.rindex("}" if lang == "typescript" else "while (0)") + (1 if lang == "typescript" else 9)
+    unit = sizer.count(text[a:b])
+    size = unit + 4  # the unit fits; with its doc comment it does not, though the comment alone does
+    assert sizer.count(text[:a]) < size < sizer.count(text[:b])
+    chunks = api.chunk_text(text, ChunkConfig(strategy="code", language=lang, size=size))
+    assert any(c.start_char <= a and b <= c.end_char for c in chunks), [(c.start_char, c.end_char) for c in chunks]
+
+
+_WORDS = st.sampled_from(["total", "rate", "items", "value", "name", "count", "retry", "cache", "日本", "é"])
+_STMT = st.tuples(_WORDS, _WORDS, st.integers(0, 999)).map(lambda t: f"{t[0]}_{t[2]} = {t[1]}({t[2]})")
+_COMMENT = st.lists(st.lists(_WORDS, min_size=1, max_size=12).map(" ".join), max_size=6)
+_FUNC = st.tuples(_COMMENT, _WORDS, st.lists(_STMT, min_size=1, max_size=12))
+_UNIT = st.one_of(_FUNC.map(lambda f: ("def", f)),
+                  st.tuples(_COMMENT, _WORDS, st.lists(_FUNC, min_size=1, max_size=4)).map(lambda c: ("class", c)))
+
+
+def _python(units) -> tuple[str, list[tuple[int, int]]]:
+    """Python source from generated units, and the span of every function and class (its own lines,
+    without the comment lines above it)."""
+    out, spans = [], []
+    pos = 0
+
+    def add(line: str) -> None:
+        nonlocal pos
+        out.append(line + "\n")
+        pos += len(line) + 1
+
+    def func(f, indent: str, i: int) -> None:
+        comment, name, body = f
+        for c in comment:
+            add(f"{indent}# {c}")
+        a = pos + len(indent)
+        add(f"{indent}def {name}_{i}(x):")
+        for s in body:
+            add(f"{indent}    {s}")
+        spans.append((a, pos - 1))
+
+    for i, (kind, u) in enumerate(units):
+        if kind == "def":
+            func(u, "", i)
+        else:
+            comment, name, methods = u
+            for c in comment:
+                add(f"# {c}")
+            a = pos
+            add(f"class {name.title()}{i}:")
+            for j, m in enumerate(methods):
+                func(m, "    ", j)
+                if j < len(methods) - 1:
+                    add("")
+            spans.append((a, pos - 1))
+        add("")
+        add("")
+    return "".join(out), spans
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_UNIT, min_size=1, max_size=8), st.integers(min_value=16, max_value=160),
+       st.sampled_from(["tokens", "chars"]))
+def test_a_definition_that_fits_under_the_cap_is_one_chunk(units, size, unit):
+    text, spans = _python(units)
+    config = ChunkConfig(strategy="code", language="python", size=size, unit=unit)
+    chunker = api.make_chunker(config)
+    chunks = chunker.chunk(text)
+    assert all(c.text == text[c.start_char : c.end_char] and c.size <= size for c in chunks)
+    for a, b in spans:
+        if chunker.sizer.count(text[a:b]) <= size and b - a <= chunker.char_cap:
+            assert any(c.start_char <= a and b <= c.end_char for c in chunks), (text[a:b][:60], size)

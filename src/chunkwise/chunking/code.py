@@ -64,6 +64,9 @@ class Outline:
     cuts: tuple[tuple[int, Level], ...]
     containers: tuple[tuple[int, int, str], ...]
     parsed: bool
+    # units with comment lines above them: (lead start, own first line, end, level). When lead and
+    # unit do not fit together the unit's own line becomes a cut of its level (``CodeChunker``).
+    leads: tuple[tuple[int, int, int, Level], ...] = ()
 
 
 @lru_cache(maxsize=None)
@@ -110,6 +113,15 @@ class _Lines:
     def start(self, row: int) -> int:
         return self.starts[min(row, len(self.starts) - 1)]
 
+    def first(self, row: int) -> int:
+        """Where ``row``'s text begins after its indentation: a cut there lets a unit that fits be
+        measured without the indentation in front of it (which ``chars`` would count)."""
+        s = self.start(row)
+        n = len(self.text)
+        while s < n and self.text[s] in " \t":
+            s += 1
+        return s
+
     def at(self, point) -> int:
         row, col = point
         s = self.start(row)
@@ -128,9 +140,10 @@ def outline(text: str, language: str) -> Outline:
     lines = _Lines(text, language)
     cuts: list[tuple[int, Level]] = [(p, Level.SENTENCE) for p, _ in boundaries.lines(text)]
     containers: list[tuple[int, int, str]] = []
+    leads: list[tuple[int, int, int, Level]] = []
     budget = [_MAX_NODES]
-    _units(_unwrap(tree.root_node), 0, lines, cuts, containers, budget)
-    return Outline(tuple(cuts), tuple(containers), True)
+    _units(_unwrap(tree.root_node), 0, lines, (cuts, containers, leads), budget)
+    return Outline(tuple(cuts), tuple(containers), True, tuple(leads))
 
 
 def _line_cuts(text: str, language: str):
@@ -145,7 +158,8 @@ def _unwrap(node):
     """Step through nodes that only wrap one other (a JSON document's object, a YAML stream)."""
     for _ in range(8):
         kids = [c for c in node.named_children if "comment" not in c.type]
-        if len(kids) != 1 or kids[0].type in CONTAINERS or kids[0].child_by_field_name("body") is not None:
+        if (len(kids) != 1 or kids[0].type in CONTAINERS or kids[0].type in _WRAPPERS
+                or kids[0].child_by_field_name("body") is not None):  # a file of one definition
             return node
         if kids[0].end_point[0] - kids[0].start_point[0] < 1:
             return node
@@ -196,9 +210,11 @@ def _label(node, text: str, lines: _Lines) -> str | None:
     return f"{word} {shown}".strip()
 
 
-def _units(node, depth: int, lines: _Lines, cuts: list, containers: list, budget: list) -> None:
+def _units(node, depth: int, lines: _Lines, out: tuple[list, list, list], budget: list) -> None:
     """Cut before each member of ``node`` that begins a line (with the comment lines directly above
-    it) at the level of ``depth``; descend into containers and bodies."""
+    it) at the level of ``depth``; descend into containers and bodies. ``out``: the cuts, containers
+    and leads lists being filled."""
+    cuts, containers, leads = out
     text = lines.text
     level = _DEPTH_LEVEL[min(depth, len(_DEPTH_LEVEL) - 1)]
     for kid in node.named_children:
@@ -211,10 +227,14 @@ def _units(node, depth: int, lines: _Lines, cuts: list, containers: list, budget
         end = trimmed_end(kid)
         # before the unit (and its comment lines) and after its last line: what lies between two
         # units (a banner comment, blank lines) never glues one unit to the next
-        cuts.append((lines.start(lines.lead(row)), level))
-        cuts.append((lines.start(end[0] + 1) - 1 if end[0] + 1 < len(lines.starts) else len(text), level))
+        lead = lines.lead(row)
+        stop = lines.start(end[0] + 1) - 1 if end[0] + 1 < len(lines.starts) else len(text)
+        cuts.append((lines.first(lead), level))
+        cuts.append((stop, level))
+        if lead < row:
+            leads.append((lines.first(lead), lines.first(row), stop, level))
         if kid.type in TRANSPARENT:
-            _units(kid.child_by_field_name("body") or kid, depth, lines, cuts, containers, budget)
+            _units(kid.child_by_field_name("body") or kid, depth, lines, out, budget)
             continue
         inner = _inner(kid) if depth < len(_DEPTH_LEVEL) - 1 else None
         if inner is None or kid.end_point[0] == kid.start_point[0]:
@@ -223,9 +243,9 @@ def _units(node, depth: int, lines: _Lines, cuts: list, containers: list, budget
         if label is not None and (kid.type in CONTAINERS or kid.type in _WRAPPERS
                                   or kid.type in ("pair", "block_mapping_pair")):
             containers.append((lines.start(row), lines.at(end), label))
-            _units(inner, depth + 1, lines, cuts, containers, budget)
+            _units(inner, depth + 1, lines, out, budget)
         else:  # a function: its statements are LINE cuts, nothing deeper
-            _units(inner, len(_DEPTH_LEVEL) - 1, lines, cuts, containers, budget)
+            _units(inner, len(_DEPTH_LEVEL) - 1, lines, out, budget)
 
 
 def trimmed_end(node):
@@ -251,13 +271,26 @@ class CodeChunker(BaseChunker):
         paths = _PathIndex(shape.containers)
         budget, _ = self.body_budget(paths.longest, title)
         floor = Level.SENTENCE if shape.parsed else Level.LINE
-        pieces = pack(text, 0, len(text), list(shape.cuts), self.sizer, budget, self.config.overlap, floor=floor)
+        cuts = [*shape.cuts, *self._detached(text, shape.leads, budget)]
+        pieces = pack(text, 0, len(text), cuts, self.sizer, budget, self.config.overlap, floor=floor)
         out = []
         for p in pieces:
             reasons = ("split_inside_line",) if p.review else ()
             out.append(Draft(p.start, p.end, p.size, p.level, p.review, reasons, heading_path=paths.of(p.start, p.end),
                              kind="code", exact=p.exact))
         return out
+
+
+    def _detached(self, text: str, leads, budget: int) -> list[tuple[int, Level]]:
+        """A unit whose comment lines do not fit with it starts a piece of its own: only a cut at
+        inside it (the comments then close the piece before). Measured only where the UTF-8 bytes
+        (never fewer than the tokens, words or characters) could exceed the budget."""
+        chars = self.char_cap
+        ascii = text.isascii()
+        big = [x for x in leads
+               if x[2] - x[0] > chars or (x[2] - x[0] if ascii else len(text[x[0]:x[2]].encode())) > budget]
+        sizes = self.sizer.count_many([text[a:e] for a, _, e, _ in big]) if big else []
+        return [(own, level) for (a, own, e, level), n in zip(big, sizes) if n > budget or e - a > chars]
 
 
 class _PathIndex:
