@@ -220,3 +220,37 @@ def test_main_content_off_keeps_every_visible_block(tmp_path):
     path.write_text(_news_page(_article()), encoding="utf-8")
     doc = html.extract(path.read_bytes(), "p.html", main_content=False)
     assert "31. Mai 2012" in doc.text and "Impressum" not in doc.text  # chrome by tag still dropped
+
+
+def test_a_share_class_on_the_article_wrapper_does_not_drop_the_article(tmp_path):
+    # WordPress's Hueman theme wraps the whole post in <div class="entry themeform share">
+    post = (f'<div class="entry themeform share"><div class="entry-inner"><p>{PROSE * 2}</p>'
+            f'<p>{KNOWN_HTML} {PROSE}</p><h2>Die Kosten</h2><p>{PROSE}</p>'
+            '<div class="sharedaddy"><a href="/fb">Facebook</a> <a href="/tw">Tweet</a></div></div></div>')
+    for judged in (True, False):
+        doc = html.extract(_news_page(f"<article><h1>Neue Mole</h1>{post}</article>", wrap="div").encode(),
+                           "p.html", main_content=judged)
+        assert doc.text.count(KNOWN_HTML) == 1 and "Die Kosten" in doc.text, judged
+        assert "Facebook" not in doc.text and "Tweet" not in doc.text
+        assert_spans(doc)
+
+
+def test_judge_misses_a_lead_paragraph_and_a_teaser_in_a_heading_tag():
+    from chunkwise.extract.html_main import select
+    from chunkwise.extract.html_walk import Candidate
+
+    lead = "Im Nordhafen wird eine neue Idee ausprobiert, die der Hafenausschuss lange geprüft hat: " * 2
+    teaser = "Kurz vor der Sitzung des Ausschusses mehren sich Stimmen, die eine zweite Mole fordern"
+    cands = [Candidate("paragraph", "Politik Sport Wetter", links=1.0, chrome=True),
+             Candidate("heading", "Neue Mole", 1, "Neue Mole"),
+             Candidate("paragraph", lead),
+             Candidate("paragraph", "31. Mai 2012"),
+             Candidate("paragraph", PROSE * 2),
+             Candidate("heading", teaser, 2, teaser),
+             Candidate("heading", "Mehr", 2, "Mehr"),
+             Candidate("paragraph", PROSE + " Ende."),
+             Candidate("paragraph", "Das war der Bericht aus dem Nordhafen, einmal anders, und das ist ein Satz "
+                                    "nach dem letzten Block, den der Richter behielt, ohne Wert für den Artikel.")]
+    judged = PROSE * 2 + "\n" + PROSE + " Ende."  # trafilatura kept only the two middle paragraphs
+    kept = [c.body for c in select(cands, judged)]
+    assert kept == [lead, PROSE * 2, teaser, PROSE + " Ende."]

@@ -5,8 +5,11 @@ telling an article from page furniture but its output loses structure chunkwise 
 and tables vanish, code loses its language, and its text is not the text our offsets index. So it
 is used as a *judge*: it reads the already-sanitised page (hidden elements removed first, so it never
 sees an injection carrier), and each candidate block from our own walk is kept when trafilatura kept
-its words. Blocks trafilatura dropped between two kept blocks — a list, a table, a code sample inside
-the article — are kept too unless they look like furniture (link lists, date lines, share bars).
+its words. Blocks trafilatura dropped between two kept blocks — a list, a table, a code sample, a
+teaser paragraph marked up as a heading — are kept too unless they look like furniture (link lists,
+date lines, share bars), and so are long prose paragraphs just before its first kept block (a lead
+paragraph it missed). The thresholds were chosen on one half of trafilatura's evaluation pages and
+checked on the other (``benchmarks/html_main_content.py --half``).
 """
 from __future__ import annotations
 
@@ -18,7 +21,10 @@ COVERED = 0.5  # a block is trafilatura's when this share of its word trigrams i
 LINKY = 0.5  # a block with this share of its text in links is a link list (navigation, related posts)
 MAX_FURNITURE_CHARS = 80
 CHROME_MIN_CHARS = 40  # text in nav/aside/footer the judge kept must be at least this long
-PROSE_CHARS = 120  # a paragraph this long with few links is prose, even where the judge dropped it  # date lines, bylines, share prompts are short
+PROSE_CHARS = 120  # a paragraph this long with few links is prose, even where the judge dropped it
+HEADING_PROSE_CHARS = 80  # a "heading" this long inside the article is a teaser or lead, not a title
+LEAD_CHARS = 160  # prose this long just before the judge's first block is the article's lead
+LEAD_REACH = 10  # how many blocks before the judge's first one are looked at (page chrome stops it)
 
 _WORD = re.compile(r"\w+")
 _MONTHS = (r"jan|feb|mär|mar|apr|ma[iy]|jun|jul|aug|sep|o[ck]t|nov|de[cz]|janvier|février|mars|avril|juin"
@@ -40,9 +46,10 @@ def main_text(sanitised_html: str) -> str:
     """trafilatura's plain-text main content of a page ("" when it finds none)."""
     import trafilatura  # the html extra; imported on first use
 
+    # its balanced default: favor_recall kept more boilerplate and less article text as a judge
     text = trafilatura.extract(sanitised_html, include_comments=False, include_tables=True,
                                include_formatting=False, include_links=False, include_images=False,
-                               deduplicate=False, favor_recall=True)
+                               deduplicate=False)
     return text or ""
 
 
@@ -71,13 +78,26 @@ def select(cands: list[Candidate], main: str) -> list[Candidate]:
     if not hits:
         return []
     first, last = hits[0], hits[-1]
+    lead = _lead(cands, first)
     out = []
     for i, c in enumerate(cands):
         if kept[i]:
             if not furniture(c, True) and not (c.chrome and _slight(c)):
                 out.append(c)
-        elif first < i < last and _structure(c) and not furniture(c, False):
-            out.append(c)  # structure inside the article that trafilatura dropped
+        elif i in lead or (first < i < last and _structure(c) and not furniture(c, False)):
+            out.append(c)  # article text that trafilatura dropped
+    return out
+
+
+def _lead(cands: list[Candidate], first: int) -> set[int]:
+    """Long prose paragraphs among the few blocks before the judge's first, up to page chrome."""
+    out = set()
+    for i in range(first - 1, max(-1, first - 1 - LEAD_REACH), -1):
+        c = cands[i]
+        if c.chrome:
+            break
+        if c.kind == "paragraph" and len(c.body) >= LEAD_CHARS and c.links < 0.2:
+            out.add(i)
     return out
 
 
@@ -87,9 +107,12 @@ def _slight(c: Candidate) -> bool:
 
 
 def _structure(c: Candidate) -> bool:
-    """Lists, tables, code and real prose inside the article survive the judge's size cut-offs."""
+    """Lists, tables, code and real prose (also in heading tags) inside the article survive the
+    judge's size cut-offs."""
     if c.kind in ("list_item", "table", "code"):
         return True
+    if c.kind == "heading":
+        return len(c.body) >= HEADING_PROSE_CHARS and not c.chrome
     return c.kind == "paragraph" and len(c.body) >= PROSE_CHARS and c.links < 0.2
 
 

@@ -38,6 +38,7 @@ _HIDDEN_CLASS = re.compile(r"(?:^|\s)(?:sr-only|visually-hidden|visuallyhidden|s
 # Page furniture that sits *inside* articles: Wikipedia's "[edit]" links, share-button bars.
 _FURNITURE_CLASS = re.compile(r"(?:^|\s)(?:mw-editsection|share|shares|sharing|share-buttons|social-share"
                               r"|social-sharing|sharedaddy|addtoany|a2a_kit|shariff|print-link)(?:\s|$)", re.I)
+WRAPPER_PARAGRAPHS = 3  # an element of a furniture class holding this many <p> is content
 _WS = re.compile(r"[ \t\n\r\f]+")
 _LANG_CLASS = re.compile(r"(?:^|\s)(?:language|lang)-([\w+#.-]+)")
 _PROSE = "p, h1, h2, h3, h4, h5, h6, article, main"
@@ -82,7 +83,15 @@ def non_content(node) -> bool:
         return True
     if tag == "form" and node.css_first(_PROSE) is None:  # a page-wide ASP.NET form wraps prose
         return True
-    return hidden(node) or bool(_FURNITURE_CLASS.search(node.attributes.get("class") or ""))
+    if hidden(node):
+        return True
+    return bool(_FURNITURE_CLASS.search(node.attributes.get("class") or "")) and not _holds_prose(node)
+
+
+def _holds_prose(node) -> bool:
+    """Several paragraphs: an article wrapper, though a theme marks it like a share bar (WordPress's
+    Hueman puts the whole post in ``<div class="entry share">``). Only asked of furniture classes."""
+    return len(node.css("p")) >= WRAPPER_PARAGRAPHS
 
 
 def skip(node, inside: bool, chrome_too: bool = True) -> bool:
