@@ -21,7 +21,7 @@ from chunkwise.evaluate.runner import Settings as EvalSettings
 from chunkwise.errors import ChunkwiseError, ConfigError, DependencyError, InputError
 from chunkwise.extract import ExtractOptions  # noqa: F401 - re-exported for the CLI and users
 from chunkwise.pipeline.chunk import attach_pages, chunk_document, for_document, make_chunker, normalised_view
-from chunkwise.pipeline.documents import SourceFailure, Unchanged, iter_documents, load_document
+from chunkwise.pipeline.documents import SourceFailure, Unchanged, extract_options, iter_documents, load_document
 from chunkwise.pipeline.write import IngestStats
 from chunkwise.planning import Plan, n_windows, plan, straddle_probability
 from chunkwise.quality import CheckReport
@@ -37,8 +37,11 @@ def chunk_text(text: str, config: ChunkConfig | None = None, **options: Any) -> 
 
 
 def chunk_file(path: str | Path, config: ChunkConfig | None = None, chunker=None, **options: Any) -> list[Chunk]:
-    """Chunk one file of any supported format (Markdown, text, HTML, PDF, DOCX)."""
-    doc = load_document(path)
+    """Chunk one file of any supported format (Markdown, text, HTML, PDF, DOCX); the config's
+    ``docx_comments`` (or the option of that name) decides whether DOCX comments are read."""
+    base = chunker.config if chunker is not None else config
+    comments = options.get("docx_comments", base.docx_comments if base is not None else False)
+    doc = load_document(path, extract_options(ChunkConfig(docx_comments=comments)))
     if chunker is None:
         from chunkwise.pipeline.chunk import doc_options
 

@@ -66,6 +66,7 @@ class ChunkConfig:
     semantic_min_size: int | None = None
     semantic_embedder: str = "minilm"
     language: str = ""  # code: the grammar (python, go, ...); set per document from its file
+    docx_comments: bool = False  # DOCX reviewers' comments become text (chunked, embedded, searchable)
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -108,6 +109,8 @@ class ChunkConfig:
             ):
                 raise ConfigError("separators must be a list of strings, e.g. ['\\n\\n', '\\n', ' ', '']")
             object.__setattr__(self, "separators", tuple(self.separators))
+        if not isinstance(self.docx_comments, bool):
+            raise ConfigError(f"docx_comments must be true or false, got {self.docx_comments!r}")
         if not isinstance(self.language, str):
             raise ConfigError(f"language must be a name such as 'python', got {self.language!r}")
         self._check_semantic()
@@ -151,7 +154,8 @@ class ChunkConfig:
         return [f"{k} {mine[k]!r} -> {theirs[k]!r}" for k in mine if k != "extra" and mine[k] != theirs[k]]
 
     def fingerprint(self) -> str:
-        """A stable 16-hex id of every field that changes chunk boundaries or embedded text, and of
+        """A stable 16-hex id of every field that changes chunk boundaries or embedded text (DOCX
+        comments are extracted text), and of
         the Markdown parser that finds the structure (see ``chunking.markdown.markdown_backend``)."""
         from chunkwise.chunking.markdown import markdown_backend
 
@@ -159,6 +163,8 @@ class ChunkConfig:
         data.pop("extra", None)
         if not self.language:  # only code documents set it: every other fingerprint stays as it was
             del data["language"]
+        if not self.docx_comments:  # opt-in: stores built without it keep their fingerprint
+            del data["docx_comments"]
         if self.strategy != "semantic":  # unused: leave every other strategy's fingerprint as it was
             for key in [k for k in data if k.startswith("semantic_")]:
                 del data[key]

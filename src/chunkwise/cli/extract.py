@@ -51,10 +51,16 @@ def add_path_filters(p: argparse.ArgumentParser) -> None:
                    help="leave out matching files and folders (repeatable; 'node_modules', '**/drafts/**')")
 
 
+def add_docx_comments(p: argparse.ArgumentParser, default: bool | None = False) -> None:
+    p.add_argument("--docx-comments", action="store_true", default=default,
+                   help="include DOCX reviewers' comments (after the paragraph they annotate); part of the "
+                        "chunk config, so a store records it")
+
+
 def add_extract_parser(sub) -> None:
     p = sub.add_parser("extract", help="print the extracted text that chunk offsets point into")
     p.add_argument("path", metavar="FILE", help="one file (Markdown, text, HTML, PDF, DOCX, code)")
-    p.add_argument("--docx-comments", action="store_true", help="include DOCX reviewers' comments")
+    add_docx_comments(p)
     p.add_argument("--json", action="store_true",
                    help="one JSON document: text, blocks, pages, metadata and warnings (offsets index text)")
     p.set_defaults(func=cmd_extract)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from chunkwise import api
 from chunkwise.api import BACKENDS, HEADERS, STRATEGIES, UNITS, ChunkConfig, ChunkwiseError, ConfigError
-from chunkwise.cli.extract import add_extract_parser, add_path_filters
+from chunkwise.cli.extract import add_docx_comments, add_extract_parser, add_path_filters
 from chunkwise.cli.output import emit_json, emit_jsonl, preview, safe, table
 from chunkwise.cli.progress import IngestBar
 
@@ -23,6 +23,7 @@ def _chunk_options(p: argparse.ArgumentParser) -> None:
                    help="contextual header in the embedded text, counted in the cap")
     p.add_argument("--window", type=int, default=3, help="sentences per window (sentence_window)")
     p.add_argument("--special-tokens", action="store_true", help="count [CLS]/[SEP] in every chunk")
+    add_docx_comments(p, default=False)
     _semantic_options(p)
 
 
@@ -37,7 +38,7 @@ def _semantic_options(p: argparse.ArgumentParser) -> None:
 
 _SEMANTIC_FLAGS = ("semantic_threshold", "semantic_percentile", "semantic_min_size", "semantic_embedder")
 _CHUNK_FLAGS = ("strategy", "size", "overlap", "unit", "tokenizer", "backend", "header", "window", "special_tokens",
-                *_SEMANTIC_FLAGS)
+                "docx_comments", *_SEMANTIC_FLAGS)
 _DEFAULTS = {"strategy": "auto"}
 
 
@@ -69,7 +70,7 @@ def _config(args: argparse.Namespace) -> ChunkConfig:
     return ChunkConfig(
         strategy=args.strategy, size=args.size, overlap=args.overlap, unit=args.unit,
         tokenizer=args.tokenizer, backend=args.backend, header=args.header, window=args.window,
-        special_tokens=args.special_tokens,
+        special_tokens=args.special_tokens, docx_comments=args.docx_comments,
         **{k: getattr(args, k) for k in _SEMANTIC_FLAGS if getattr(args, k, None) is not None},
     )
 
@@ -79,7 +80,8 @@ def cmd_chunk(args: argparse.Namespace) -> int:
     chunker = api.make_chunker(config)
     single = len(args.paths) == 1 and Path(args.paths[0]).is_file()
     summary, failed = [], 0
-    for item in api.iter_documents(args.paths, max_bytes=args.max_bytes, include=args.include, exclude=args.exclude):
+    for item in api.iter_documents(args.paths, max_bytes=args.max_bytes, include=args.include, exclude=args.exclude,
+                                   options=api.extract_options(config)):
         if isinstance(item, api.SourceFailure):  # one bad file is reported; the rest still run
             failed += not item.skipped
             print(f"{'skipped' if item.skipped else 'error'}: {safe(item.error)}", file=sys.stderr)
@@ -362,6 +364,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--header", choices=HEADERS, default=None)
     p.add_argument("--window", type=int, default=None)
     p.add_argument("--special-tokens", action="store_true", default=None)
+    add_docx_comments(p, default=None)  # None: the store's recorded choice
     _semantic_options(p)
     p.add_argument("--embedder", help="none, hashing, hashing-256, minilm, minilm-onnx, minilm-onnx-int8, openai:URL "
                                       "(default: the store's; new: hashing)")

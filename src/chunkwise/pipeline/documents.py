@@ -29,6 +29,14 @@ class Unchanged:
     sha256: str
 
 
+def extract_options(config):
+    """The extraction choices a ``ChunkConfig`` records (DOCX comments): ``chunk`` and ``ingest`` read
+    a file alike, and a store's fingerprint says which text its chunks came from."""
+    from chunkwise.extract import ExtractOptions
+
+    return ExtractOptions(docx_comments=bool(config is not None and config.docx_comments))
+
+
 def read_source(src, options=None) -> Document | SourceFailure:
     """One ``sources.SourceFile`` -> its Document (sha256 of the bytes walked), or why not.
     ``options`` (an ``extract.ExtractOptions``) opts into extras such as DOCX comments."""

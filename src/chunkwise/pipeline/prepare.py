@@ -18,7 +18,7 @@ from chunkwise.access import AccessTags
 from chunkwise.enrich.acl import plan_access
 from chunkwise.errors import ChunkwiseError
 from chunkwise.pipeline.chunk import chunk_document, for_document, make_chunker
-from chunkwise.pipeline.documents import SourceFailure, read_source
+from chunkwise.pipeline.documents import SourceFailure, extract_options, read_source
 from chunkwise.types import Document
 
 
@@ -101,7 +101,7 @@ class Preparer:
         if isinstance(task, PrepareFailure):  # found while walking: passes through in order
             return task
         src = SourceFile(Path(task.path), task.rel, task.media_type, task.size, task.sha256)
-        doc = read_source(src)
+        doc = read_source(src, extract_options(self.settings.config))
         if isinstance(doc, SourceFailure):
             return PrepareFailure(task, doc.error, doc.skipped)
         if doc.doc_id == doc.source:  # no front matter id: the id the store assigned to this path
