@@ -102,3 +102,32 @@ def test_table_detection_failure_keeps_the_text(tmp_path, monkeypatch):
     doc = _extract(write_table_pdf(tmp_path / "table.pdf"))
     assert "North Point" in doc.text and not [b for b in doc.blocks if b.kind == "table"]
     assert any("table detection failed" in w for w in doc.warnings)
+
+
+def test_a_page_that_makes_table_detection_crawl_costs_only_its_tables(tmp_path, monkeypatch):
+    import time
+
+    from chunkwise.extract import pdf_tables
+
+    path = write_table_pdf(tmp_path / "table.pdf")
+    real = pdf_tables._page_tables
+    monkeypatch.setattr(pdf_tables, "PAGE_SECONDS", 0.5)
+
+    def crawl(page):  # pure-Python work for 30 s, as pdfminer on a hostile page
+        until = time.monotonic() + 30
+        while time.monotonic() < until:
+            sum(range(1000))
+        return []
+
+    monkeypatch.setattr(pdf_tables, "_page_tables", crawl)
+    start = time.monotonic()
+    doc = _extract(path)
+    assert time.monotonic() - start < 10
+    assert not [b for b in doc.blocks if b.kind == "table"] and "North Point" in doc.text  # text kept
+    assert any("table detection took over" in w for w in doc.warnings), doc.warnings
+    monkeypatch.setattr(pdf_tables, "_page_tables", real)
+    assert [b for b in _extract(path).blocks if b.kind == "table"]  # the timer is gone: tables again
+    monkeypatch.setattr(pdf_tables, "TOTAL_SECONDS", 0.3)
+    monkeypatch.setattr(pdf_tables, "_page_tables", crawl)
+    doc = _extract(path)
+    assert any("table detection stopped after" in w for w in doc.warnings), doc.warnings
