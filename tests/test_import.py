@@ -3,7 +3,7 @@ import subprocess
 import sys
 
 HEAVY = ["tokenizers", "tokie", "tiktoken", "torch", "pypdf", "pypdfium2", "markdown_it", "numpy",
-         "sentence_transformers", "transformers"]
+         "sentence_transformers", "transformers", "ray", "pyarrow", "pandas"]
 
 
 def test_import_loads_nothing_heavy():

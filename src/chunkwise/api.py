@@ -22,6 +22,7 @@ from chunkwise.errors import ChunkwiseError, ConfigError, DependencyError, Input
 from chunkwise.extract import ExtractOptions  # noqa: F401 - re-exported for the CLI and users
 from chunkwise.pipeline.chunk import attach_pages, chunk_document, for_document, make_chunker, normalised_view
 from chunkwise.pipeline.documents import SourceFailure, Unchanged, extract_options, iter_documents, load_document
+from chunkwise.pipeline.executors import EXECUTORS, make_executor
 from chunkwise.pipeline.write import IngestStats
 from chunkwise.planning import Plan, n_windows, plan, straddle_probability
 from chunkwise.quality import CheckReport
@@ -66,6 +67,7 @@ DEFAULT_CONFIG = ChunkConfig(strategy="auto")  # what a new store is built with 
 
 
 def ingest(paths, db, config: ChunkConfig | None = None, *, embedder="auto", embed_mode: str = "auto",
+           executor="local", ray_address: str | None = None, ray_gpus: float = 0.0, ray_embedders: int = 1,
            **options: Any) -> IngestStats:
     """Ingest files and folders into a store (idempotent; see ``pipeline.ingest``).
 
@@ -73,11 +75,18 @@ def ingest(paths, db, config: ChunkConfig | None = None, *, embedder="auto", emb
     ``DEFAULT_CONFIG``); ``embedder``: an Embedder, a name (``"hashing"``, ``"minilm"``, ``"none"``)
     or ``"auto"`` (the store's, else hashing). A run that would change a store's settings is
     refused unless ``reconfigure=True``. Options: chunk_options, acl, acl_map, dry_run, now,
-    progress, executor, workers (processes preparing files; 1: none, all in this process), limits
-    (``Limits``: memory and wall time per file in a worker), reconfigure, warn, timeout."""
+    progress, workers (processes preparing files; 1: none, all in this process), limits
+    (``Limits``: memory and wall time per file in a worker), reconfigure, warn, timeout.
+    ``executor``: ``"local"``, ``"ray"`` (Ray Data: ``workers`` prepare actors, ``ray_embedders``
+    embed actors with ``ray_gpus`` each, on the cluster at ``ray_address`` or a local one; see
+    ``make_executor``) or an executor object."""
     from chunkwise.pipeline.ingest import ingest as run
 
-    return run(paths, db, config, embedder=embedder, embed_mode=embed_mode, default=DEFAULT_CONFIG, **options)
+    if isinstance(executor, str):
+        executor = make_executor(executor, workers=options.get("workers"), limits=options.get("limits"),
+                                 ray_address=ray_address, ray_gpus=ray_gpus, ray_embedders=ray_embedders)
+    return run(paths, db, config, embedder=embedder, embed_mode=embed_mode, default=DEFAULT_CONFIG,
+               executor=executor, **options)
 
 
 def check(db, strict: bool = False) -> CheckReport:
@@ -173,7 +182,7 @@ def text_doc_id(text: str) -> str:
 
 
 __all__ = [
-    "AccessTags", "BACKENDS", "DependencyError", "DEFAULT_CONFIG", "DEFAULT_PASSAGE_BUDGET", "HEADERS", "STRATEGIES", "UNITS", "EvalSettings", "Evaluation",
+    "AccessTags", "BACKENDS", "DependencyError", "EXECUTORS", "make_executor", "DEFAULT_CONFIG", "DEFAULT_PASSAGE_BUDGET", "HEADERS", "STRATEGIES", "UNITS", "EvalSettings", "Evaluation",
     "SEED_HEADERS", "SEED_MERGE",
     "SEED_OVERLAP", "SEED_OVERLAP_QUESTIONS", "expand_grid", "header_experiment", "load_acl_map", "load_grid",
     "merge_experiment", "overlap_sweep", "run_eval", "sampling_tolerance", "write_report",

@@ -3,7 +3,8 @@ line naming the key and what it should be, before any work starts.
 
 ```toml
 [chunking]            # ChunkConfig fields: strategy, size, overlap, unit, tokenizer, header, ...
-[ingest]              # embedder = "minilm", acl = ["staff"], acl_map = {"hr/**" = ["hr"]}, embed_mode = "plain"
+[ingest]              # embedder = "minilm", acl = ["staff"], acl_map = {"hr/**" = ["hr"]}, embed_mode = "plain",
+                      # executor = "ray", ray_address = "head:6379", ray_gpus = 1, ray_embedders = 2
 [eval]                # k, budget, mode, expand, overfetch, passage_budget
 ```
 """
@@ -18,7 +19,8 @@ from chunkwise.config import ChunkConfig
 from chunkwise.errors import ConfigError
 
 _TYPES = {"str": str, "int": int, "bool": bool, "float": (int, float), "None": type(None)}
-_INGEST = {"embedder": "str", "acl": "tags", "acl_map": "acl_map", "embed_mode": "str"}
+_INGEST = {"embedder": "str", "acl": "tags", "acl_map": "acl_map", "embed_mode": "str", "executor": "str",
+           "ray_address": "str", "ray_gpus": "float", "ray_embedders": "int"}
 _EVAL = {"k": "int", "budget": "int", "mode": "str", "expand": "str", "overfetch": "int",
          "passage_budget": "int"}
 

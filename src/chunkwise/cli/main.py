@@ -155,6 +155,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     acl = api.AccessTags.parse(args.acl, "--acl") if args.acl is not None else settings.get("acl", api.AccessTags())
     acl_map = api.load_acl_map(args.acl_map) if args.acl_map else settings.get("acl_map", {})
     limits = api.Limits(memory_mb=args.file_memory, seconds=args.file_timeout)
+    name = args.executor or settings.get("executor", "local")
+    executor = api.make_executor(name, workers=args.workers or (api.default_workers() if name == "local" else None),
+                                 limits=limits, ray_address=args.ray_address or settings.get("ray_address"),
+                                 ray_gpus=args.ray_gpus if args.ray_gpus is not None else settings.get("ray_gpus", 0.0),
+                                 ray_embedders=args.ray_embedders or settings.get("ray_embedders", 1))
     show = args.progress if args.progress is not None else sys.stderr.isatty() and not args.json
     with IngestBar(enabled=show) as bar:  # for people: never on pipes or with --json unless asked
         stats = api.ingest(args.paths, args.db, chunk_options=options, embedder=_embedder(args, settings),
@@ -162,7 +167,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                            dry_run=args.dry_run, reconfigure=args.reconfigure, timeout=args.wait,
                            include=args.include, exclude=args.exclude,
                            warn=lambda message: bar.write(f"warning: {message}"), progress=bar,
-                           workers=args.workers or api.default_workers(), limits=limits)
+                           executor=executor)
     if args.json:
         emit_json(stats.to_dict())
     else:
@@ -389,6 +394,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="memory one file may use while prepared in a worker (default: 2048)")
     p.add_argument("--file-timeout", type=_positive(float), default=300.0, metavar="SECONDS",
                    help="wall time one file may take to prepare in a worker (default: 300)")
+    p.add_argument("--executor", choices=api.EXECUTORS, default=None,
+                   help="where files are prepared and embedded: local (worker processes here; default) or ray "
+                        "(Ray Data: prepare and embed on actor pools, writes from here; the ray extra)")
+    p.add_argument("--ray-address", metavar="ADDR", default=None,
+                   help="with --executor ray: a running cluster (HOST:PORT or ray://HOST:PORT); default: start a "
+                        "local one for the run")
+    p.add_argument("--ray-gpus", type=float, default=None, metavar="N",
+                   help="with --executor ray: GPUs per embed actor (default 0: embed on CPUs)")
+    p.add_argument("--ray-embedders", type=_positive(int), default=None, metavar="N",
+                   help="with --executor ray: embed actors holding the model (default 1); --workers sets the "
+                        "prepare actors (default: the cluster's CPUs left over)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr: files prepared, chunks embedded, documents written "
                         "(default: only when stderr is a terminal and without --json)")

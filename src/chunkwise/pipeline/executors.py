@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Iterator, Protocol, TypeVar
 
+from chunkwise.errors import ConfigError
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -37,3 +39,44 @@ def contained(workers: int = 1, limits=None) -> Executor:
         return PrepareFailure(task, failure.reason)
 
     return PoolExecutor(workers, failed, limits or Limits())
+
+
+EXECUTORS = ("local", "ray")
+
+
+def make_executor(name: str = "local", *, workers: int | None = None, limits=None, ray_address: str | None = None,
+                  ray_gpus: float = 0.0, ray_embedders: int = 1) -> Executor:
+    """An executor by name: ``local`` (``workers`` contained processes, default 1) or ``ray``
+    (``pipeline.raydata.RayExecutor``: ``workers`` prepare actors, default the cluster's CPUs left
+    after ``ray_embedders`` embed actors with ``ray_gpus`` each; ``ray_address`` a running cluster)."""
+    if name == "local":
+        if ray_address or ray_gpus or ray_embedders != 1:
+            raise ConfigError("--ray-address, --ray-gpus and --ray-embedders need --executor ray")
+        return contained(workers or 1, limits)
+    if name == "ray":
+        from chunkwise.pipeline.raydata import RayExecutor
+        from chunkwise.sandbox import Limits
+
+        return RayExecutor(address=ray_address, prepare_actors=workers, embed_actors=ray_embedders,
+                           num_gpus=ray_gpus, limits=limits or Limits())
+    raise ConfigError(f"unknown executor {name!r}; use one of: {', '.join(EXECUTORS)}")
+
+
+def session(executor: Executor):
+    """The scope an executor keeps its resources in for a whole run (Ray: one cluster for every
+    PATH), when it has one."""
+    import contextlib
+
+    own = getattr(executor, "session", None)
+    return own() if own is not None else contextlib.nullcontext(executor)
+
+
+def prepare_and_embed(executor: Executor, preparer, tasks: Iterable, embed, progress) -> Iterator[tuple[object, dict]]:
+    """(prepared item, vectors it needs) in input order: prepare on ``executor`` then the embed stage
+    here, unless the executor runs both stages itself (``prepare_and_embed``: Ray's actor pools)."""
+    from chunkwise.pipeline.progress import counted
+
+    own = getattr(executor, "prepare_and_embed", None)
+    if own is not None:
+        return own(preparer, tasks, embed, progress)
+    return embed.run(counted(executor.map(preparer, tasks), progress))

@@ -18,6 +18,7 @@ which needs only the tokenizer, so the diff and a dry run never load the model.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass
@@ -31,9 +32,9 @@ from chunkwise.config import ChunkConfig
 from chunkwise.errors import ChunkwiseError, ConfigError
 from chunkwise.pipeline.chunk import make_chunker
 from chunkwise.pipeline.embed import EmbedStage
-from chunkwise.pipeline.executors import Executor, contained
+from chunkwise.pipeline.executors import Executor, contained, prepare_and_embed, session
 from chunkwise.pipeline.prepare import Prepared, PrepareFailure, Preparer, PrepareSettings, PrepareTask
-from chunkwise.pipeline.progress import NoProgress, Progress, counted
+from chunkwise.pipeline.progress import NoProgress, Progress
 from chunkwise.pipeline.write import IngestStats, WriteStage, unchanged
 
 
@@ -126,7 +127,7 @@ def ingest(
     # A store that does not exist yet is not created for a run that cannot start.
     fresh = isinstance(db, (str, os.PathLike)) and not os.path.exists(db)
     planned = setup({}, os.fspath(db)) if fresh else None
-    with open_store(db, timeout=timeout) as store:
+    with open_store(db, timeout=timeout) as store, contextlib.ExitStack() as scope:
         stored = store.settings()
         r = planned if planned is not None and not stored else setup(stored, store.location)
         config, embedder, late, model, late_params = r.config, r.embedder, r.late, r.model, r.late_params
@@ -138,6 +139,7 @@ def ingest(
                                   sorted((k, list(v)) for k, v in acl_map.items()), *late_params])
         settings = PrepareSettings(config, model, acl, acl_map, now, late)
         preparer, executor = Preparer(settings, r.chunker), executor or contained(workers, limits)
+        scope.enter_context(session(executor))
         run = None if dry_run else store.start_run(now)
         embed = EmbedStage(store, None if dry_run else (late or embedder), late=late, on_embedded=progress.embedded)
         for raw in paths:
@@ -146,7 +148,7 @@ def ingest(
                                stats=stats, dry_run=dry_run)
             seen: set[str] = set()
             tasks = _tasks(store, Path(raw), root, prefix, inputs, stats, seen, progress, include, exclude)
-            for item, vectors in embed.run(counted(executor.map(preparer, tasks), progress)):
+            for item, vectors in prepare_and_embed(executor, preparer, tasks, embed, progress):
                 seen.add(item.task.rel)
                 if isinstance(item, PrepareFailure):  # a file that failed this time keeps its old chunks
                     if not item.skipped:

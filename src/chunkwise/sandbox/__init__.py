@@ -50,12 +50,14 @@ class Pool:
     """A pool of contained workers running ``fn``; ``workers=1`` runs in-process. Use as a context
     manager (workers are stopped on exit) and call :meth:`map` as often as needed. When ``fn`` has a
     ``warm_up()`` method, each worker calls it once before its first item: what it loads (a
-    tokenizer, a model) counts against no item's time or memory limit."""
+    tokenizer, a model) counts against no item's time or memory limit. ``isolate``: contain items
+    in a worker process even with one worker (a Ray actor contains its files this way)."""
 
-    def __init__(self, fn: Callable[[Any], Any], *, workers: int = 1, limits: Limits = Limits()):
+    def __init__(self, fn: Callable[[Any], Any], *, workers: int = 1, limits: Limits = Limits(),
+                 isolate: bool = False):
         if workers < 1:
             raise ConfigError(f"workers must be at least 1, got {workers}")
-        self.fn, self.workers, self.limits = fn, workers, limits
+        self.fn, self.workers, self.limits, self.isolate = fn, workers, limits, isolate
         self._procs: Any = None
 
     def __enter__(self) -> Pool:
@@ -73,7 +75,7 @@ class Pool:
         """One :class:`Outcome` per item, in input order. At most ``window`` items (default: eight
         per worker) are drawn from ``items`` and not yet yielded, so a slow consumer holds the
         workers back instead of letting results pile up."""
-        if self.workers == 1:
+        if self.workers == 1 and not self.isolate:
             for index, item in enumerate(items):
                 start = time.perf_counter()
                 value, failure = call(self.fn, item)

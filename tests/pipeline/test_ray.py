@@ -1,0 +1,240 @@
+"""``ingest --executor ray``: prepare and embed on Ray Data actor pools, writes through the driver.
+
+The store a Ray run builds is the local run's, row for row (ids, texts, vectors, stats, per-file
+errors); a re-run is a no-op; a file that crashes, hangs or bombs its worker is that file's error
+with the local executor's message, and a Ray worker that dies is retried without losing a file.
+One local cluster (2 CPUs) serves the module and is shut down after it; Ray tests are few because a
+cluster and its actors take seconds to start on two shared cores.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from chunkwise.config import ChunkConfig
+from chunkwise.embed.hashing import HashingEmbedder
+from chunkwise.pipeline import ingest
+from chunkwise.sandbox import Limits
+
+ray = pytest.importorskip("ray")
+pytest.importorskip("markdown_it_pyrs")
+
+from test_workers import NESTED, content, corpus  # noqa: E402
+
+NOW = "2026-01-01T00:00:00Z"
+CONFIG = ChunkConfig(strategy="auto", size=64)
+LIMITS = Limits(memory_mb=256, seconds=8)
+
+# Importable on the Ray workers (the cluster's PYTHONPATH names its folder): preparers that
+# misbehave on one file each, the way a hostile input makes a parser misbehave.
+HOSTILE = '''
+import os, signal, time
+from pathlib import Path
+from chunkwise.pipeline.prepare import Preparer
+
+def _in_ray_actor():
+    with open(f"/proc/{os.getppid()}/cmdline", "rb") as f:
+        return f.read().startswith(b"ray::")
+
+class Hostile(Preparer):
+    def __call__(self, task):
+        if task.rel == "stuck.md":
+            time.sleep(3600)                      # a parser that never returns
+        if task.rel == "hog.md":
+            blob = bytearray(1 << 30)             # a bomb: 1 GB at once
+        if task.rel == "killer.md" and _in_ray_actor():
+            mark = Path(task.path).with_suffix(".killed")
+            if not mark.exists():                 # the Ray worker dies once, mid-file
+                mark.write_text("x")
+                os.kill(os.getppid(), signal.SIGKILL)
+                time.sleep(60)
+        return super().__call__(task)
+'''
+
+
+def timeless(db) -> dict:
+    """``content(db)`` without ingest times (a CLI run stamps the clock, a library run ``NOW``)."""
+    def strip(value):
+        if isinstance(value, str) and value.startswith("{"):
+            record = json.loads(value)
+            record.pop("ingested_at", None)
+            return json.dumps(record, sort_keys=True)
+        return value
+
+    rows = content(db)
+    return {**rows, "chunks": [tuple(map(strip, row)) for row in rows["chunks"]]}
+
+
+def _processes_of(session: str) -> list[str]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                line = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+        except OSError:
+            continue
+        if session in line:
+            found.append(f"{pid}: {line[:120]}")
+    return found
+
+
+def _raylets() -> set[int]:
+    out = subprocess.run(["pgrep", "-x", "raylet"], capture_output=True, text=True)
+    return {int(p) for p in out.stdout.split()}
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    helpers = tmp_path_factory.mktemp("rayhelpers")
+    (helpers / "hostileprep.py").write_text(HOSTILE, encoding="utf-8")
+    sys.path.insert(0, str(helpers))
+    path = os.pathsep.join(filter(None, [str(helpers), os.environ.get("PYTHONPATH")]))
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="WARNING",
+             runtime_env={"env_vars": {"PYTHONPATH": path}})
+    session = os.path.basename(ray.nodes()[0]["ObjectStoreSocketName"].split("/sockets/")[0])
+    try:
+        yield ray.get_runtime_context().gcs_address
+    finally:
+        ray.shutdown()
+        sys.path.remove(str(helpers))
+        deadline = time.monotonic() + 30
+        while _processes_of(session) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not _processes_of(session), "Ray processes outlived the cluster"
+
+
+def run(root, db, executor=None, **kw):
+    return ingest([root], db, CONFIG, embedder=kw.pop("embedder", HashingEmbedder()), acl=("staff",), now=NOW,
+                  workers=2, limits=LIMITS, executor=executor, **kw)
+
+
+def ray_executor(**kw):
+    from chunkwise.pipeline.raydata import RayExecutor
+
+    return RayExecutor(limits=LIMITS, **kw)
+
+
+def cli(*args, check=True):
+    out = subprocess.run([sys.executable, "-m", "chunkwise.cli.main", *args], capture_output=True, text=True)
+    assert not check or out.returncode in (0, 1), out.stderr
+    return out
+
+
+def test_cli_starts_its_own_cluster_and_leaves_nothing_running(tmp_path):
+    """Without --ray-address the CLI starts a local cluster for the run and stops it: stdout is the
+    JSON stats alone, the stats equal a local run's, and no raylet is left behind."""
+    corpus(tmp_path / "docs", 6)
+    (tmp_path / "docs" / "deep.md").write_text(NESTED, encoding="utf-8")
+    base = ["ingest", str(tmp_path / "docs"), "--acl", "staff", "--size", "64", "--json"]
+    before = _raylets()
+    local = cli(*base, "--db", str(tmp_path / "local.db"), "--workers", "2")
+    remote = cli(*base, "--db", str(tmp_path / "ray.db"), "--executor", "ray", "--file-memory", "512")
+    assert remote.returncode == local.returncode == 1
+    assert json.loads(remote.stdout) == json.loads(local.stdout)
+    assert json.loads(remote.stdout)["errors"][0]["error"].startswith("worker crashed (SIGSEGV) in chunking/")
+    assert timeless(tmp_path / "local.db") == timeless(tmp_path / "ray.db")
+    deadline = time.monotonic() + 30
+    while _raylets() - before and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not _raylets() - before, "the CLI left a raylet running"
+
+
+def test_bad_ray_usage_fails_fast(tmp_path):
+    corpus(tmp_path / "docs", 2)
+    base = ["ingest", str(tmp_path / "docs"), "--db", str(tmp_path / "x.db"), "--acl", "staff"]
+    out = cli(*base, "--ray-address", "127.0.0.1:1", check=False)
+    assert out.returncode == 2 and "need --executor ray" in out.stderr and "Traceback" not in out.stderr
+    missing = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.modules['ray'] = None\n"
+         "from chunkwise.cli.main import main; sys.exit(main(sys.argv[1:]))", *base, "--executor", "ray"],
+        capture_output=True, text=True)
+    assert missing.returncode == 2 and "pip install 'chunkwise[ray]'" in missing.stderr
+    assert "Traceback" not in missing.stderr and not (tmp_path / "x.db").exists()
+
+
+def test_ray_store_is_the_local_store_and_reruns_converge(tmp_path, cluster):
+    """A segfaulting file and an empty one among 24 documents: same stats, errors and rows; a re-run
+    is a no-op; after an edit and a deletion (the CLI on the running cluster) both stores agree."""
+    docs = tmp_path / "docs"
+    corpus(docs)
+    (docs / "deep.md").write_text(NESTED, encoding="utf-8")
+    (docs / "empty.md").write_text("", encoding="utf-8")
+    local, remote = run(docs, tmp_path / "local.db"), run(docs, tmp_path / "ray.db", ray_executor())
+    assert remote.to_dict() == local.to_dict() and local.added > 24
+    assert [e["path"] for e in remote.errors] == ["deep.md"]
+    assert content(tmp_path / "local.db") == content(tmp_path / "ray.db")
+    (docs / "deep.md").unlink()
+    again_local, again = run(docs, tmp_path / "local.db"), run(docs, tmp_path / "ray.db", ray_executor())
+    assert again.to_dict() == again_local.to_dict()
+    assert (again.added, again.removed, again.embedded, again.skipped_documents) == (0, 0, 0, 24)
+    (docs / "part0" / "doc03.md").write_text("# Runbook 3\n\nOnly one step is left now.\n", encoding="utf-8")
+    (docs / "part1" / "doc04.md").unlink()
+    edit_local = run(docs, tmp_path / "local.db")
+    out = cli("ingest", str(docs), "--db", str(tmp_path / "ray.db"), "--acl", "staff", "--executor", "ray",
+              "--ray-address", cluster,
+              "--json", "--file-memory", "256", "--file-timeout", "8")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {**edit_local.to_dict(), "warnings": []}
+    assert edit_local.added and edit_local.removed
+    assert timeless(tmp_path / "local.db") == timeless(tmp_path / "ray.db")
+
+
+def test_hang_bomb_and_a_dying_worker_cost_only_their_file(tmp_path, cluster, monkeypatch):
+    """Under the local pool's limits: the hung file times out, the bomb hits the memory limit, each
+    with the local executor's message; a Ray worker killed mid-file is restarted and that file is
+    ingested as if nothing happened."""
+    import hostileprep
+
+    monkeypatch.setattr(sys.modules["chunkwise.pipeline.ingest"], "Preparer", hostileprep.Hostile)
+    docs = tmp_path / "docs"
+    corpus(docs, 6)
+    for name in ("stuck.md", "hog.md", "killer.md"):
+        (docs / name).write_text(f"# {name}\n\nThe {name} file has text of its own.\n", encoding="utf-8")
+    local, remote = run(docs, tmp_path / "local.db"), run(docs, tmp_path / "ray.db", ray_executor())
+    assert (docs / "killer.killed").exists()  # the Ray worker was killed once
+    errors = {e["path"]: e["error"] for e in remote.errors}
+    assert errors == {"stuck.md": "timed out after 8 s (worker stopped)",
+                      "hog.md": "over the 256 MB memory limit (MemoryError)"}
+    assert remote.to_dict() == local.to_dict()
+    assert content(tmp_path / "local.db") == content(tmp_path / "ray.db")
+
+
+def test_minilm_on_an_embed_actor_matches_local(tmp_path, cluster):
+    """The model loads on the embed actor; ids and texts are identical, vectors equal to float32
+    rounding (a transformer's batch composition moves the last bits, locally as well)."""
+    import sqlite3
+
+    import numpy as np
+
+    pytest.importorskip("sentence_transformers")
+    from chunkwise.embed import MiniLMEmbedder
+
+    docs = tmp_path / "docs"
+    corpus(docs, 4)
+    local = run(docs, tmp_path / "local.db", embedder=MiniLMEmbedder())
+    remote = run(docs, tmp_path / "ray.db", ray_executor(), embedder=MiniLMEmbedder())
+    assert remote.to_dict() == local.to_dict() and local.embedded > 4
+
+    def rows(db):
+        con = sqlite3.connect(db)
+        try:
+            chunks = con.execute("SELECT chunk_id, text, embed_text, embed_key FROM chunks ORDER BY chunk_id").fetchall()
+            keys = [k for (k,) in con.execute("SELECT embed_key FROM vectors ORDER BY embed_key")]
+        finally:
+            con.close()
+        from chunkwise.store import open_store
+
+        with open_store(db, readonly=True) as store:
+            vectors = store.vectors(keys)
+        return chunks, keys, np.array([vectors[k] for k in keys])
+
+    (a_chunks, a_keys, a_vec), (b_chunks, b_keys, b_vec) = rows(tmp_path / "local.db"), rows(tmp_path / "ray.db")
+    assert a_chunks == b_chunks and a_keys == b_keys and a_vec.shape == (len(a_keys), 384)
+    assert np.abs(a_vec - b_vec).max() < 1e-6
