@@ -35,6 +35,8 @@ LIMITS = Limits(memory_mb=256, seconds=8)
 HOSTILE = '''
 import os, signal, time
 from pathlib import Path
+from chunkwise.embed.hashing import HashingEmbedder
+from chunkwise.errors import ChunkwiseError
 from chunkwise.pipeline.prepare import Preparer
 
 def _in_ray_actor():
@@ -54,6 +56,13 @@ class Hostile(Preparer):
                 os.kill(os.getppid(), signal.SIGKILL)
                 time.sleep(60)
         return super().__call__(task)
+
+class Unreachable(HashingEmbedder):
+    # an embedding service that is down: the run fails with its error, as a local run would
+    def embed(self, texts):
+        raise ChunkwiseError("embedding service at http://127.0.0.1:9 is down")
+    def __reduce__(self):
+        return (Unreachable, ())
 '''
 
 
@@ -157,6 +166,13 @@ def test_bad_ray_usage_fails_fast(tmp_path):
         capture_output=True, text=True)
     assert missing.returncode == 2 and "pip install 'chunkwise[ray]'" in missing.stderr
     assert "Traceback" not in missing.stderr and not (tmp_path / "x.db").exists()
+    (tmp_path / "warp.toml").write_text('[ingest]\nexecutor = "warp"\n', encoding="utf-8")
+    warp = cli(*base, "--config", str(tmp_path / "warp.toml"), check=False)
+    assert warp.returncode == 2 and "unknown executor 'warp'; use one of: local, ray" in warp.stderr
+    (tmp_path / "gpus.toml").write_text('[ingest]\nexecutor = "ray"\nray_gpus = "all"\n', encoding="utf-8")
+    gpus = cli(*base, "--config", str(tmp_path / "gpus.toml"), check=False)
+    assert gpus.returncode == 2 and "[ingest] ray_gpus must be a number" in gpus.stderr
+    assert not (tmp_path / "x.db").exists()
 
 
 def test_ray_store_is_the_local_store_and_reruns_converge(tmp_path, cluster):
@@ -204,6 +220,16 @@ def test_hang_bomb_and_a_dying_worker_cost_only_their_file(tmp_path, cluster, mo
                       "hog.md": "over the 256 MB memory limit (MemoryError)"}
     assert remote.to_dict() == local.to_dict()
     assert content(tmp_path / "local.db") == content(tmp_path / "ray.db")
+
+
+def test_an_embedder_error_on_an_actor_fails_the_run_with_its_message(tmp_path, cluster):
+    import hostileprep
+
+    from chunkwise.errors import ChunkwiseError
+
+    corpus(tmp_path / "docs", 2)
+    with pytest.raises(ChunkwiseError, match=r"^embedding service at http://127.0.0.1:9 is down$"):
+        run(tmp_path / "docs", tmp_path / "ray.db", ray_executor(), embedder=hostileprep.Unreachable())
 
 
 def test_minilm_on_an_embed_actor_matches_local(tmp_path, cluster):

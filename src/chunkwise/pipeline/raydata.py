@@ -40,6 +40,7 @@ RAY_INSTALL_HINT = "pip install 'chunkwise[ray]'"
 _NOTHING = object()
 _SESSION: contextvars.ContextVar = contextvars.ContextVar("chunkwise_ray_session")
 _FILES_PER_BLOCK = 4
+_BLOCKS = 1000
 _TASK_FIELDS = ("path", "rel", "doc_id", "media_type", "sha256", "size")
 log = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ class RayExecutor:
     embed_actors: int = 1
     num_gpus: float = 0.0
     embed_batch: int = 16
-    window: int = 4096
+    window: int = 50_000
     limits: Limits = field(default_factory=Limits)
     num_cpus: int | None = None
 
@@ -148,8 +149,9 @@ class RayExecutor:
 
     def _results(self, ray, rows: list[dict], preparer, embed) -> Iterator[tuple[int, bytes, bytes | None]]:
         prepare_n, embed_n, cpus = self._widths(ray, embed is not None)
-        # Blocks of a few files: a slow file holds back few others, and preserve_order stays cheap.
-        ds = ray.data.from_items(rows, override_num_blocks=-(-len(rows) // _FILES_PER_BLOCK))
+        # Blocks of a few files (a slow file holds back few others), at most _BLOCKS per window.
+        per_block = max(_FILES_PER_BLOCK, -(-len(rows) // _BLOCKS))
+        ds = ray.data.from_items(rows, override_num_blocks=-(-len(rows) // per_block))
         pool = ray.data.ActorPoolStrategy
         ds = ds.map(_Prepare, fn_constructor_args=(preparer, self.limits), compute=pool(size=prepare_n), num_cpus=cpus)
         if embed is not None:
@@ -165,6 +167,9 @@ class RayExecutor:
                 vectors = batch["vectors"] if "vectors" in batch else [None] * len(batch["seq"])
                 yield from zip((int(s) for s in batch["seq"]), batch["item"], vectors)
         except ray.exceptions.RayError as exc:
+            inner = _inner(exc)
+            if isinstance(inner, ChunkwiseError):  # the run's own error (a bad model file, an embedding service down)
+                raise inner from None
             raise ChunkwiseError(f"the Ray pipeline failed: {_cause(exc)}") from exc
 
     def _widths(self, ray, embedding: bool) -> tuple[int, int, float]:
@@ -287,9 +292,21 @@ def _data_context(ray):
         chatter.setLevel(level)
 
 
+def _inner(exc: BaseException) -> BaseException:
+    """The worker's own exception inside Ray's wrappers."""
+    seen = set()
+    while id(exc) not in seen:
+        seen.add(id(exc))
+        nxt = getattr(exc, "cause", None) or exc.__cause__
+        if nxt is None:
+            break
+        exc = nxt
+    return exc
+
+
 def _cause(exc: BaseException) -> str:
     """The innermost error's one line (Ray wraps a worker's exception in its own)."""
-    inner = getattr(exc, "cause", None) or exc.__cause__ or exc
+    inner = _inner(exc)
     text = str(inner).strip().splitlines()
     return f"{type(inner).__name__}: {text[-1] if text else ''}".rstrip(": ")
 

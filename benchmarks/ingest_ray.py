@@ -1,0 +1,192 @@
+"""Ingest on Ray vs the local executor, side by side in one process, plus the per-stage costs a
+10M-document plan is built from.
+
+Why: issue 12 asks for ingest throughput with Ray on this 2-core machine vs the local executor
+(parity expected; the point is the same result) and a plan, with measured per-stage costs, for 10M
+documents on a cluster (what scales, what serialises, where the store becomes the limit).
+
+Method:
+- corpus: ``benchmarks/ingest.py``'s generated Markdown (``--docs`` files of 1-3 KB, 100 per
+  folder); MiniLM runs use its first ``--minilm-docs`` files; chunks of 256 (hashing) / 254
+  (MiniLM) MiniLM tokens, strategy auto, one access tag;
+- each run ingests into a fresh SQLite store through ``chunkwise.api.ingest``: ``local`` with
+  ``workers=2`` (contained processes, embedding and writes in this process), ``ray`` with a
+  ``RayExecutor`` on a local cluster of 2 CPUs started once by this process (its start is timed
+  apart; the first Ray run also pays its actors' start: prepare actors spawn their sandbox process,
+  embed actors load the model); the stores of the two runs are compared row by row (ids, texts,
+  vectors; MiniLM vectors to 1e-6);
+- per-stage costs, one process, no parallelism (CPU seconds = wall here): the walk (list + sha256),
+  *prepare* (``Preparer`` in-process), *embed* (hashing: every embedded text; MiniLM: the first
+  512, batch 64), *write* (``WriteStage`` into a fresh store, vectors given), per document and per
+  chunk.
+
+Run: ``.venv/bin/python benchmarks/ingest_ray.py [--docs N] [--minilm-docs N]``
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import sys
+import tempfile
+from pathlib import Path
+
+from _timing import timed
+from ingest import cw, git_head, write_corpus
+
+NOW = "2026-01-01T00:00:00Z"
+
+
+def log(message: str) -> None:
+    print(f"... {message}", file=sys.stderr, flush=True)
+
+
+def rows(db: Path) -> tuple[list, list, list]:
+    con = sqlite3.connect(db)
+    try:
+        chunks = con.execute("SELECT rowid, chunk_id, doc_id, text, embed_text, embed_key FROM chunks "
+                             "ORDER BY chunk_id").fetchall()
+        keys = [k for (k,) in con.execute("SELECT embed_key FROM vectors ORDER BY embed_key")]
+        blobs = [v for (v,) in con.execute("SELECT vector FROM vectors ORDER BY embed_key")]
+    finally:
+        con.close()
+    return chunks, keys, blobs
+
+
+def same_store(a: Path, b: Path, exact: bool) -> str:
+    import numpy as np
+
+    (ca, ka, va), (cb, kb, vb) = rows(a), rows(b)
+    if ca != cb or ka != kb:
+        return "NO (chunks differ)"
+    if exact:
+        return "yes, byte for byte" if va == vb else "NO (vectors differ)"
+    diff = max((np.abs(np.frombuffer(x, "<f4") - np.frombuffer(y, "<f4")).max() for x, y in zip(va, vb)),
+               default=0.0)
+    return f"yes (vectors within {diff:.1e})" if diff < 1e-6 else f"NO (vectors differ by {diff:.1e})"
+
+
+def ingest(root: Path, db: Path, embedder, size: int, executor=None):
+    from chunkwise import api
+
+    return api.ingest([root], db, api.ChunkConfig(strategy="auto", size=size), embedder=embedder, acl=["bench"],
+                      now=NOW, workers=2, executor=executor or "local")
+
+
+def side_by_side(work: Path, root: Path, docs: int, name: str, size: int) -> list[str]:
+    from chunkwise import api
+    from chunkwise.pipeline.raydata import RayExecutor
+
+    lines = []
+    results = {}
+    for label in ("local", "ray"):
+        log(f"{name}: {label}, {docs} files")
+        executor = RayExecutor() if label == "ray" else None
+        wall, cpu, stats = timed(lambda: ingest(root, work / f"{name}-{label}.db", api.make_embedder(name), size,
+                                                executor))
+        results[label] = (wall, stats)
+        lines.append(f"| {name} | {label} | {docs:,} | {stats.added:,} | {wall:.1f} | {docs / wall:.1f} | "
+                     f"{stats.added / wall:.0f} | {cpu:.1f} | {len(stats.errors)} |")
+    (lw, ls), (rw, rs) = results["local"], results["ray"]
+    same = same_store(work / f"{name}-local.db", work / f"{name}-ray.db", exact=name == "hashing")
+    stats_same = "equal" if ls.to_dict() == rs.to_dict() else "DIFFERENT"
+    lines.append(f"| | ray / local | | | | **{lw / rw:.2f}x** | | | stats {stats_same}; store identical: {same} |")
+    return lines
+
+
+def stage_costs(work: Path, root: Path, docs: int) -> list[str]:
+    """Serial per-stage costs on one core (what a cluster spreads, or cannot)."""
+    from chunkwise import api
+    from chunkwise.access import AccessTags
+    from chunkwise.pipeline.chunk import make_chunker
+    from chunkwise.pipeline.prepare import Prepared, Preparer, PrepareSettings, PrepareTask
+    from chunkwise.pipeline.write import IngestStats, WriteStage
+    from chunkwise.sources import SourceFile, iter_sources
+    from chunkwise.store import open_store
+
+    log("stage costs: walk")
+    walk_s, _, sources = timed(lambda: [s for s in iter_sources([root], root=str(root)) if isinstance(s, SourceFile)])
+    tasks = [PrepareTask(str(s.path), s.doc_id, s.doc_id, s.media_type, s.sha256, s.size) for s in sources]
+    hashing, minilm = api.make_embedder("hashing"), api.make_embedder("minilm")
+    config = api.ChunkConfig(strategy="auto", size=254)
+    preparer = Preparer(PrepareSettings(config, minilm.name, AccessTags.parse(["bench"], "acl"), {}, NOW),
+                        make_chunker(config))
+    preparer.warm_up()
+    log("stage costs: prepare")
+    prep_s, _, prepared = timed(lambda: [preparer(t) for t in tasks])
+    prepared = [p for p in prepared if isinstance(p, Prepared)]
+    texts = [r["embed_text"] for p in prepared for r in p.records]
+    chunks = len(texts)
+    log("stage costs: embed (hashing, MiniLM sample)")
+    hash_s, _, _ = timed(lambda: hashing.embed(texts))
+    sample = texts[:512]
+    minilm.embed(["warm up"])
+    mini_s, _, vecs = timed(lambda: minilm.embed(sample))
+    by_key = dict(zip((r["embed_key"] for p in prepared for r in p.records), vecs * (chunks // len(sample) + 1)))
+    log("stage costs: write")
+    with open_store(work / "stages.db") as store:
+        store.add_root(str(root))
+        stats = IngestStats()
+        write = WriteStage(store, root=str(root), inputs="bench", now=NOW, model=minilm.name, embedding=True,
+                           stats=stats)
+
+        def write_all():
+            for p in prepared:
+                write.write(p, {r["embed_key"]: by_key[r["embed_key"]] for r in p.records})
+
+        write_s, _, _ = timed(write_all)
+    n = len(prepared)
+    per = lambda s, k: f"{s / k * 1000:.2f}"  # noqa: E731 - ms per unit
+    return [f"Serial, one process: {n:,} documents, {chunks:,} chunks ({chunks / n:.1f} per document), "
+            f"size 254, MiniLM vectors (384 float32).", "",
+            "| stage | s | ms / document | ms / chunk | where it runs with `--executor ray` |",
+            "|---|--:|--:|--:|---|",
+            f"| walk (list + sha256) | {walk_s:.2f} | {per(walk_s, n)} | | driver |",
+            f"| prepare (read, extract, chunk, enrich) | {prep_s:.2f} | {per(prep_s, n)} | {per(prep_s, chunks)} | "
+            f"prepare actors |",
+            f"| embed, hashing | {hash_s:.2f} | {per(hash_s, n)} | {per(hash_s, chunks)} | embed actors |",
+            f"| embed, MiniLM (512 texts, batch 64) | {mini_s:.2f} | | {per(mini_s, len(sample))} | "
+            f"embed actors (GPU on a cluster) |",
+            f"| write (one transaction per document, vectors included) | {write_s:.2f} | {per(write_s, n)} | "
+            f"{per(write_s, chunks)} | driver (SQLite: one writer) |", ""]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--docs", type=int, default=1000)
+    ap.add_argument("--minilm-docs", type=int, default=200)
+    args = ap.parse_args()
+    cw()
+    import ray
+
+    load0 = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="chunkwise-bench-ray-") as tmp:
+        work = Path(tmp)
+        corpus = write_corpus(work / "corpus", args.docs, 1000, 3000)
+        small = work / "small"
+        for f in corpus.files[: args.minilm_docs]:
+            dest = small / f.relative_to(corpus.root)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(f.read_bytes())
+        log("starting a local Ray cluster (2 CPUs)")
+        start_s, _, _ = timed(lambda: ray.init(address="local", num_cpus=2, include_dashboard=False,
+                                               logging_level="WARNING"))
+        try:
+            table = ["| embedder | executor | files | chunks | s | files/s | chunks/s | CPU s (this process) | errors |",
+                     "|---|---|--:|--:|--:|--:|--:|--:|--:|"]
+            table += side_by_side(work, corpus.root, args.docs, "hashing", 256)
+            table += side_by_side(work, small, args.minilm_docs, "minilm", 254)
+        finally:
+            ray.shutdown()
+        stages = stage_costs(work, small, args.minilm_docs)
+    load1 = os.getloadavg()
+    print(f"Commit {git_head()}; `benchmarks/ingest_ray.py --docs {args.docs} --minilm-docs {args.minilm_docs}`; "
+          f"load average {load0[0]:.2f} at the start, {load1[0]:.2f} at the end (2 cores shared).\n")
+    print(f"Local Ray cluster start (`ray.init(num_cpus=2)`): {start_s:.1f} s, not in the Ray rows.\n")
+    print("\n".join(table))
+    print()
+    print("\n".join(stages))
+
+
+if __name__ == "__main__":
+    main()
