@@ -294,14 +294,17 @@ def _data_context(ray):
 
 def _inner(exc: BaseException) -> BaseException:
     """The worker's own exception inside Ray's wrappers."""
-    seen = set()
-    while id(exc) not in seen:
-        seen.add(id(exc))
-        nxt = getattr(exc, "cause", None) or exc.__cause__
-        if nxt is None:
-            break
-        exc = nxt
-    return exc
+    seen, todo, last = set(), [exc], exc
+    while todo:
+        e = todo.pop(0)
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, ChunkwiseError) and not isinstance(e, _ray().exceptions.RayError):
+            return e
+        last = e
+        todo += [getattr(e, "cause", None), e.__cause__, e.__context__]
+    return last
 
 
 def _cause(exc: BaseException) -> str:
