@@ -2,7 +2,7 @@
 fixture opens one backend per parameter; a new backend (PostgreSQL) adds its opener to BACKENDS."""
 import pytest
 
-from chunkwise.store import DocumentDiff, DocumentRow, StoreBusy, open_store
+from chunkwise.store import DocumentDiff, DocumentRow, StoreBusy, VersionLink, open_store
 from chunkwise.errors import IdentityConflict
 
 
@@ -30,8 +30,8 @@ def record(doc, i, text, acl=("staff",), quality="ready", key=None):
             "section_id": "s", "embed_window": ""}
 
 
-def row(doc, path=None, root="/r", version="v1", n=2):
-    return DocumentRow(doc, root, path or doc, path or doc, version, "inputs", "", "", "", "t", n)
+def row(doc, path=None, root="/r", version="v1", n=2, versioning=""):
+    return DocumentRow(doc, root, path or doc, path or doc, version, "inputs", "", "", "", "t", n, versioning)
 
 
 def put(store, doc, records, vectors=None, **kw):
@@ -110,6 +110,38 @@ def test_gate_counts_and_documents(store):
     assert (doc.doc_id, doc.root, doc.path, doc.chunk_count) == ("a.md", "/r", "a.md", 2)
     assert store.count_missing("/r", "", set()) == 2 and store.remove_missing("/r", "", set()) == 2
     assert store.count() == 0
+
+
+def test_version_links_are_replaced_whole_filtered_by_access_and_dropped_with_a_document(store):
+    store.add_root("/r")
+    put(store, "v1.md", [record("v1.md", 0, "leave is 30 days")], versioning='{"version": "1"}')
+    put(store, "v2.md", [record("v2.md", 0, "leave is 45 days", acl=("hr",)),
+                         record("v2.md", 1, "hidden", acl=("staff",), quality="review")], versioning='{"version": "2"}')
+    put(store, "v3.md", [record("v3.md", 0, "leave is 60 days", acl=("hr", "staff"))])
+    assert {d.doc_id: d.versioning for d in store.documents()} == {"v1.md": '{"version": "1"}',
+                                                                   "v2.md": '{"version": "2"}', "v3.md": ""}
+    seen = []
+
+    def derive(docs):
+        seen.append(sorted(d.doc_id for d in docs))
+        return [VersionLink("v2.md", "v1.md", "detected", 0.9), VersionLink("v3.md", "v2.md", "declared"),
+                VersionLink("v3.md", "gone.md", "declared"), VersionLink("v1.md", "v1.md", "declared")]
+
+    links = store.relink_versions(derive)
+    assert seen == [["v1.md", "v2.md", "v3.md"]]
+    assert links == [VersionLink("v2.md", "v1.md", "detected", 0.9), VersionLink("v3.md", "v2.md", "declared", 1.0)]
+    assert store.version_links(None, None) == links
+    assert store.version_links(["v1.md"], None) == links[:1]
+    assert store.version_links(["v2.md"], ["hr"]) == links[1:]  # hr may not see v1 (staff only)
+    assert store.version_links(["v2.md"], ["hr", "staff"]) == links
+    # staff sees v1 and v3 but not v2 (its staff chunk is in review): no link that names v2 is reported
+    assert store.version_links(["v1.md", "v2.md", "v3.md"], ["staff"]) == []
+    assert store.version_links(["v1.md"], ["nobody"]) == [] and store.version_links([], ["hr"]) == []
+    assert store.relink_versions(lambda docs: derive(docs)[:1]) == links[:1]  # replaced, not added to
+    assert store.version_links(None, None) == links[:1]
+    store.relink_versions(derive)
+    assert store.remove_missing("/r", "", {"v1.md", "v3.md"}) == 2  # v2 deleted: its links go with it
+    assert store.version_links(None, None) == []
 
 
 def test_roots_fold_inner_roots_and_prefixes_select(store):

@@ -7,7 +7,7 @@ import os
 
 from chunkwise.errors import ConfigError
 from chunkwise.store.base import (DocumentDiff, DocumentRow, DocumentState, ServableRows, Store, StoreBusy,
-                                  StoreCounts, StoredChunk)
+                                  StoreCounts, StoredChunk, VersionLink)
 from chunkwise.store.sqlite import SQLiteStore
 
 _SERVER_SCHEMES = ("postgresql://", "postgres://")
@@ -26,4 +26,4 @@ def open_store(location: str | os.PathLike, *, readonly: bool = False, create: b
 
 
 __all__ = ["DocumentDiff", "DocumentRow", "DocumentState", "SQLiteStore", "ServableRows", "Store", "StoreBusy",
-           "StoreCounts", "StoredChunk", "open_store"]
+           "StoreCounts", "StoredChunk", "VersionLink", "open_store"]

@@ -45,6 +45,21 @@ class DocumentRow:
     updated_at: str
     ingested_at: str
     chunk_count: int
+    # What version links are derived from (JSON written by enrich/versions.py: the front matter
+    # ``version`` and ``supersedes``, a MinHash of the servable text, its access tags); "" unknown.
+    versioning: str = ""
+
+
+@dataclass(frozen=True)
+class VersionLink:
+    """``newer`` supersedes ``older`` (document ids): ``declared`` in front matter (``supersedes``)
+    or ``detected`` (near-duplicate texts, ordered by ``version``/``updated_at``). ``similarity``:
+    the estimated Jaccard similarity of the two texts' word shingles (1.0 when declared)."""
+
+    newer: str
+    older: str
+    how: str
+    similarity: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -130,7 +145,17 @@ class Store(Protocol):
     def count_missing(self, root: str, prefix: str, seen: set[str]) -> int:
         """Chunks of documents under ``root``/``prefix`` whose path is not in ``seen`` (a dry run's removal)."""
     def remove_missing(self, root: str, prefix: str, seen: set[str]) -> int:
-        """Delete those documents (and their chunks); returns the chunks removed."""
+        """Delete those documents (and their chunks and version links); returns the chunks removed."""
+
+    # -- versions ------------------------------------------------------------------------------
+    def relink_versions(self, derive: Callable[[list[DocumentRow]], Sequence[VersionLink]]) -> list[VersionLink]:
+        """In one write transaction: read every document, call ``derive`` (pure; may raise to abort)
+        and replace all stored version links with what it returns (links to unknown ids are dropped).
+        Deleting a document deletes its links at once."""
+    def version_links(self, doc_ids: Iterable[str] | None, groups: Sequence[str] | None) -> list[VersionLink]:
+        """Stored links with an end in ``doc_ids`` (None: all) whose two documents ``groups`` may
+        both see — some ``ready`` chunk of each shares a tag with them — the filter inside the query,
+        so a version the caller cannot see is never reported. ``groups`` None: unfiltered (the gate)."""
 
     # -- vectors -------------------------------------------------------------------------------
     def missing_vectors(self, keys: Iterable[str]) -> set[str]:
@@ -178,4 +203,4 @@ class Store(Protocol):
 
 
 __all__ = ["DocumentDiff", "DocumentRow", "DocumentState", "ServableRows", "Store", "StoreBusy", "StoreCounts",
-           "StoredChunk"]
+           "StoredChunk", "VersionLink"]

@@ -109,4 +109,19 @@ UPDATE documents SET path = source_uri;
 CREATE UNIQUE INDEX documents_identity ON documents(root, path);
 """))
 
+# Versions (issue 15): what links are derived from, per document (JSON, see enrich/versions.py), and
+# the derived links, replaced whole at the end of every ingest run; deleting a document drops its
+# links at once (the cascade), before the run re-derives them.
+MIGRATIONS.append((6, "document versioning and version links", """
+ALTER TABLE documents ADD COLUMN versioning TEXT NOT NULL DEFAULT '';
+CREATE TABLE version_links (
+    newer TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    older TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    how TEXT NOT NULL,               -- declared | detected
+    similarity REAL NOT NULL,
+    PRIMARY KEY (newer, older)
+);
+CREATE INDEX version_links_older ON version_links(older);
+"""))
+
 LATEST = MIGRATIONS[-1][0]

@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from chunkwise.access import AccessTags, acl_index
 from chunkwise.errors import IdentityConflict, InputError, StoreBusy, StoreError
-from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState
+from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState, VersionLink
 from chunkwise.store.schema import LATEST, MIGRATIONS
 from chunkwise.store.sqlite_read import ReadMixin
 
@@ -221,11 +221,12 @@ class SQLiteStore(ReadMixin):
         values = {k: getattr(doc, k) for k in DocumentRow.__dataclass_fields__}
         db.execute(
             "INSERT INTO documents (doc_id, root, path, source_uri, source_version, inputs, title, author, updated_at,"
-            " ingested_at, chunk_count) VALUES (:doc_id, :root, :path, :source_uri, :source_version, :inputs, :title,"
-            " :author, :updated_at, :ingested_at, :chunk_count) ON CONFLICT(doc_id) DO UPDATE SET root=excluded.root,"
-            " path=excluded.path, source_uri=excluded.source_uri, source_version=excluded.source_version,"
-            " inputs=excluded.inputs, title=excluded.title, author=excluded.author, updated_at=excluded.updated_at,"
-            " ingested_at=excluded.ingested_at, chunk_count=excluded.chunk_count", values)
+            " ingested_at, chunk_count, versioning) VALUES (:doc_id, :root, :path, :source_uri, :source_version, :inputs,"
+            " :title, :author, :updated_at, :ingested_at, :chunk_count, :versioning) ON CONFLICT(doc_id) DO UPDATE SET"
+            " root=excluded.root, path=excluded.path, source_uri=excluded.source_uri,"
+            " source_version=excluded.source_version, inputs=excluded.inputs, title=excluded.title,"
+            " author=excluded.author, updated_at=excluded.updated_at, ingested_at=excluded.ingested_at,"
+            " chunk_count=excluded.chunk_count, versioning=excluded.versioning", values)
         removed = list(diff.removed)
         for i in range(0, len(removed), 500):
             part = removed[i : i + 500]
@@ -250,6 +251,19 @@ class SQLiteStore(ReadMixin):
                 removed += db.execute("SELECT count(*) FROM chunks WHERE doc_id = ?", (state.doc_id,)).fetchone()[0]
                 db.execute("DELETE FROM documents WHERE doc_id = ?", (state.doc_id,))
             return removed
+
+    # -- versions ------------------------------------------------------------------------------
+    def relink_versions(self, derive: Callable[[list[DocumentRow]], Sequence[VersionLink]]) -> list[VersionLink]:
+        with self.atomic() as db:
+            docs = self.documents()
+            known = {d.doc_id for d in docs}
+            links = sorted({(link.newer, link.older): link for link in derive(docs)
+                            if link.newer in known and link.older in known and link.newer != link.older}.values(),
+                           key=lambda link: (link.newer, link.older))
+            db.execute("DELETE FROM version_links")
+            db.executemany("INSERT INTO version_links VALUES (?, ?, ?, ?)",
+                           [(link.newer, link.older, link.how, float(link.similarity)) for link in links])
+            return links
 
     # -- vectors -------------------------------------------------------------------------------
     def missing_vectors(self, keys: Iterable[str]) -> set[str]:

@@ -10,7 +10,7 @@ import json
 from typing import Iterator, Sequence
 
 from chunkwise.access import AccessTags, caller_groups
-from chunkwise.store.base import DocumentRow, ServableRows, StoreCounts, StoredChunk
+from chunkwise.store.base import DocumentRow, ServableRows, StoreCounts, StoredChunk, VersionLink
 
 _CHUNK_SQL = """SELECT c.rowid, c.chunk_id, c.doc_id, c.chunk_index, c.record, c.text, c.embed_text, c.acl, c.quality,
     d.source_uri, d.source_version FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"""
@@ -163,5 +163,37 @@ class ReadMixin:
 
     def documents(self) -> list[DocumentRow]:
         rows = self.db.execute("SELECT doc_id, root, path, source_uri, source_version, inputs, title, author,"
-                               " updated_at, ingested_at, chunk_count FROM documents ORDER BY doc_id")
-        return [DocumentRow(*(("" if v is None else v) for v in r[:-1]), r[-1]) for r in rows]
+                               " updated_at, ingested_at, chunk_count, versioning FROM documents ORDER BY doc_id")
+        return [DocumentRow(*(("" if v is None else v) for v in r[:-2]), r[-2], r[-1] or "") for r in rows]
+
+    def version_links(self, doc_ids, groups) -> list[VersionLink]:
+        if doc_ids is not None:
+            ids = sorted(set(doc_ids))
+            found = {}
+            for i in range(0, len(ids), 400):
+                found.update(((x.newer, x.older), x) for x in self._version_links(ids[i : i + 400], groups))
+            return [found[k] for k in sorted(found)]
+        return self._version_links(None, groups)
+
+    def _version_links(self, ids, groups) -> list[VersionLink]:
+        sql, args = "SELECT l.newer, l.older, l.how, l.similarity FROM version_links l", []
+        where = []
+        if ids is not None:
+            if not ids:
+                return []
+            marks = ",".join("?" * len(ids))
+            where.append(f"(l.newer IN ({marks}) OR l.older IN ({marks}))")
+            args += ids + ids
+        if groups is not None:
+            tags = list(caller_groups(groups).tags)
+            if not tags:
+                return []
+            # A document is visible to the groups when some servable chunk of it shares a tag with them.
+            seen = ("EXISTS (SELECT 1 FROM chunks c, json_each(c.acl) t WHERE c.doc_id = l.{end} AND c.acl_index != ''"
+                    f" AND t.value IN ({','.join('?' * len(tags))}))")
+            where += [seen.format(end="newer"), seen.format(end="older")]
+            args += tags + tags
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        rows = self.db.execute(sql + " ORDER BY l.newer, l.older", args)
+        return [VersionLink(n, o, h, s) for n, o, h, s in rows]
