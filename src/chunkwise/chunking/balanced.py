@@ -1,14 +1,17 @@
 """Balanced hard-cap fallback (seed 000): ceil(n/N) children of near-equal size instead of the
-greedy 7, 7, 1 — whose "fix" of merging the tail (7, 8) breaks the cap. Children are exact
-substrings cut at word boundaries; a child smaller than ``min_tail`` is flagged for review."""
+greedy 7, 7, 1 — whose "fix" of merging the tail (7, 8) breaks the cap. ``balanced_cuts`` only plans
+where the children end (word boundaries); the children are handed to ``pack`` as regions, so the cap
+is enforced in one place. A child smaller than ``min_tail`` is flagged for review."""
 from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from itertools import accumulate
 
 from chunkwise.chunking.base import BaseChunker, Draft, drafts_from_pieces
 from chunkwise.chunking.levels import Level
+from chunkwise.chunking.pack import Region
 
 _WORD = re.compile(r"\S+")
 
@@ -66,14 +69,17 @@ class BalancedChunker(BaseChunker):
         ends = balanced_cuts(sizes, budget) if all(b - a <= chars for a, b in words) else None
         if ends is None:  # a word over the cap: greedy fallback at unit level, flagged
             return drafts_from_pieces(self.pack(text, 0, len(text), [], budget, title=title))
-        prefix = [0, *accumulate(sizes)]
-        out, i = [], 0
-        for j in ends:
-            size = prefix[j] - prefix[i]
-            short = size < min_tail
-            out.append(
-                Draft(words[i][0], words[j - 1][1], size, Level.END if j == len(words) else Level.WORD,
-                      short, ("short_tail",) if short else (), exact=False)
-            )
-            i = j
+        # The children are regions for the shared packer, which enforces the cap (a child whose
+        # estimate was low, under an inexact sizer, is cut there like any other piece).
+        starts = [0, *ends[:-1]]
+        regions = [Region(words[i][0], words[j - 1][1]) for i, j in zip(starts, ends)]
+        cuts = [(b, Level.WORD) for _, b in words[:-1]]  # the words the plan measured, as it did
+        pieces = self.pack(text, 0, len(text), cuts, budget, title=title, regions=regions)
+        last = words[-1][1]
+        out = []
+        for d in drafts_from_pieces(pieces):
+            level = Level.END if d.end == last else d.level if d.level < Level.END else Level.WORD
+            short = d.size < min_tail
+            out.append(replace(d, level=level, review=d.review or short,
+                               reasons=(*d.reasons, "short_tail") if short else d.reasons))
         return out

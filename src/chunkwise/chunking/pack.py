@@ -31,6 +31,9 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
 # A "word" for fine cuts: a run of non-space characters, except that each CJK character stands alone.
 _FINE_WORD = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
+# For a sizer that counts whitespace-separated words, a CJK run is one word: cutting it finer would
+# measure each character as a word of its own and overestimate the run.
+_SPACE_WORD = re.compile(r"\S+")
 # Python calls these whitespace; tokenizers treat them as control characters and delete them, so a
 # cut next to one may join two words into one token.
 _SOFT_SPACE = frozenset("\x0b\x0c\x1c\x1d\x1e\x1f\x85")
@@ -99,15 +102,15 @@ def merge_cuts(cuts: Iterable[tuple[int, Level]], start: int, end: int) -> tuple
     return positions, [best[p] for p in positions]
 
 
-def word_cuts(text: str, start: int, end: int) -> list[tuple[int, Level]]:
-    """Word ends (each CJK character is a word of its own)."""
-    return [(m.end(), Level.WORD) for m in _FINE_WORD.finditer(text, start, end)]
+def word_cuts(text: str, start: int, end: int, words: re.Pattern = _FINE_WORD) -> list[tuple[int, Level]]:
+    """Word ends (each CJK character is a word of its own, unless ``words`` says otherwise)."""
+    return [(m.end(), Level.WORD) for m in words.finditer(text, start, end)]
 
 
 class _Ctx:
     """What every level of one ``pack`` call shares."""
 
-    __slots__ = ("text", "sizer", "finders", "dirty", "long", "max_chars", "measure")
+    __slots__ = ("text", "sizer", "finders", "dirty", "long", "max_chars", "measure", "words")
 
     def __init__(self, text: str, sizer: Sizer, finders: Sequence[Finder], budget: int, max_chars: int,
                  measure: "Measure | None" = None):
@@ -115,6 +118,7 @@ class _Ctx:
         self.max_chars = max_chars  # for the piece being cut (a region's repeated text lowers it)
         self.measure = measure
         self.sizer = sizer
+        self.words = _SPACE_WORD if getattr(sizer, "name", "") == "words" else _FINE_WORD
         self.finders = finders
         self.dirty: list[int] = []  # sorted cut positions that split a word
         # A segment this many characters long will almost surely need cutting inside: it is measured
@@ -170,7 +174,7 @@ class _Segments:
         plan: list[tuple[int, tuple | None]] = []  # (number of pieces, fine cuts) per segment
         for a, b in bounds:
             if b - a > ctx.long:
-                fine = merge_cuts(finder(text, a, b) if finder else word_cuts(text, a, b), a, b)
+                fine = merge_cuts(finder(text, a, b) if finder else word_cuts(text, a, b, ctx.words), a, b)
                 edges = [a, *fine[0], b]
                 pieces.extend(text[x:y] for x, y in zip(edges, edges[1:]))
                 plan.append((len(edges) - 1, fine))
@@ -202,7 +206,7 @@ class _Segments:
             if self.depth < n_fine:
                 cuts: Iterable = ctx.finders[self.depth](ctx.text, a, b)
             elif self.depth == n_fine:
-                cuts = word_cuts(ctx.text, a, b)
+                cuts = word_cuts(ctx.text, a, b, ctx.words)
             elif self.depth == n_fine + 1 and b - a > 2 * ctx.max_chars:
                 self._children[k] = _CharRun(ctx, a, b, self.prefix[k + 1] - self.prefix[k])
                 return self._children[k]
@@ -342,6 +346,7 @@ def pack(
     max_chars: int | None = None,
     regions: Sequence[Region] = (),
     measure: Measure | None = None,
+    window: tuple[int, int] | None = None,
 ) -> list[Piece]:
     """Pack ``text[start:end]`` into pieces of at most ``budget`` units and ``max_chars`` characters.
 
@@ -355,11 +360,17 @@ def pack(
     ``regions`` (disjoint, inside the range) are packed each on its own (see ``Region``); text
     between them is packed as regions of its own. ``measure`` sizes the top-level segments when the
     embedded text is not the slice.
+    ``window=(W, K)`` counts overlap in top-level segments instead of units (sentence windows): a
+    piece spans at most W segments, the next one starts W - K segments after its start (at least one
+    later, at most where it ended), and a piece that starts inside a segment (the rest of one too
+    long for the budget, cut finer) ends with that segment. ``overlap`` must then be 0.
     """
     if budget < 1:
         raise ValueError("budget must be at least one unit")
     if max_chars is not None and max_chars < 1:
         raise ValueError("max_chars must be at least one character")
+    if window is not None and not (window[0] >= 1 and 0 <= window[1] < window[0] and not overlap):
+        raise ValueError("window needs W >= 1, 0 <= K < W, and no unit overlap")
     chars = max_chars or len(text) + 1
     ctx = _Ctx(text, sizer, fine, budget, chars, measure)
     regs = sorted((r for r in regions if r.start < r.end), key=lambda r: r.start)
@@ -383,14 +394,26 @@ def pack(
             piece_budget = max(1, budget - reg.repeat_units)
             ctx.max_chars = max(1, chars - reg.repeat_chars)
         reg_at = edges[i]
-        p, used, level, nxt, exact, char_cut = top.reach(s, piece_budget, overlap, limit)
-        if p >= limit:
+        k = top.segment_of(s)
+        if window is None:
+            reach = limit
+        elif skip_ws(text, top.pos[k], top.pos[k + 1]) >= s:  # a piece of at most W whole segments
+            reach = min(limit, top.pos[min(k + window[0], len(top.pos) - 1)])
+        else:  # the rest of a segment that was cut finer
+            reach = min(limit, top.pos[k + 1])
+        p, used, level, nxt, exact, char_cut = top.reach(s, piece_budget, overlap, reach)
+        if window is not None:
+            c = bisect_left(top.pos, p)
+            if c < len(top.pos) and top.pos[c] == p:
+                nxt = top.pos[max(k + 1, min(k + window[0] - window[1], c))]
+        if p >= limit or skip_ws(text, p, limit) >= limit:
             nxt = p  # overlap never reaches back into a finished region
         e = trim_end(text, s, p)
         if pieces and e <= pieces[-1].end and last_cut > s:
             # The overlap start could not reach past the previous piece (the next unit is too big to
-            # join it): a piece inside the previous one adds nothing, so continue from its cut.
-            s = skip_ws(text, last_cut, end)
+            # join it): a piece inside the previous one adds nothing, so continue from its cut (a
+            # window: from the next window's start).
+            s = skip_ws(text, nxt if window is not None and nxt > s else last_cut, end)
             continue
         last_cut = p
         review = char_cut or level < floor or bool(
