@@ -10,6 +10,7 @@ reasons (a failure with ``strict``): retrieval never returns them.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -87,15 +88,29 @@ def manifest(db: str | Path) -> dict:
     with _open(db) as store:
         settings = store.settings()
         docs = [{"doc_id": d.doc_id, "root": d.root, "path": d.path, "source_uri": d.source_uri,
-                 "source_version": d.source_version, "chunks": d.chunk_count, "ingested_at": d.ingested_at}
+                 "source_version": d.source_version, "chunks": d.chunk_count, "ingested_at": d.ingested_at,
+                 "routes": _routes(store.records_of(d.doc_id).values())}
                 for d in store.documents()]
     config = json.loads(settings.get("config", "{}"))
+    routes: Counter = Counter()
+    for d in docs:
+        routes.update(d["routes"])
     return {
         "tool_version": settings.get("tool_version"),
         "config": config,
         "fingerprint": settings.get("fingerprint"),
         "tokenizer": f"{config.get('unit')}:{config.get('tokenizer')}" if config else None,
         "embed_model": settings.get("embedder"),
+        "routes": dict(sorted(routes.items())),
         "documents": docs,
         "chunks": sum(d["chunks"] for d in docs),
     }
+
+
+def _routes(records) -> dict[str, int]:
+    """Chunks per route (``strategy:content type``, e.g. ``auto:transcript``); records written
+    before routes were recorded count as ``unrecorded`` (a re-ingest refreshes them in place)."""
+    return dict(sorted(Counter(r.get("route") or UNRECORDED for r in records).items()))
+
+
+UNRECORDED = "unrecorded"

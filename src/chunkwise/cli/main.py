@@ -209,11 +209,17 @@ def cmd_manifest(args: argparse.Namespace) -> int:
         emit_json(m)
         return 0
     print(f"chunkwise {m['tool_version']}  config {m['fingerprint']}  {m['tokenizer']}  embed {m['embed_model']}")
-    print(table(["document", "source version", "chunks", "ingested"],
-                [(d["doc_id"], d["source_version"][:16], d["chunks"], d["ingested_at"]) for d in m["documents"]],
-                right=(2,)))
-    print(f"{len(m['documents'])} documents, {m['chunks']} chunks")
+    print(table(["document", "source version", "chunks", "routes", "ingested"],
+                [(d["doc_id"], d["source_version"][:16], d["chunks"], _routes(d["routes"]), d["ingested_at"])
+                 for d in m["documents"]], right=(2,)))
+    print(f"{len(m['documents'])} documents, {m['chunks']} chunks" + (f"; routes: {safe(_routes(m['routes']))}"
+                                                                     if m["routes"] else ""))
     return 0
+
+
+def _routes(counts: dict) -> str:
+    """``auto:prose 12, auto:table 2``: the routes that made a document's chunks."""
+    return ", ".join(f"{route} {n}" for route, n in counts.items())
 
 
 def cmd_plan(args: argparse.Namespace) -> int:

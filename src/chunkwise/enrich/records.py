@@ -2,15 +2,20 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, fields
 from typing import Sequence
 
 from chunkwise import ids
 from chunkwise.access import AccessTags
+from chunkwise.chunking.atoms import ROUTES
 from chunkwise.enrich.acl import UNREADABLE, AccessPlan
 from chunkwise.types import Chunk, Document
 
 READY, REVIEW = "ready", "review"
+# Bumped when a record gains or changes a field: it is part of every document's ingest inputs, so a
+# re-ingest re-prepares stored documents once and refreshes their kept records in place (same chunk
+# ids, same embed keys: nothing is re-embedded). 2: ``route``.
+RECORD_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -45,13 +50,14 @@ class ChunkRecord:
     # Late chunking only: the window whose encoder pass produced the vector ("w3:120-980", "solo:..."),
     # since a late vector depends on text outside the chunk; "" for plain embeddings.
     embed_window: str = ""
-
-    def same_as(self, other: "ChunkRecord") -> bool:
-        """Equal apart from the ingestion timestamp: rewriting it would not be a change."""
-        return replace(self, ingested_at=other.ingested_at) == other
+    # Which route made the chunk: the strategy that ran (``auto>code`` when auto handed a code file
+    # to the code strategy) and the content type it was cut as (``atoms.ROUTES``): "auto:transcript".
+    # Not part of the chunk id; records stored before it existed have "" until re-ingested.
+    route: str = ""
 
     def to_dict(self) -> dict:
-        d = asdict(self)
+        # Not dataclasses.asdict: its recursive deep copy was a third of prepare's time.
+        d = {name: getattr(self, name) for name in _FIELDS}
         d["heading_path"] = list(self.heading_path)
         d["acl"] = list(self.acl)
         d["reasons"] = list(self.reasons)
@@ -59,6 +65,9 @@ class ChunkRecord:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=True)
+
+
+_FIELDS = tuple(f.name for f in fields(ChunkRecord))
 
 
 def build_records(
@@ -74,8 +83,10 @@ def build_records(
     source_uri: str | None = None,
     regions: Sequence[tuple[int, int, AccessTags]] = (),
     access: AccessPlan | None = None,
+    strategy: str = "",
 ) -> list[ChunkRecord]:
-    """Records for one document's chunks. A chunk with no access tags is stored but marked ``review``
+    """Records for one document's chunks (``strategy``: the one that ran, for ``route``). A chunk
+    with no access tags is stored but marked ``review``
     (fail closed: retrieval never serves it), as is a chunk the chunker flagged, and every chunk of a
     document whose access could not be read (``access.problems``: reason ``unreadable_acl``)."""
     meta = doc.metadata or {}
@@ -131,6 +142,7 @@ def build_records(
             quality=REVIEW if reasons else READY,
             reasons=tuple(reasons),
             section_id=ids.section_id(doc.doc_id, tuple(c.heading_path), c.section),
+            route=f"{strategy}:{ROUTES.get(c.kind, c.kind)}" if strategy else "",
         ))
     return out
 

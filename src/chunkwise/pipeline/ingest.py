@@ -29,6 +29,7 @@ from typing import Callable, Iterator, Mapping, Sequence
 from chunkwise import ids
 from chunkwise.access import AccessTags, parse_acl_map
 from chunkwise.config import ChunkConfig
+from chunkwise.enrich.records import RECORD_FORMAT
 from chunkwise.errors import ChunkwiseError, ConfigError
 from chunkwise.pipeline.chunk import make_chunker
 from chunkwise.pipeline.embed import EmbedStage
@@ -135,8 +136,9 @@ def ingest(
             note("no access tags given (--acl or --acl-map): documents without an acl in their front matter are "
                  "stored in review and no search will ever return them")
         # Everything besides the source bytes that decides a document's records; the same for the run.
+        # The record format is one of them: records of an older format are refreshed once, in place.
         inputs = ids.fingerprint([config.fingerprint(), model, list(acl),
-                                  sorted((k, list(v)) for k, v in acl_map.items()), *late_params])
+                                  sorted((k, list(v)) for k, v in acl_map.items()), *late_params, RECORD_FORMAT])
         settings = PrepareSettings(config, model, acl, acl_map, now, late)
         preparer, executor = Preparer(settings, r.chunker), executor or contained(workers, limits)
         scope.enter_context(session(executor))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Mapping
 
 from chunkwise.config import ChunkConfig
 from chunkwise.enrich import build_records
@@ -114,9 +114,11 @@ class Preparer:
     def prepare_document(self, task: PrepareTask, doc: Document) -> Prepared:
         s = self.settings
         access = plan_access(doc, s.acl, s.acl_map)
-        chunks = chunk_document(doc, for_document(self.chunker, doc), boundaries=access.boundaries)
+        chunker = for_document(self.chunker, doc)
+        chunks = chunk_document(doc, chunker, boundaries=access.boundaries)
+        ran = chunker.name if chunker.name == s.config.strategy else f"{s.config.strategy}>{chunker.name}"
         records = build_records(doc, chunks, chunker=s.config.fingerprint(), header_mode=s.config.header,
-                                embed_model=s.embed_model, now=s.now, access=access)
+                                embed_model=s.embed_model, now=s.now, access=access, strategy=ran)
         plan = None
         if s.late is not None:
             records, plan = _late_records(doc, chunks, records, access.regions, s.late)
