@@ -80,7 +80,7 @@ def section_workers(work: Path, docs: int) -> list[str]:
 
 def section_minilm(work: Path) -> list[str]:
     from chunkwise import api
-    from chunkwise.embed.minilm import model_dir
+    from chunkwise.models import minilm_dir as model_dir
 
     root = work / "chroma"
     root.mkdir()

@@ -32,17 +32,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterable, Iterator, Mapping
 
-from chunkwise.errors import ConfigError
+from chunkwise.errors import AccessTagError, ConfigError
 
 READY = "ready"
 MAX_TAG_CHARS = 64
 MAX_TAGS = 64
 _PUNCT = frozenset("-_.:/@+# ")
 _SPACE = re.compile(r"\s+")
-
-
-class AccessTagError(ConfigError):
-    """A tag or set of tags that does not follow the grammar (see the module docstring)."""
 
 
 def normalise_tag(raw: str, where: str = "access tag") -> str:

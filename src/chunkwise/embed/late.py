@@ -7,7 +7,7 @@ about; pooled from a pass that also read the paragraph naming the company, its v
 How, exactly (``+late@1`` in the model name names this recipe; change any step, change the name):
 
 1. **Segments.** The document is cut where the effective access tags change (``regions``: the
-   ``(start, end, key)`` triples of ``enrich.acl.acl_regions``, innermost last; text outside every
+   ``(start, end, key)`` triples of ``enrich.acl.plan_access(...).regions``, innermost last; text outside every
    region shares one key). A window never crosses a segment edge, so a chunk's vector never saw
    text its readers may not see. Adjacent runs with the same key are one segment.
 2. **Tokens.** Each segment is tokenized once with the model's own ``tokenizer.json`` (truncation
@@ -339,12 +339,9 @@ class LateEncoder:
 
     def tokenizer(self):
         if self._tok is None:
-            from tokenizers import Tokenizer
+            from chunkwise.models import load_tokenizer
 
-            tok = Tokenizer.from_file(str(self.embedder._dir / "tokenizer.json"))
-            tok.no_truncation()  # the file truncates at 128 and pads
-            tok.no_padding()
-            self._tok = tok
+            self._tok = load_tokenizer(self.embedder._dir / "tokenizer.json")
         return self._tok
 
     def tokenize(self, text: str) -> tuple[list[int], list[tuple[int, int]], list[int | None]]:

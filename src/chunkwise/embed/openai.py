@@ -31,17 +31,14 @@ import urllib.error
 import urllib.request
 from typing import Callable, Sequence
 
-from chunkwise.errors import ChunkwiseError, ConfigError
+from chunkwise.embed.base import texts_of
+from chunkwise.errors import ConfigError, EmbeddingServiceError
 
 KEY_ENV = "CHUNKWISE_EMBED_API_KEY"
 FALLBACK_KEY_ENV = "OPENAI_API_KEY"
 MAX_INPUTS = 2048  # the OpenAI API's limit of inputs per request
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 _MAX_BACKOFF = 30.0
-
-
-class EmbeddingServiceError(ChunkwiseError):
-    """The embedding server refused or kept failing a request."""
 
 
 def parse_name(name: str) -> tuple[str, str | None]:
@@ -99,9 +96,7 @@ class OpenAIEmbedder:
         self.__dict__.update(state)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        if isinstance(texts, str):
-            raise TypeError("embed() takes a sequence of texts, not one string; wrap it: embed([text])")
-        texts = list(texts)
+        texts = texts_of(texts)
         out: list[list[float]] = []
         for batch in self.batches(texts):
             out.extend(self._request(batch))

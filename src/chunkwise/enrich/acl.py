@@ -90,13 +90,6 @@ def plan_access(doc: Document, default: AccessTags, acl_map: Mapping[str, Access
     return AccessPlan(tags, tuple(regions), tuple(problems), tuple(paths))
 
 
-def acl_regions(doc: Document) -> tuple[list[Region], list[str]]:
-    """``(start, end, tags)`` for every section that declares tags (innermost last), and a problem
-    for every marker that is not honoured or cannot be read."""
-    regions, problems, _ = _regions(doc)
-    return regions, problems
-
-
 def _regions(doc: Document):
     if doc.media_type != "text/markdown" or not _ANY_MARKER.search(doc.text, doc.body_start):
         return [], [], []

@@ -3,9 +3,9 @@
 or a ``#!`` line) and ``metadata["title"]`` is the file name, which a ``title`` header embeds."""
 from __future__ import annotations
 
-import hashlib
 from pathlib import PurePosixPath
 
+from chunkwise import ids
 from chunkwise.errors import InputError
 from chunkwise.extract.text import decode
 from chunkwise.sources.sniff import CODE, code_language
@@ -21,5 +21,5 @@ def extract(data: bytes, source: str, media_type: str = CODE) -> Document:
     return Document(
         doc_id=source, source=source, media_type=CODE, text=text,
         metadata={"language": language, "title": PurePosixPath(source).name},
-        sha256=hashlib.sha256(data).hexdigest(), warnings=tuple(warnings),
+        sha256=ids.bytes_sha256(data), warnings=tuple(warnings),
     )

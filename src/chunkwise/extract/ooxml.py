@@ -30,8 +30,6 @@ MAX_MEMBERS = 10_000
 
 W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 R_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
-PKG_RELS_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
-REL_TYPE = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/"
 # Strict OOXML (ISO/IEC 29500 Strict) names the same vocabulary with other URIs.
 _STRICT = (
     (b"http://purl.oclc.org/ooxml/wordprocessingml/main", W_NS.encode()),

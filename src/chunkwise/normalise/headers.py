@@ -47,12 +47,6 @@ def line_key(line: str) -> str:
     return _DIGITS_RE.sub("#", key)
 
 
-def edge_lines(page: str, edge: int = 3) -> list[tuple[int, int, str]]:
-    """The first and last ``edge`` non-blank lines of a page as ``(start, end, key)``; ``end`` includes
-    the line break, so deleting ``[start, end)`` removes the whole line."""
-    return [(s, e, line_key(t)) for s, e, t, _ in _edges(page, edge)]
-
-
 def _edges(page: str, edge: int) -> list[tuple[int, int, str, str]]:
     """``(start, end, text, side)`` of the edge lines; a short page's lines are both top and bottom."""
     lines = [(m.start(), m.end(), m.group()) for m in _LINE_RE.finditer(page) if m.group().strip()]

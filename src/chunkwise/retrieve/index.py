@@ -7,7 +7,7 @@ lookup of k rows for a store — so a million-chunk index need not hold a millio
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from chunkwise.access import READY, caller_groups
 from chunkwise.errors import ConfigError

@@ -58,14 +58,6 @@ class Outcome:
         return self.failure is None
 
 
-def default_workers() -> int:
-    """The CPUs this process may run on (``os.cpu_count()`` ignores affinity masks and cgroups)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
-
-
 def exception_failure(exc: BaseException, tb: str) -> Failure:
     name = type(exc).__name__
     text = str(exc)
