@@ -160,12 +160,14 @@ def test_unreadable_file_reported(tmp_path, monkeypatch):
     _write(tmp_path / "a.md", b"a")
     _write(tmp_path / "b.md", b"b")
 
-    def deny(path, *args, **kwargs):
+    real_open = os.open
+
+    def deny(path, *args, **kwargs):  # the walk reads with os.open (no buffered file object per file)
         if str(path).endswith("a.md"):
             raise PermissionError(13, "Permission denied")
-        return open(path, *args, **kwargs)
+        return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(walk_module, "open", deny, raising=False)
+    monkeypatch.setattr(walk_module.os, "open", deny)
     items = _by_id(iter_sources([str(tmp_path)]))
     assert items["a.md"].error == "a.md: cannot read (Permission denied); check its permissions"
     assert isinstance(items["b.md"], SourceFile)

@@ -69,6 +69,11 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
     """Sentences as trimmed spans, paragraph and line-block ends counting as sentence ends."""
     end = len(text) if end is None else end
     cuts = sorted({p for p, _ in sentences(text, start, end)} | {p for p, _ in paragraphs(text, start, end)})
+    return trimmed_spans(text, cuts, start, end)
+
+
+def trimmed_spans(text: str, cuts, start: int, end: int) -> list[tuple[int, int]]:
+    """The non-blank stretches between sorted ``cuts`` inside ``[start, end)``, whitespace trimmed."""
     spans = []
     a = start
     for p in [*cuts, end]:

@@ -315,6 +315,15 @@ class TiktokenSizer(_SelfRouting):
         return list(starts), ends
 
 
+def tiktoken_encoding(tokenizer: str, backend: str = "auto") -> str | None:
+    """The tiktoken encoding a tokenizer name stands for (None: a tokenizer.json)."""
+    if tokenizer.lower() in _TIKTOKEN_NAMES or backend == "tiktoken":
+        if backend not in ("auto", "tiktoken"):
+            raise ConfigError(f"{tokenizer!r} is a tiktoken encoding; use --backend tiktoken or auto")
+        return _TIKTOKEN_NAMES.get(tokenizer.lower(), tokenizer)
+    return None
+
+
 def make_sizer(unit: str, tokenizer: str = "minilm", backend: str = "auto", special_tokens: bool = False) -> Sizer:
     """Build the sizer a config asks for. Nothing is downloaded: tokenizers come from files on disk."""
     if unit == "chars":
@@ -323,10 +332,9 @@ def make_sizer(unit: str, tokenizer: str = "minilm", backend: str = "auto", spec
         return WordSizer()
     if unit != "tokens":
         raise ConfigError(f"unknown unit {unit!r}; choose chars, words or tokens")
-    if tokenizer.lower() in _TIKTOKEN_NAMES or backend == "tiktoken":
-        if backend not in ("auto", "tiktoken"):
-            raise ConfigError(f"{tokenizer!r} is a tiktoken encoding; use --backend tiktoken or auto")
-        return TiktokenSizer(_TIKTOKEN_NAMES.get(tokenizer.lower(), tokenizer))
+    encoding = tiktoken_encoding(tokenizer, backend)
+    if encoding is not None:
+        return TiktokenSizer(encoding)
     path = resolve_tokenizer_file(tokenizer)
     if backend == "tokenizers":
         return HFSizer(path, special_tokens)

@@ -192,17 +192,7 @@ def _with_kind(d: Draft, kinds: dict[tuple[int, int], str]) -> Draft:
 
 
 def _paragraph_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    out, a = [], start
-    for p, _ in [*boundaries.paragraphs(text, start, end), (end, None)]:
-        s, e = a, p
-        while s < e and text[s].isspace():
-            s += 1
-        while e > s and text[e - 1].isspace():
-            e -= 1
-        if e > s:
-            out.append((s, e))
-        a = p
-    return out
+    return boundaries.trimmed_spans(text, [p for p, _ in boundaries.paragraphs(text, start, end)], start, end)
 
 
 class TableChunker(StructureChunker):

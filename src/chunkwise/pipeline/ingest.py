@@ -19,6 +19,7 @@ which needs only the tokenizer, so the diff and a dry run never load the model.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 from dataclasses import dataclass
@@ -51,7 +52,7 @@ class _Run:
     late: object | None
     model: str  # the embed_model name in every key ("none" without vectors)
     late_params: list
-    chunker: object
+    chunker: object | None  # None: built before the first file that needs preparing (a no-op run never does)
 
 
 def _now() -> str:
@@ -109,7 +110,7 @@ def ingest(
         if warn is not None:
             warn(message)
 
-    def setup(stored: Mapping[str, str], location: str) -> _Run:
+    def setup(stored: Mapping[str, str], location: str, eager: bool = False) -> _Run:
         chosen = resolve(stored, location, config=config, options=chunk_options, default=default or ChunkConfig(),
                          embedder=embedder, embed_mode=embed_mode, reconfigure=reconfigure)
         late = _late_encoder(chosen.embed_mode, chosen.embedder)
@@ -122,12 +123,16 @@ def ingest(
             model = late_model_name(model)
             late_params = [late.max_tokens, DEFAULT_OVERLAP]
         check_model(stored, location, model, reconfigure)
-        # Built here, before any work: a bad tokenizer or config fails the run now, not per file.
-        return _Run(chosen.config, chosen.embedder, late, model, late_params, make_chunker(chosen.config))
+        # A bad tokenizer or config fails the run before any file is prepared, never per file: for a
+        # new store here, before it is created; else before the first file that needs preparing, so a
+        # no-op re-ingest never loads the tokenizer.
+        resolve_tokenizer(chosen.config)
+        return _Run(chosen.config, chosen.embedder, late, model, late_params,
+                    make_chunker(chosen.config) if eager else None)
 
     # A store that does not exist yet is not created for a run that cannot start.
     fresh = isinstance(db, (str, os.PathLike)) and not os.path.exists(db)
-    planned = setup({}, os.fspath(db)) if fresh else None
+    planned = setup({}, os.fspath(db), eager=True) if fresh else None
     with open_store(db, timeout=timeout) as store, contextlib.ExitStack() as scope:
         stored = store.settings()
         r = planned if planned is not None and not stored else setup(stored, store.location)
@@ -149,7 +154,9 @@ def ingest(
             write = WriteStage(store, root=root, inputs=inputs, now=now, model=model, embedding=embedder is not None,
                                stats=stats, dry_run=dry_run)
             seen: set[str] = set()
-            tasks = _tasks(store, Path(raw), root, prefix, inputs, stats, seen, progress, include, exclude)
+            known: dict = {}
+            tasks = _tasks(store, Path(raw), root, prefix, inputs, stats, seen, progress, include, exclude,
+                           before_first=preparer.warm_up, known=known)
             for item, vectors in prepare_and_embed(executor, preparer, tasks, embed, progress):
                 seen.add(item.task.rel)
                 if isinstance(item, PrepareFailure):  # a file that failed this time keeps its old chunks
@@ -162,13 +169,16 @@ def ingest(
                 except ChunkwiseError as exc:
                     stats.errors.append({"path": item.task.rel, "error": str(exc)})
                 progress.written()
-            if is_dir:
+            if is_dir and not seen.issuperset(known):  # documents gone from the folder (the walk saw the rest)
                 removed = store.count_missing if dry_run else store.remove_missing
                 stats.removed += removed(root, prefix, seen)
         if not dry_run:
             store.finish_run(run, _now(), stats.to_dict(), {
                 "config": config.to_json(), "fingerprint": config.fingerprint(), "embedder": model,
                 "tool_version": __version__})
+        # The store's servability is counted when this run changed it (a no-op run leaves the last
+        # run's verdict standing; chunkwise check counts afresh): counting is a scan of every chunk.
+        if not dry_run and (stats.added or stats.removed or stats.metadata_updated or stats.embedded):
             counts = store.counts()
             if counts.chunks and counts.servable < counts.chunks:
                 reasons = ", ".join(f"{k} {v}" for k, v in sorted(counts.review_reasons.items()))
@@ -204,11 +214,17 @@ def _scope(store, path: Path, dry_run: bool) -> tuple[str, str, bool]:
 
 
 def _tasks(store, path: Path, root: str, prefix: str, inputs: str, stats: IngestStats,
-           seen: set[str], progress: Progress, include=(), exclude=()) -> Iterator[PrepareTask | PrepareFailure]:
-    """The walk: a task per file to prepare; unchanged files are counted and skipped unread."""
+           seen: set[str], progress: Progress, include=(), exclude=(),
+           before_first: Callable[[], None] = lambda: None, known: dict | None = None,
+           ) -> Iterator[PrepareTask | PrepareFailure]:
+    """The walk: a task per file to prepare; unchanged files are counted and skipped unread.
+    ``before_first`` runs once, before the first file to prepare is handed on; ``known`` receives
+    the stored documents under ``root``/``prefix`` (path -> state)."""
     from chunkwise.sources import SourceError, iter_sources
 
-    known = store.document_states(root, prefix)
+    known = known if known is not None else {}
+    known.update(store.document_states(root, prefix))
+    first = True
     for src in iter_sources([path], root=root, include=include, exclude=exclude):
         if isinstance(src, SourceError):
             rel = src.doc_id or str(src.path)
@@ -221,6 +237,9 @@ def _tasks(store, path: Path, root: str, prefix: str, inputs: str, stats: Ingest
             stats.unchanged += state.chunk_count
             progress.skipped()
             continue
+        if first:
+            before_first()
+            first = False
         yield PrepareTask(str(src.path), src.doc_id, _doc_id(store, root, src.doc_id), src.media_type, src.sha256,
                           src.size)
 
@@ -228,11 +247,21 @@ def _tasks(store, path: Path, root: str, prefix: str, inputs: str, stats: Ingest
 def _doc_id(store, root: str, rel: str) -> str:
     """The id for the document at ``rel`` under ``root``: its path, unless another document holds it."""
     name = Path(root).name or "root"
-    for n, candidate in enumerate([rel, f"{name}/{rel}"] + [f"{name}-{i}/{rel}" for i in range(2, 1000)]):
+    candidates = itertools.chain([rel, f"{name}/{rel}"], (f"{name}-{i}/{rel}" for i in range(2, 1000)))
+    for candidate in candidates:  # lazily: nearly always the first is free
         owner = store.doc_id_owner(candidate)
         if owner is None or owner == (root, rel):
             return candidate
     raise ConfigError(f"{rel}: no free document id under {root}")  # pragma: no cover - 1000 roots named alike
+
+
+def resolve_tokenizer(config: ChunkConfig) -> None:
+    """Fail fast, without loading it, when the configured tokenizer cannot be found."""
+    if config.unit == "tokens":
+        from chunkwise.chunking.sizing import resolve_tokenizer_file, tiktoken_encoding
+
+        if tiktoken_encoding(config.tokenizer, config.backend) is None:
+            resolve_tokenizer_file(config.tokenizer)
 
 
 def _late_encoder(embed_mode: str, embedder):

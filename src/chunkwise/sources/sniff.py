@@ -5,6 +5,7 @@ never a whole file.
 """
 from __future__ import annotations
 
+import os
 import zipfile
 from pathlib import Path
 
@@ -59,10 +60,13 @@ _MAGIC = (
 )
 
 
+_MAGIC_PREFIXES = tuple(magic for magic, _, _ in _MAGIC)
+
+
 def media_type_for(name: str) -> str | None:
     """The media type a file name claims, or None for a suffix chunkwise does not read."""
-    path = Path(name)
-    return SUFFIXES.get(path.suffix.lower()) or (CODE if path.name in CODE_NAMES else None)
+    base = os.path.basename(name)  # string work, not pathlib: this runs for every file of a no-op walk
+    return SUFFIXES.get(os.path.splitext(base)[1].lower()) or (CODE if base in CODE_NAMES else None)
 
 
 def shebang_language(head: bytes | str) -> str | None:
@@ -109,7 +113,7 @@ def check_head(name: str, media_type: str, head: bytes) -> str | None:
 def _check_text(name: str, head: bytes) -> str | None:
     if head.startswith(_BOMS):
         return None
-    for magic, what, suffix in _MAGIC:
+    for magic, what, suffix in _MAGIC if head.startswith(_MAGIC_PREFIXES) else ():
         if head.startswith(magic):
             hint = f"rename it to {suffix} if that is what it is" if suffix else "remove it from the input"
             return f"{name}: binary content ({what}) behind a text suffix; not decoded; {hint}"

@@ -70,7 +70,7 @@ def iter_sources(
 
 
 def _iterate(args: list[str], base: Path | None, max_bytes: int, filt: PathFilter) -> Iterator[SourceFile | SourceError]:
-    seen: set[Path] = set()
+    seen: set[str] = set()
     ids: dict[str, Path] = {}
     for arg in args:
         for item in _expand(arg, base, filt):
@@ -78,12 +78,15 @@ def _iterate(args: list[str], base: Path | None, max_bytes: int, filt: PathFilte
                 yield item
                 continue
             path, top, plain = item if len(item) == 3 else (*item, False)
-            if filt and (rel := _rel(path, top)) is not None and not filt.keeps(rel):
+            if filt and (rel := _rel(Path(path), top)) is not None and not filt.keeps(rel):
                 continue
-            if path in seen:  # the same file reached twice (a folder and a glob over it)
+            key = os.fspath(path)
+            if key in seen:  # the same file reached twice (a folder and a glob over it)
                 continue
-            seen.add(path)
-            result = _inspect_plain(path, top, max_bytes) if plain else inspect_file(path, top, max_bytes)
+            seen.add(key)
+            # A plain file met by the walk is a string until it becomes a SourceFile: pathlib costs
+            # more than reading and hashing a small file, and a no-op re-ingest does little else.
+            result = _inspect_plain(key, top, max_bytes) if plain else inspect_file(Path(path), top, max_bytes)
             if isinstance(result, SourceFile):
                 if result.doc_id in ids:
                     yield SourceError(path, result.doc_id, f"{result.doc_id}: same doc_id as {ids[result.doc_id]}; "
@@ -138,14 +141,15 @@ def _walk(folder: Path, root: Path, filt: PathFilter = PathFilter()) -> Iterator
         elif isinstance(entry, SourceError):
             yield entry
         elif not entry.name.startswith("."):
-            path = Path(entry.path)
             if _is_real_dir(entry):
+                path = Path(entry.path)
                 if not (filt.exclude and filt.excluded(_rel(path, root) or "")):
                     stack.append(_listing(path, root))
             else:
                 # A regular file met by the walk (which never enters linked folders) is inside the
                 # root by construction: no need to resolve its path, the expensive part of a no-op run.
-                yield path, root, _is_plain_file(entry)
+                plain = _is_plain_file(entry)
+                yield (entry.path if plain else Path(entry.path)), root, plain
 
 
 def _is_plain_file(entry: os.DirEntry) -> bool:
@@ -155,12 +159,16 @@ def _is_plain_file(entry: os.DirEntry) -> bool:
         return False
 
 
-def _inspect_plain(path: Path, root: Path, max_bytes: int) -> SourceFile | SourceError:
-    rel = _rel(path, root)
+def _inspect_plain(path: str, root: Path, max_bytes: int) -> SourceFile | SourceError:
+    top = os.fspath(root)
+    top = top if top.endswith(os.sep) else top + os.sep
+    if not path.startswith(top):  # pragma: no cover - the walk yields paths below its root
+        return inspect_file(Path(path), root, max_bytes)
+    rel = path[len(top):] if os.sep == "/" else path[len(top):].replace(os.sep, "/")
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:
-        return inspect_file(path, root, max_bytes)  # the slow path words the error
+        return inspect_file(Path(path), root, max_bytes)  # the slow path words the error
     doc_id = unicodedata.normalize("NFC", rel) if not rel.isascii() else rel
     return _typed_read(path, doc_id, max_bytes)
 
@@ -214,16 +222,17 @@ def inspect_file(path: Path, root: Path, max_bytes: int) -> SourceFile | SourceE
     return _typed_read(path, doc_id, max_bytes)
 
 
-def _typed_read(path: Path, doc_id: str, max_bytes: int) -> SourceFile | SourceError:
-    media_type = media_type_for(path.name)
-    if media_type is None and not path.suffix and _shebang(path):
+def _typed_read(path: str | Path, doc_id: str, max_bytes: int) -> SourceFile | SourceError:
+    name = os.path.basename(path)
+    media_type = media_type_for(name)
+    if media_type is None and not os.path.splitext(name)[1] and _shebang(path):
         media_type = CODE  # an extensionless script: its #! line says what it is
     if media_type is None:
-        return SourceError(path, doc_id, unsupported_message(doc_id), skipped=True)
+        return SourceError(Path(path), doc_id, unsupported_message(doc_id), skipped=True)
     try:
         return _read(path, doc_id, media_type, max_bytes)
     except OSError as exc:
-        return SourceError(path, doc_id, f"{doc_id}: cannot read ({exc.strerror or exc}); check its permissions")
+        return SourceError(Path(path), doc_id, f"{doc_id}: cannot read ({exc.strerror or exc}); check its permissions")
 
 
 def _shebang(path: Path) -> bool:
@@ -247,30 +256,34 @@ def _under_linked_dir(path: Path, root: Path) -> bool:
     return any(p.is_symlink() for p in path.parents if p != root and p.is_relative_to(root))
 
 
-def _read(path: Path, doc_id: str, media_type: str, max_bytes: int) -> SourceFile | SourceError:
-    st = os.stat(path)
-    if not stat.S_ISREG(st.st_mode):
-        return SourceError(path, doc_id, f"{doc_id}: not a regular file (a pipe, socket or device); skipped",
-                           skipped=True)
-    if st.st_size > max_bytes:
-        return SourceError(path, doc_id, _too_big(doc_id, st.st_size, max_bytes))
-    digest, size = ids.sha256_stream(), 0
-    buf = bytearray(min(BLOCK, st.st_size + 1))  # small files: no 1 MiB allocation each
-    view = memoryview(buf)
-    with open(path, "rb") as f:
-        while n := f.readinto(buf):
-            if size == 0 and (problem := check_head(doc_id, media_type, bytes(view[: min(n, HEAD_BYTES)]))):
-                return SourceError(path, doc_id, problem)
-            digest.update(view[:n])
-            size += n
-            if size > max_bytes:  # grew since stat
-                return SourceError(path, doc_id, _too_big(doc_id, size, max_bytes))
+def _read(path: str | Path, doc_id: str, media_type: str, max_bytes: int) -> SourceFile | SourceError:
+    # os.open/os.read rather than open(): no buffered file object per file. O_NONBLOCK so that a
+    # FIFO is seen for what it is (fstat) instead of blocking the walk on open.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return SourceError(Path(path), doc_id, f"{doc_id}: not a regular file (a pipe, socket or device); "
+                               "skipped", skipped=True)
+        if st.st_size > max_bytes:
+            return SourceError(Path(path), doc_id, _too_big(doc_id, st.st_size, max_bytes))
+        digest, size = ids.sha256_stream(), 0
+        want = min(BLOCK, st.st_size + 1)  # small files: one read returns the whole file
+        while block := os.read(fd, want):
+            if size == 0 and (problem := check_head(doc_id, media_type, block[:HEAD_BYTES])):
+                return SourceError(Path(path), doc_id, problem)
+            digest.update(block)
+            size += len(block)
+            if size > max_bytes:  # grew since fstat
+                return SourceError(Path(path), doc_id, _too_big(doc_id, size, max_bytes))
+    finally:
+        os.close(fd)
     if size == 0:
-        return SourceError(path, doc_id, check_head(doc_id, media_type, b"") or f"{doc_id} is empty; skipped",
+        return SourceError(Path(path), doc_id, check_head(doc_id, media_type, b"") or f"{doc_id} is empty; skipped",
                            skipped=True)
-    if media_type == DOCX and (problem := check_docx(doc_id, path)):
-        return SourceError(path, doc_id, problem)
-    return SourceFile(path, doc_id, media_type, size, digest.hexdigest())
+    if media_type == DOCX and (problem := check_docx(doc_id, Path(path))):
+        return SourceError(Path(path), doc_id, problem)
+    return SourceFile(Path(path), doc_id, media_type, size, digest.hexdigest())
 
 
 def _too_big(doc_id: str, size: int, limit: int) -> str:
