@@ -8,7 +8,7 @@ from pathlib import Path
 from chunkwise import api
 from chunkwise.api import BACKENDS, HEADERS, STRATEGIES, UNITS, ChunkConfig, ChunkwiseError, ConfigError
 from chunkwise.cli.extract import add_docx_comments, add_extract_parser, add_path_filters
-from chunkwise.cli.output import emit_json, emit_jsonl, preview, safe, table
+from chunkwise.cli.output import counted, emit_json, emit_jsonl, preview, safe, table
 from chunkwise.cli.progress import IngestBar
 
 def _chunk_options(p: argparse.ArgumentParser) -> None:
@@ -210,16 +210,11 @@ def cmd_manifest(args: argparse.Namespace) -> int:
         return 0
     print(f"chunkwise {m['tool_version']}  config {m['fingerprint']}  {m['tokenizer']}  embed {m['embed_model']}")
     print(table(["document", "source version", "chunks", "routes", "ingested"],
-                [(d["doc_id"], d["source_version"][:16], d["chunks"], _routes(d["routes"]), d["ingested_at"])
+                [(d["doc_id"], d["source_version"][:16], d["chunks"], counted(d["routes"]), d["ingested_at"])
                  for d in m["documents"]], right=(2,)))
-    print(f"{len(m['documents'])} documents, {m['chunks']} chunks" + (f"; routes: {safe(_routes(m['routes']))}"
+    print(f"{len(m['documents'])} documents, {m['chunks']} chunks" + (f"; routes: {safe(counted(m['routes']))}"
                                                                      if m["routes"] else ""))
     return 0
-
-
-def _routes(counts: dict) -> str:
-    """``auto:prose 12, auto:table 2``: the routes that made a document's chunks."""
-    return ", ".join(f"{route} {n}" for route, n in counts.items())
 
 
 def cmd_plan(args: argparse.Namespace) -> int:

@@ -62,3 +62,8 @@ def table(headers: Sequence[str], rows: Sequence[Sequence], right: Sequence[int]
     lines = [fmt(cells[0]), "  ".join("-" * w for w in widths)]
     lines += [fmt(r) for r in cells[1:]]
     return "\n".join(lines)
+
+
+def counted(counts: dict) -> str:
+    """``auto:prose 12, auto:table 2`` (e.g. the routes that made a document's chunks)."""
+    return ", ".join(f"{key} {n}" for key, n in counts.items())
