@@ -242,7 +242,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     options = {} if args.embedder is None else {"embedder": args.embedder}
     with api.Retriever(args.db, bm25=args.bm25, generator_tokenizer=args.generator_tokenizer, **options) as r:
         result = r.search(args.query, args.groups, k=args.k, mode=args.mode, expand=args.expand,
-                          budget=args.budget, overfetch=args.overfetch, passage_budget=args.passage_budget)
+                          budget=args.budget, overfetch=args.overfetch, passage_budget=args.passage_budget,
+                          versions="all" if args.all_versions else "latest")
     if args.json:
         emit_json(result.to_dict())
         return 0
@@ -252,9 +253,15 @@ def cmd_search(args: argparse.Namespace) -> int:
         where = " > ".join(p.heading_path)
         page = f" p.{p.page}" if p.page is not None else ""
         grown = f"  (expanded from {len(p.expanded_from)} hit chunk(s))" if p.expanded_from else ""
-        print(f"\n[{i}] {safe(p.source_uri)}{page}  chars {p.start_char}-{p.end_char}  score {p.score:.4g}{grown}")
+        version = f"  version {safe(p.version)}" if p.version else ""
+        print(f"\n[{i}] {safe(p.source_uri)}{page}{version}  chars {p.start_char}-{p.end_char}  score {p.score:.4g}{grown}")
         if where:
             print(f"    {safe(where)}")
+        if p.also_in:
+            print("    also in: " + ", ".join(safe(v.source_uri or v.doc_id) + (f" ({safe(v.version)})" if v.version else "")
+                                          for v in p.also_in))
+        if p.superseded_by:
+            print("    superseded by: " + ", ".join(safe(d) for d in p.superseded_by))
         print("    " + preview(p.text, 300))
     for o in result.omitted:
         print(f"\nnot sent ({o.reason}): {safe(o.detail)}", file=sys.stderr)
@@ -426,6 +433,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tokenizer the budget counts in (default cl100k_base when tiktoken is installed, else minilm)")
     p.add_argument("--overfetch", type=int, default=3, help="fetch k x this many hits before merging (default 3)")
     p.add_argument("--passage-budget", type=_passage_budget, default=api.DEFAULT_PASSAGE_BUDGET, help=_PASSAGE_HELP)
+    p.add_argument("--all-versions", action="store_true",
+                   help="also serve superseded versions of documents (default: only the latest version you may see)")
     p.add_argument("--bm25", default="fts5", choices=("fts5", "sparse"), help="BM25 engine (default fts5)")
     p.add_argument("--embedder", default=None, help="query embedder (default: the one the store was built with)")
     p.add_argument("--json", action="store_true", help="one JSON document")

@@ -47,6 +47,7 @@ class ChunkRecord:
     quality: str  # ready | review
     reasons: tuple[str, ...]
     section_id: str  # the enclosing section (parent for expansion); neighbours come from chunk_index
+    doc_version: str = ""  # the document's front matter ``version`` (results carry it)
     # Late chunking only: the window whose encoder pass produced the vector ("w3:120-980", "solo:..."),
     # since a late vector depends on text outside the chunk; "" for plain embeddings.
     embed_window: str = ""
@@ -143,6 +144,7 @@ def build_records(
             reasons=tuple(reasons),
             section_id=ids.section_id(doc.doc_id, tuple(c.heading_path), c.section),
             route=f"{strategy}:{ROUTES.get(c.kind, c.kind)}" if strategy else "",
+            doc_version=str(meta.get("version") or "").strip(),
         ))
     return out
 

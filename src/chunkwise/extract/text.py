@@ -9,7 +9,8 @@ UTF-8 is a one-minute fix. Blocks are left empty: the chunker parses Markdown it
 Markdown front matter (``---`` ... ``---`` or ``...`` at the very top) is read with PyYAML's
 ``BaseLoader``, as safe as ``safe_load`` but keeping every scalar as written: ``safe_load`` would turn
 ``id: 0012`` into 10 (octal), ``version: 1.10`` into 1.1 and ``title: yes`` into True. ``acl`` becomes
-an ``AccessTags``; when the block or its ``acl`` cannot be read, ``metadata["acl_error"]`` says why
+an ``AccessTags``; ``supersedes`` (a path or document id, or a list of them) a tuple of names
+(see enrich/versions.py); when the block or its ``acl`` cannot be read, ``metadata["acl_error"]`` says why
 and the document is stored for review (never under a default tag).
 """
 from __future__ import annotations
@@ -131,6 +132,16 @@ def _parse_yaml(block: str, source: str) -> tuple[dict, list[str]]:
         except ConfigError as exc:
             meta["acl_error"] = str(exc)
             warnings.append(f"{exc} (held for review)")
+    if data.get("supersedes") is not None:
+        value = data["supersedes"]
+        names = [value] if isinstance(value, str) else value if isinstance(value, list) else None
+        if names is None or not all(isinstance(v, str) for v in names):
+            warnings.append(f"{source}: front matter supersedes must be a path or document id, or a list of them; "
+                            "ignored")
+        else:
+            kept = tuple(dict.fromkeys(n.strip() for n in names if n.strip() not in _NULLS))
+            if kept:
+                meta["supersedes"] = kept
     for key in _KEEP:
         value = data.get(key)
         if key == "acl" or value is None or (isinstance(value, str) and value.strip() in _NULLS):

@@ -5,7 +5,8 @@ with these exact inputs before reading them; the rest become ``PrepareTask``s fo
 (``executors.py``: in-process, or a worker pool), whose results stream through the embed stage
 (``embed.py``: vectors for missing keys, batched across documents, no transaction open) into the
 write stage (``write.py``: one short transaction per document). Documents under an ingested folder
-that no longer exist lose their chunks; a file that fails keeps its previous chunks.
+that no longer exist lose their chunks; a file that fails keeps its previous chunks. The run ends by
+re-deriving every version link from the documents now stored (``versions.py``).
 
 Identity: a document is (root, path). A PATH inside a root the store already knows is ingested
 under that root (re-ingesting a sub-folder or one file updates the same documents; only a folder
@@ -31,12 +32,14 @@ from chunkwise import ids
 from chunkwise.access import AccessTags, parse_acl_map
 from chunkwise.config import ChunkConfig
 from chunkwise.enrich.records import RECORD_FORMAT
+from chunkwise.enrich.versions import RECIPE as VERSIONS_RECIPE
 from chunkwise.errors import ChunkwiseError, ConfigError
 from chunkwise.pipeline.chunk import make_chunker
 from chunkwise.pipeline.embed import EmbedStage
 from chunkwise.pipeline.executors import Executor, contained, prepare_and_embed, session
 from chunkwise.pipeline.prepare import Prepared, PrepareFailure, Preparer, PrepareSettings, PrepareTask
 from chunkwise.pipeline.progress import NoProgress, Progress
+from chunkwise.pipeline.versions import derive_links
 from chunkwise.pipeline.write import IngestStats, WriteStage, unchanged
 
 
@@ -143,12 +146,14 @@ def ingest(
         # Everything besides the source bytes that decides a document's records; the same for the run.
         # The record format is one of them: records of an older format are refreshed once, in place.
         inputs = ids.fingerprint([config.fingerprint(), model, list(acl),
-                                  sorted((k, list(v)) for k, v in acl_map.items()), *late_params, RECORD_FORMAT])
+                                  sorted((k, list(v)) for k, v in acl_map.items()), *late_params, RECORD_FORMAT,
+                                  VERSIONS_RECIPE])
         settings = PrepareSettings(config, model, acl, acl_map, now, late)
         preparer, executor = Preparer(settings, r.chunker), executor or contained(workers, limits)
         scope.enter_context(session(executor))
         run = None if dry_run else store.start_run(now)
         embed = EmbedStage(store, None if dry_run else (late or embedder), late=late, on_embedded=progress.embedded)
+        prepared = 0  # documents read and written this run (none: the version links cannot have changed)
         for raw in paths:
             root, prefix, is_dir = _scope(store, Path(raw), dry_run)
             write = WriteStage(store, root=root, inputs=inputs, now=now, model=model, embedding=embedder is not None,
@@ -159,6 +164,7 @@ def ingest(
                            before_first=preparer.warm_up, known=known)
             for item, vectors in prepare_and_embed(executor, preparer, tasks, embed, progress):
                 seen.add(item.task.rel)
+                prepared += 1
                 if isinstance(item, PrepareFailure):  # a file that failed this time keeps its old chunks
                     if not item.skipped:
                         stats.errors.append({"path": item.task.rel, "error": item.error})
@@ -172,6 +178,11 @@ def ingest(
             if is_dir and not seen.issuperset(known):  # documents gone from the folder (the walk saw the rest)
                 removed = store.count_missing if dry_run else store.remove_missing
                 stats.removed += removed(root, prefix, seen)
+        if not dry_run and (prepared or stats.removed):
+            unresolved: list[str] = []
+            store.relink_versions(lambda docs: derive_links(docs, unresolved.append))
+            for message in unresolved:
+                note(message)
         if not dry_run:
             store.finish_run(run, _now(), stats.to_dict(), {
                 "config": config.to_json(), "fingerprint": config.fingerprint(), "embedder": model,

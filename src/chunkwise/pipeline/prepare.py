@@ -16,6 +16,7 @@ from chunkwise.config import ChunkConfig
 from chunkwise.enrich import build_records
 from chunkwise.access import AccessTags
 from chunkwise.enrich.acl import plan_access
+from chunkwise.enrich.versions import version_info
 from chunkwise.errors import ChunkwiseError
 from chunkwise.pipeline.chunk import chunk_document, for_document, make_chunker
 from chunkwise.pipeline.documents import SourceFailure, extract_options, read_source
@@ -62,6 +63,7 @@ class Prepared:
     records: tuple[dict, ...]
     late_plan: object | None = None
     problems: tuple[str, ...] = ()  # reported per file; the document is stored in review (fail closed)
+    versioning: str = ""  # enrich.versions.VersionInfo as JSON (the documents row's)
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,7 @@ class Preparer:
         meta = doc.metadata or {}
         return Prepared(task, doc.doc_id, doc.source, doc.title, str(meta.get("author") or ""),
                         str(meta.get("updated_at") or ""), tuple(r.to_dict() for r in records), plan,
-                        tuple(access.problems))
+                        tuple(access.problems), version_info(meta, records).to_json())
 
 
 def _late_records(doc, chunks, records, regions, late):

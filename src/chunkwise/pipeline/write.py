@@ -71,7 +71,7 @@ class WriteStage:
 
     def row(self, doc: Prepared) -> DocumentRow:
         return DocumentRow(doc.doc_id, self.root, doc.task.rel, doc.source_uri, doc.task.sha256, self.inputs,
-                           doc.title, doc.author, doc.updated_at, self.now, len(doc.records))
+                           doc.title, doc.author, doc.updated_at, self.now, len(doc.records), doc.versioning)
 
     def write(self, doc: Prepared, vectors: dict, repair=None) -> None:
         """Write one document (a dry run only counts). ``repair(doc, keys)``: vectors for needed keys

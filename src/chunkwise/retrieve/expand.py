@@ -55,6 +55,8 @@ def _grow(passage: Passage, rows: Sequence[Item]) -> Passage:
         section_id=first.section_id if all(r.section_id == first.section_id for r in rows) else "",
         source_version=passage.source_version,
         chunk_range=(min(r.chunk_index for r in rows), max(r.chunk_index for r in rows)),
+        version=passage.version, updated_at=passage.updated_at, also_in=passage.also_in,
+        superseded_by=passage.superseded_by,
     )
 
 

@@ -131,11 +131,13 @@ class Item:
     page: int | None = None
     section_id: str = ""
     source_version: str = ""
+    version: str = ""  # the document's front matter version
+    updated_at: str = ""
 
     def hit(self, score: float, rank: int) -> Hit:
         return Hit(self.chunk_id, self.doc_id, self.chunk_index, self.start_char, self.end_char, score, rank,
                    self.text, self.source_uri or self.doc_id, self.heading_path, self.page, self.acl,
-                   self.section_id, self.source_version)
+                   self.section_id, self.source_version, self.version, self.updated_at)
 
 
 class MemoryIndex:

@@ -51,7 +51,7 @@ def _shared(a: str, b: str, guess: int) -> int:
 def to_passage(hit: Hit) -> Passage:
     return Passage(hit.doc_id, hit.start_char, hit.end_char, hit.rank, hit.score, hit.text, (hit.chunk_id,),
                    hit.source_uri, hit.heading_path, hit.page, hit.acl, (), hit.section_id, hit.source_version,
-                   (hit.chunk_index, hit.chunk_index))
+                   (hit.chunk_index, hit.chunk_index), hit.version, hit.updated_at, hit.also_in, hit.superseded_by)
 
 
 def _touching(run: list[Passage], p: Passage) -> bool:
@@ -108,6 +108,9 @@ def _combine(run: list[Passage]) -> Passage:
         section_id=first.section_id if all(p.section_id == first.section_id for p in run) else "",
         source_version=first.source_version,
         chunk_range=(min(p.chunk_range[0] for p in run), max(p.chunk_range[1] for p in run)),
+        version=first.version, updated_at=first.updated_at,
+        also_in=tuple({v.doc_id: v for p in run for v in p.also_in if v.doc_id != first.doc_id}.values()),
+        superseded_by=tuple(sorted({d for p in run for d in p.superseded_by})),
     )
 
 

@@ -44,11 +44,12 @@ class Piece:
     acl: tuple[str, ...] = ()
     section_id: str = ""
     rank: int | None = None
+    also_in: tuple[VersionRef, ...] = ()  # identical passages of other documents collapsed into this hit
 
     @classmethod
     def of_hit(cls, h: Hit) -> "Piece":
         return cls(h.chunk_id, h.chunk_index, h.start_char, h.end_char, h.text, h.heading_path, h.page, h.acl,
-                   h.section_id, h.rank)
+                   h.section_id, h.rank, h.also_in)
 
     @classmethod
     def of_row(cls, r) -> "Piece":
@@ -80,6 +81,9 @@ class Group:
     pieces: tuple[Piece, ...]
     expansion: str = "none"
     whole: bool = False
+    version: str = ""  # the document's version label, date and newer versions (retrieve/versions.py)
+    updated_at: str = ""
+    superseded_by: tuple[str, ...] = ()
 
     @property
     def start_char(self) -> int:
@@ -115,6 +119,9 @@ class Group:
             source_version=self.source_version,
             chunk_range=(min(p.chunk_index for p in run), max(p.chunk_index for p in run)),
             best_chunk_id=self.seed,
+            version=self.version, updated_at=self.updated_at,
+            also_in=tuple({v.doc_id: v for p in run for v in p.also_in if v.doc_id != self.doc_id}.values()),
+            superseded_by=self.superseded_by,
         )
 
 
@@ -162,7 +169,8 @@ class _Run:
     def group(self) -> Group:
         pieces = tuple(sorted(self.pieces, key=lambda p: (p.start_char, p.end_char, p.chunk_id)))
         return Group(self.doc_id, self.source_uri, self.source_version, self.seed.chunk_id, self.seed.rank,
-                     self.seed.score, pieces)
+                     self.seed.score, pieces, version=self.seed.version, updated_at=self.seed.updated_at,
+                     superseded_by=self.seed.superseded_by)
 
 
 def _text(pieces: Iterable[Piece]) -> str:

@@ -20,7 +20,8 @@ from chunkwise.retrieve.fts import FTSRanker
 from chunkwise.retrieve.fusion import rrf
 from chunkwise.retrieve.index import HYBRID_DEPTH, Item, SearchIndex, check_groups, check_mode
 from chunkwise.retrieve.passages import DEFAULT_PASSAGE_BUDGET, check_passage_budget
-from chunkwise.retrieve.types import EXPANSIONS, Hit, SearchResult
+from chunkwise.retrieve.types import EXPANSIONS, VERSIONS, Hit, SearchResult
+from chunkwise.retrieve.versions import resolve_versions
 
 BM25_BACKENDS = ("fts5", "sparse")
 
@@ -41,7 +42,7 @@ def _item(chunk) -> Item:
     return Item(rec["chunk_id"], rec["doc_id"], rec["chunk_index"], rec["start_char"], rec["end_char"], rec["text"],
                 rec["embed_text"], chunk.acl, chunk.quality, rec.get("source_uri") or chunk.source_uri,
                 tuple(rec.get("heading_path") or ()), rec.get("page"), rec.get("section_id", ""),
-                rec.get("source_version", ""))
+                rec.get("source_version", ""), rec.get("doc_version", ""), rec.get("doc_updated_at", ""))
 
 
 class Retriever:
@@ -153,13 +154,22 @@ class Retriever:
             out.append(item.hit(score, len(out) + 1))
         return out
 
+    def resolve_versions(self, hits: Sequence[Hit], groups, *, latest_only: bool = True) -> list[Hit]:
+        """Identical passages collapsed, superseded versions dropped (``latest_only``), for ``groups``."""
+        return resolve_versions(hits, lambda docs: self.store.version_links(docs, groups), latest_only=latest_only)
+
     # -- the whole pipeline --------------------------------------------------------------------
     def search(self, query: str, groups, *, k: int = 5, mode: str = "auto", expand: str = "none",
                budget: int | None = None, overfetch: int = 3,
-               passage_budget: int | None = DEFAULT_PASSAGE_BUDGET) -> SearchResult:
+               passage_budget: int | None = DEFAULT_PASSAGE_BUDGET, versions: str = "latest") -> SearchResult:
         """Rank ``k x overfetch`` hits (more when they make fewer than ``k`` passages), then
-        assemble them (retrieve/assembly.py)."""
+        assemble them (retrieve/assembly.py). ``versions``: "latest" (default) serves only the latest
+        version of a document the caller may see, "all" every version (each saying which newer ones
+        exist); either way identical passages of several documents come back once, listing the
+        others (retrieve/versions.py), before assembly."""
         groups = check_groups(groups)
+        if versions not in VERSIONS:
+            raise ConfigError(f"unknown versions choice {versions!r}; use one of: {', '.join(VERSIONS)}")
         if mode == "auto":
             mode = "hybrid" if self.has_vectors() else "bm25"
         check_mode(mode)
@@ -172,7 +182,8 @@ class Retriever:
         check_passage_budget(passage_budget)
         def fetch(n: int):
             ranked = self.rank(query, groups, n, mode)
-            return self.hits(ranked, groups), len(ranked) < n
+            hits = self.resolve_versions(self.hits(ranked, groups), groups, latest_only=versions == "latest")
+            return hits, len(ranked) < n
 
         ctx = assemble_ranked(fetch, k=k, overfetch=overfetch, measure=self.sizer.count, budget=budget,
                               passage_budget=passage_budget, expand=expand, source=self, groups=groups)
@@ -190,7 +201,7 @@ def finish(query: str, mode: str, hits: Sequence[Hit], source, groups, expand: s
 
 def search(db, query: str, groups, **options) -> SearchResult:
     """One-shot search (opens the store, searches, closes). Options: k, mode, expand, budget,
-    passage_budget, overfetch, embedder, bm25, generator_tokenizer."""
+    passage_budget, overfetch, versions, embedder, bm25, generator_tokenizer."""
     init = {key: options.pop(key) for key in ("embedder", "bm25", "generator_tokenizer") if key in options}
     with Retriever(db, **init) as r:
         return r.search(query, groups, **options)

@@ -7,6 +7,24 @@ MODES = ("bm25", "dense", "hybrid")
 EXPANSIONS = ("none", "neighbours", "parent")
 
 
+VERSIONS = ("latest", "all")
+
+
+@dataclass(frozen=True)
+class VersionRef:
+    """Another document a passage's text was also found in (an identical passage, collapsed)."""
+
+    doc_id: str
+    source_uri: str = ""
+    version: str = ""
+    updated_at: str = ""
+    chunk_id: str = ""
+
+    def to_dict(self) -> dict:
+        return {"doc_id": self.doc_id, "source_uri": self.source_uri, "version": self.version,
+                "updated_at": self.updated_at, "chunk_id": self.chunk_id}
+
+
 @dataclass(frozen=True)
 class Hit:
     """One ranked chunk. ``rank`` is 1-based within one result list; ``score`` is the ranker's own
@@ -26,6 +44,10 @@ class Hit:
     acl: tuple[str, ...] = ()
     section_id: str = ""
     source_version: str = ""
+    version: str = ""  # the document's front matter version label
+    updated_at: str = ""  # the document's front matter date
+    also_in: tuple[VersionRef, ...] = ()  # identical passages of other documents collapsed into this one
+    superseded_by: tuple[str, ...] = ()  # newer versions of its document the caller may see (--all-versions)
 
 
 @dataclass(frozen=True)
@@ -50,6 +72,16 @@ class Passage:
     source_version: str = ""
     chunk_range: tuple[int, int] = (-1, -1)  # first and last chunk_index held (consecutive chunks touch)
     best_chunk_id: str = ""  # the best-ranked retrieved chunk inside (the one a cut to the budget keeps)
+    version: str = ""
+    updated_at: str = ""
+    also_in: tuple[VersionRef, ...] = ()
+    superseded_by: tuple[str, ...] = ()
+
+    @property
+    def versions(self) -> tuple[VersionRef, ...]:
+        """Where this passage's text was found: its own document first, then identical passages'."""
+        own = VersionRef(self.doc_id, self.source_uri, self.version, self.updated_at, self.chunk_ids[0])
+        return (own, *self.also_in)
 
     @property
     def span(self) -> tuple[str, int, int]:
@@ -97,6 +129,10 @@ class SearchResult:
                     "acl": list(p.acl),
                     "expanded_from": list(p.expanded_from),
                     "best_chunk_id": p.best_chunk_id or p.chunk_ids[0],
+                    "version": p.version,
+                    "updated_at": p.updated_at,
+                    "versions": [v.to_dict() for v in p.versions],
+                    "superseded_by": list(p.superseded_by),
                 }
                 for i, p in enumerate(self.passages)
             ],

@@ -41,6 +41,8 @@ class SearchRequest(BaseModel):
     passage_budget: int | None = Field(DEFAULT_PASSAGE_BUDGET, ge=1, le=1_000_000,
                                        description="tokens one merged passage may grow to around its best hit "
                                                    "(null: unbounded)")
+    versions: Literal["latest", "all"] = Field(
+        "latest", description="latest: only the latest version of a document the caller may see; all: every version")
 
 
 class SearchRequestWithGroups(SearchRequest):
@@ -48,6 +50,16 @@ class SearchRequestWithGroups(SearchRequest):
 
     groups: list[Annotated[Text, Field(max_length=256)]] | Annotated[Text, Field(max_length=8192)] | None = Field(
         None, description="the caller's access groups (a list, or one comma-separated string); required (401 without)")
+
+
+class VersionRef(BaseModel):
+    """A document the passage's text was found in (its own first, then identical passages collapsed)."""
+
+    doc_id: str
+    source_uri: str
+    version: str
+    updated_at: str
+    chunk_id: str
 
 
 class Result(BaseModel):
@@ -65,6 +77,10 @@ class Result(BaseModel):
     acl: list[str]
     expanded_from: list[str]
     best_chunk_id: str
+    version: str
+    updated_at: str
+    versions: list[VersionRef]
+    superseded_by: list[str]
 
 
 class Omitted(BaseModel):
