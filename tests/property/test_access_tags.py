@@ -44,8 +44,9 @@ def _stored(db) -> dict[str, set[tuple[str, ...]]]:
 
 
 def _visible(db, groups) -> set[str]:
+    """Documents whose text the caller gets (identical passages come back once, listing the others)."""
     with Retriever(db, embedder=None) as r:
-        return {p.doc_id for p in r.search("budget", groups, k=50, mode="bm25").passages}
+        return {v.doc_id for p in r.search("budget", groups, k=50, mode="bm25").passages for v in p.versions}
 
 
 def _check(db, docs: set[str], want: AccessTags, other: AccessTags) -> None:
