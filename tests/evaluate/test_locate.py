@@ -114,3 +114,13 @@ def test_reader_form_answer_is_found_through_line_end_hyphenation_and_reflow(par
     answer = " ".join(answer_words)
     start, end = locate(SourceText(text), answer)
     assert " ".join(text[start:end].replace("-\n", "").split()) == answer
+
+
+def test_answer_copied_from_rendered_markdown_is_found_without_its_markup():
+    md = "# Access\n\nIt is granted through the `breakglass` command, lasts for **four hours**, and pages on-call.\n"
+    start, end = locate(SourceText(md), "granted through the breakglass command, lasts for four hours")
+    assert md[start:end] == "granted through the `breakglass` command, lasts for **four hours**"
+    start, end = locate(SourceText(md), "It is granted")  # the plain text still matches exactly first
+    assert md[start:end] == "It is granted"
+    with pytest.raises(ConfigError, match="does not occur"):
+        locate(SourceText(md), "granted through the breakglass command, lasts for five hours")

@@ -12,7 +12,9 @@ three places, in this order, and the first that finds it exactly once wins:
    whitespace ignored; the match is mapped back through the offset map, so the span covers whatever
    was removed in between (a header crossed by the answer is inside the span, as it is inside any chunk
    that holds the answer);
-3. the original text with whitespace ignored.
+3. the original text with whitespace ignored;
+4. the original text with inline Markdown markup ignored as well (a reader of the rendered page copies
+   "run the breakglass command" where the source says ``run the `breakglass` command``).
 
 Zero places, or several, raise ConfigError: several because scoring against the first of two
 occurrences would score retrieval against the wrong place; zero with the longest beginning of the
@@ -67,7 +69,10 @@ def locate(source, answer: str, *, what: str = "the answer") -> tuple[int, int]:
     loose = _flexible(text, answer)
     if len(loose) == 1:
         return loose[0]
-    n = max(len(exact), len(found), len(loose))
+    marked = [] if loose else _flexible(text, answer, markup=True)
+    if len(marked) == 1:
+        return marked[0]
+    n = max(len(exact), len(found), len(loose), len(marked))
     if n:
         raise ConfigError(f"{what} ({_short(answer)}) occurs {n} times in the document; give start_char/end_char "
                           "or a longer answer that occurs once")
@@ -95,11 +100,19 @@ def _normalise_answer(answer: str) -> str:
     return nm.normalise(answer).text.strip()
 
 
-def _flexible(text: str, answer: str) -> list[tuple[int, int]]:
+_MARKUP = r"[*_`~]*"  # inline Markdown emphasis, code and strike-through around a word
+
+
+def _flexible(text: str, answer: str, *, markup: bool = False) -> list[tuple[int, int]]:
+    """Matches of ``answer``'s words with any whitespace between them (and, with ``markup``, inline
+    markup around each word; the span then covers the markup, as a chunk holding the words does)."""
     words = answer.split()
     if not words:
         return []
-    pattern = re.compile(r"\s+".join(re.escape(w) for w in words))
+    if markup:
+        pattern = re.compile(_MARKUP + (_MARKUP + r"\s+" + _MARKUP).join(re.escape(w) for w in words) + _MARKUP)
+    else:
+        pattern = re.compile(r"\s+".join(re.escape(w) for w in words))
     return [(m.start(), m.end()) for m in pattern.finditer(text)]
 
 
