@@ -96,6 +96,9 @@ def test_report_shows_every_question_with_its_answer_in_the_text(gate, questions
         assert shown == (split_of(q.id) == "test"), q.id  # the tune questions are not in a test run
     answered = html.count('<span class="st ok">answered</span>')
     assert answered == round(data["configs"][0]["metrics"]["recall@5"] * len(test))
+    for q in data["configs"][0]["questions"]:  # the per-question results, next to each question
+        facts = f"complete at rank {q['rank']}" if q["rank"] is not None else "never complete"
+        assert f"{facts} \u00b7 {q['tokens']} context tokens" in html, q["qid"]
 
 
 def test_gate_fails_a_config_that_cuts_answers():

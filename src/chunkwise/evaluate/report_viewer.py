@@ -90,8 +90,17 @@ def _question(q: dict, doc_index: dict[str, int]) -> str:
                     f'[{_e(h.get("start", "?"))}, {_e(h.get("end", "?"))})</div>'
                     f'<div class="hit">{_e(h.get("text", ""))}</div></li>')
     got = '<span class="st ok">answered</span>' if ok else '<span class="st error">missed</span>'
-    return (f'<li class="q" data-doc="{i}"><div><b>{_e(qid)}</b> {got} {_e(q.get("question", ""))} {where}</div>'
-            f'<details><summary>{len(hits)} retrieved passage(s)</summary>'
+    facts = []  # the per-question results of --json, when the runner gave them
+    if "rank" in q:
+        facts.append(f"complete at rank {_e(q['rank'])}" if q["rank"] is not None else "never complete")
+    if "tokens" in q:
+        facts.append(f"{_e(q['tokens'])} context tokens")
+    if q.get("straddled"):
+        facts.append('<span class="bad">straddled: no chunk holds it whole</span>')
+    sep = " \u00b7 "
+    detail = f' <span class="note qfacts">{sep.join(facts)}</span>' if facts else ""
+    return (f'<li class="q" data-doc="{i}"><div><b>{_e(qid)}</b> {got} {_e(q.get("question", ""))} {where}'
+            f'{detail}</div><details><summary>{len(hits)} retrieved passage(s)</summary>'
             f'<ol class="hits">{"".join(hits)}</ol></details></li>')
 
 
