@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Sequence
 
 from chunkwise.errors import ConfigError
 from chunkwise.retrieve.merge import stitch
-from chunkwise.retrieve.types import Hit, Omission, Passage
+from chunkwise.retrieve.types import Hit, Omission, Passage, VersionRef
 
 DEFAULT_PASSAGE_BUDGET = 512  # tokens of one merged passage: 2-4 chunks of the usual 128-256
 
