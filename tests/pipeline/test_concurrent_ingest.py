@@ -34,9 +34,12 @@ def ingest(root, db):
 
 
 def consistent(db) -> dict[str, int]:
-    con = sqlite3.connect(db)
+    con = sqlite3.connect(db, isolation_level=None)
     try:
         assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        # One read transaction: the writer commits between two autocommit SELECTs (two snapshots
+        # disagreed by the documents committed in between: a false "half written").
+        con.execute("BEGIN")
         per_doc = dict(con.execute("SELECT doc_id, chunk_count FROM documents"))
         actual = dict(con.execute("SELECT doc_id, count(*) FROM chunks GROUP BY doc_id"))
         assert {d: n for d, n in per_doc.items() if n} == actual, "a document was half written"
