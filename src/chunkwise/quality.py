@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from chunkwise.config import ChunkConfig
+from chunkwise.enrich.versions import VersionInfo
 
 
 @dataclass
@@ -89,8 +90,11 @@ def manifest(db: str | Path) -> dict:
         settings = store.settings()
         docs = [{"doc_id": d.doc_id, "root": d.root, "path": d.path, "source_uri": d.source_uri,
                  "source_version": d.source_version, "chunks": d.chunk_count, "ingested_at": d.ingested_at,
-                 "routes": _routes(store.records_of(d.doc_id).values())}
+                 "routes": _routes(store.records_of(d.doc_id).values()),
+                 "version": VersionInfo.from_json(d.versioning).version, "updated_at": d.updated_at}
                 for d in store.documents()]
+        links = [{"newer": x.newer, "older": x.older, "how": x.how, "similarity": x.similarity}
+                 for x in store.version_links(None, None)]
     config = json.loads(settings.get("config", "{}"))
     routes: Counter = Counter()
     for d in docs:
@@ -103,6 +107,7 @@ def manifest(db: str | Path) -> dict:
         "embed_model": settings.get("embedder"),
         "routes": dict(sorted(routes.items())),
         "documents": docs,
+        "version_links": links,  # newer supersedes older (declared or detected; see enrich/versions.py)
         "chunks": sum(d["chunks"] for d in docs),
     }
 

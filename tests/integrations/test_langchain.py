@@ -82,6 +82,7 @@ def test_retriever_serves_only_the_callers_groups(store):
     m = top.metadata
     assert "deployctl revert" in top.page_content and m["heading_path"][-1] == "Rolling back"
     assert m["rank"] == 1 and m["source"].endswith("runbook.md") and m["end_index"] > m["start_index"]
+    assert m["versions"][0] == m["doc_id"] and m["superseded_by"] == [] and m["version"] == ""
     finance = ChunkwiseRetriever(db=str(store), groups="finance", mode="bm25").invoke("payroll rollback")
     assert finance and all(d.metadata["source"].endswith("payroll.md") for d in finance)
     assert ChunkwiseRetriever(db=str(store), groups=["nobody"], mode="bm25").invoke("rollback") == []

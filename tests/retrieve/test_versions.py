@@ -149,6 +149,20 @@ def test_declared_links_by_path_and_id_and_version_labels(tmp_path):
     every = top(db, k=3, versions="all")
     assert {p.doc_id: p.version for p in every.passages} == {"memo.md": "3", "leave.md": "1.10", "old/leave.md": "1.9"}
     assert {p.doc_id: p.superseded_by for p in every.passages}["old/leave.md"] == ("leave.md", "memo.md")
+    from chunkwise.quality import manifest
+
+    m = manifest(db)
+    assert {d["doc_id"]: d["version"] for d in m["documents"]} == {"leave.md": "1.10", "memo.md": "3",
+                                                                   "old/leave.md": "1.9"}
+    assert [(x["newer"], x["older"], x["how"]) for x in m["version_links"]] == sorted(links(db))
+
+
+def test_manifest_lists_versions_and_links(tmp_path, capsys):
+    db = tmp_path / "s.db"
+    build(tmp_path / "docs", {"v1.md": policy(14, version="1"), "v2.md": policy(21, version="2")}, db)
+    assert main(["manifest", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "v2.md supersedes v1.md (detected, similarity 0." in out and "2 documents" in out and "1 version links" in out
 
 
 def test_links_are_rederived_on_reingest_edit_and_deletion(tmp_path):

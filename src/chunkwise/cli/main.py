@@ -211,11 +211,14 @@ def cmd_manifest(args: argparse.Namespace) -> int:
         emit_json(m)
         return 0
     print(f"chunkwise {m['tool_version']}  config {m['fingerprint']}  {m['tokenizer']}  embed {m['embed_model']}")
-    print(table(["document", "source version", "chunks", "routes", "ingested"],
-                [(d["doc_id"], d["source_version"][:16], d["chunks"], counted(d["routes"]), d["ingested_at"])
-                 for d in m["documents"]], right=(2,)))
-    print(f"{len(m['documents'])} documents, {m['chunks']} chunks" + (f"; routes: {safe(counted(m['routes']))}"
-                                                                     if m["routes"] else ""))
+    print(table(["document", "version", "source version", "chunks", "routes", "ingested"],
+                [(d["doc_id"], d["version"], d["source_version"][:16], d["chunks"], counted(d["routes"]),
+                  d["ingested_at"]) for d in m["documents"]], right=(3,)))
+    for x in m["version_links"]:
+        print(f"{safe(x['newer'])} supersedes {safe(x['older'])} ({x['how']}"
+              + (f", similarity {x['similarity']:.2f})" if x["how"] == "detected" else ")"))
+    print(f"{len(m['documents'])} documents, {m['chunks']} chunks, {len(m['version_links'])} version links"
+          + (f"; routes: {safe(counted(m['routes']))}" if m["routes"] else ""))
     return 0
 
 

@@ -147,7 +147,10 @@ class Searcher:
 
 
 def passage_metadata(p, rank: int) -> dict[str, Any]:
-    """Citations of one retrieved passage (source, heading path, page, exact offsets)."""
+    """Citations of one retrieved passage (source, heading path, page, exact offsets) and its
+    version (``versions``: the documents its text was found in, its own first)."""
     return {"chunk_id": p.chunk_ids[0], "chunk_ids": list(p.chunk_ids), "doc_id": p.doc_id, "source": p.source_uri,
             "start_index": p.start_char, "end_index": p.end_char, "heading_path": list(p.heading_path),
-            "page": p.page, "score": p.score, "rank": rank, "expanded_from": list(p.expanded_from)}
+            "page": p.page, "score": p.score, "rank": rank, "expanded_from": list(p.expanded_from),
+            "version": p.version, "updated_at": p.updated_at, "versions": [v.doc_id for v in p.versions],
+            "superseded_by": list(p.superseded_by)}
