@@ -34,6 +34,24 @@ def sizer(unit: str, tokenizer: str = "minilm", backend: str = "auto"):
     return make_sizer(unit, tokenizer, backend)
 
 
+def words(text: str) -> int:
+    """A whitespace word count: the token unit of the hand-made retrieval tests."""
+    return len(text.split())
+
+
+class ItemSource:
+    """A ChunkSource over hand-made Items: what expansion and assembly read from a store."""
+
+    def __init__(self, items, version="v1"):
+        self.items, self.version = items, version
+
+    def document_version(self, doc_id):
+        return self.version
+
+    def doc_chunks(self, doc_id):
+        return [it for it in self.items if it.doc_id == doc_id]
+
+
 @pytest.fixture(scope="session")
 def examples() -> dict[str, str]:
     return {p.name: p.read_text(encoding="utf-8") for p in sorted(EXAMPLES.iterdir())

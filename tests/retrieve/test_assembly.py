@@ -5,7 +5,7 @@ import json
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
-from conftest import sizer
+from conftest import ItemSource as Source, sizer, words
 
 from chunkwise.cli.main import main
 from chunkwise.config import ChunkConfig
@@ -20,21 +20,6 @@ from chunkwise.retrieve.store import finish
 
 REASONS = {"budget", "passage_budget", "neighbours_over_budget", "parent_over_budget", "stale_link",
            "parent_not_permitted"}
-
-
-def words(text):
-    return len(text.split())
-
-
-class Source:
-    def __init__(self, items, version="v1"):
-        self.items, self.version = items, version
-
-    def document_version(self, doc_id):
-        return self.version
-
-    def doc_chunks(self, doc_id):
-        return [it for it in self.items if it.doc_id == doc_id]
 
 
 def turns(doc="call.txt", n=11, words_per_turn=20, acl=lambda i: ("staff",), sections=1):

@@ -2,7 +2,7 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from conftest import sizer
+from conftest import ItemSource as Source, sizer, words
 
 from chunkwise.errors import BudgetExceeded, ParentNotPermitted, StaleLink
 from chunkwise.retrieve.context import assemble
@@ -14,23 +14,6 @@ from chunkwise.retrieve.store import finish
 from chunkwise.retrieve.types import Hit
 
 TEXT = "".join(f"Sentence {i} of the manual says step {i}. " for i in range(40))
-
-
-def words(text):
-    return len(text.split())
-
-
-class Source:
-    """A ChunkSource over Items: what expansion reads from a store."""
-
-    def __init__(self, items, version="v1"):
-        self.items, self.version = items, version
-
-    def document_version(self, doc_id):
-        return self.version
-
-    def doc_chunks(self, doc_id):
-        return [it for it in self.items if it.doc_id == doc_id]
 
 
 def chunks(size=120, overlap=0, sections=4, acl=lambda i: ("staff",), quality=lambda i: "ready"):
