@@ -15,6 +15,7 @@ from chunkwise.normalise.headers import (
 )
 from chunkwise.normalise.headings import heading_label
 from chunkwise.normalise.offsets import Normalised, OffsetMap, apply_edits
+from chunkwise.normalise.pages import Crossing, join_edits, merge_blocks, page_crossings
 from chunkwise.normalise.repair import (
     CHARACTER_STEPS,
     STEPS,
@@ -29,6 +30,7 @@ from chunkwise.types import Document
 
 __all__ = [
     "CHARACTER_STEPS",
+    "Crossing",
     "MIN_PAGES",
     "RunningLines",
     "fold_ligatures",
@@ -44,6 +46,9 @@ __all__ = [
     "nfc",
     "normalise",
     "normalise_document",
+    "normalise_paged",
+    "merge_blocks",
+    "page_crossings",
     "remove_invisible",
     "remove_soft_hyphens",
     "repair_hyphenation",
@@ -61,6 +66,15 @@ def normalise(text: str) -> Normalised:
 
 def normalise_document(doc: Document, *, strip_headers: bool = True, min_share: float = 0.6) -> Normalised:
     """Normalise a whole Document; for a paged one (PDF), running headers, footers and page numbers
-    are removed first. The map points into ``doc.text``."""
-    base = strip_repeated_lines(doc, min_share=min_share) if strip_headers else Normalised.identity(doc.text)
-    return base.then(normalise(base.text))
+    are removed first and a paragraph that runs on across a page break is joined. The map points
+    into ``doc.text``."""
+    return normalise_paged(doc, strip_headers=strip_headers, min_share=min_share)[0]
+
+
+def normalise_paged(doc: Document, *, strip_headers: bool = True,
+                    min_share: float = 0.6) -> tuple[Normalised, tuple[Crossing, ...]]:
+    """``normalise_document`` and the page crossings it joined (``merge_blocks`` merges their blocks)."""
+    removed = running_lines(doc, min_share=min_share).spans if strip_headers and doc.pages else ()
+    crossings = page_crossings(doc, removed)
+    base = apply_edits(doc.text, join_edits(removed, crossings))
+    return base.then(normalise(base.text)), crossings

@@ -62,7 +62,9 @@ def normalised_view(doc: Document):
             norm = norm.then(step(norm.text))
     else:
         # running headers need evidence: with fewer than four pages a repeated line may be content
-        norm = nm.normalise_document(doc, strip_headers=len(doc.pages) >= nm.MIN_PAGES)
+        norm, crossings = nm.normalise_paged(doc, strip_headers=len(doc.pages) >= nm.MIN_PAGES)
+        if crossings:
+            doc = replace(doc, blocks=nm.merge_blocks(doc.blocks, crossings))
     if norm.text == doc.text:
         return doc, None
     to_orig = norm.to_original
