@@ -63,3 +63,89 @@ def chroma_texts() -> dict[str, str]:
     if not CHROMA.is_dir():
         pytest.skip(f"{CHROMA} not present")
     return {p.name: p.read_text(encoding="utf-8") for p in sorted(CHROMA.glob("*.md"))}
+
+
+# -- PostgreSQL (issue 12): one real server per test session, a fresh database per test -------------
+BACKENDS = ("sqlite", "postgresql")
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A PostgreSQL 16 + pgvector server from the ``pgserver`` package (binaries in the wheel: no
+    system install, no network), in a temporary folder, listening on a Unix socket only; stopped
+    when the session ends, whatever happened. Durability is relaxed (no fsync): a test database is
+    thrown away, and crash tests kill the *ingest*, never the server. Not under pytest's own
+    temporary folder: as root, the server runs as another user, and every pytest session resets
+    that folder's permissions to owner-only."""
+    pgserver = pytest.importorskip("pgserver", reason="PostgreSQL tests need the pg extra: pip install -e '.[test]'")
+    import shutil
+    import tempfile
+
+    import psycopg
+
+    folder = Path(tempfile.mkdtemp(prefix="chunkwise-pg-"))
+    srv = pgserver.get_server(folder / "data", cleanup_mode="stop")
+    try:
+        with psycopg.connect(srv.get_uri(), autocommit=True) as admin:
+            for name, value in (("fsync", "off"), ("synchronous_commit", "off"), ("full_page_writes", "off")):
+                admin.execute(f"ALTER SYSTEM SET {name} = '{value}'")
+            admin.execute("SELECT pg_reload_conf()")
+            admin.execute("DROP DATABASE IF EXISTS chunkwise_template")
+            admin.execute("CREATE DATABASE chunkwise_template")
+        with psycopg.connect(srv.get_uri("chunkwise_template"), autocommit=True) as tpl:
+            tpl.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        yield srv
+    finally:
+        srv.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+class PgDatabases:
+    """Makes fresh, empty databases on the session's server (dropped when the test ends)."""
+
+    def __init__(self, srv) -> None:
+        self.srv, self.made = srv, []
+
+    def new(self) -> str:
+        import uuid
+
+        import psycopg
+
+        name = "t_" + uuid.uuid4().hex[:16]
+        with psycopg.connect(self.srv.get_uri(), autocommit=True) as admin:
+            admin.execute(f"CREATE DATABASE {name} TEMPLATE chunkwise_template")
+        self.made.append(name)
+        return self.srv.get_uri(name)
+
+    def drop(self) -> None:
+        import psycopg
+
+        with psycopg.connect(self.srv.get_uri(), autocommit=True) as admin:
+            for name in self.made:
+                admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def pg_databases(pg_server):
+    dbs = PgDatabases(pg_server)
+    yield dbs
+    dbs.drop()
+
+
+@pytest.fixture
+def pg_url(pg_databases) -> str:
+    """The URL of a fresh, empty PostgreSQL database for this test."""
+    return pg_databases.new()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def db_location(backend, tmp_path, request):
+    """Where a test's store lives, once per backend: a SQLite file, or a fresh PostgreSQL database."""
+    if backend == "sqlite":
+        return str(tmp_path / "index.db")
+    return request.getfixturevalue("pg_url")

@@ -120,9 +120,22 @@ def open_retriever(db: str | Path, **options: Any) -> Retriever:
     """A long-lived ``Retriever`` over an existing store (open once, search many times; close it).
     Options: embedder, bm25, generator_tokenizer. Raises ConfigError when ``db`` does not exist
     (instead of creating an empty store); a path that is not a chunkwise store is a StoreError."""
-    if not Path(db).exists():
+    if store_missing(db):
         raise ConfigError(f"{db}: no such store; create it with: chunkwise ingest PATH --db {db}")
     return Retriever(db, **options)
+
+
+def is_store_url(db) -> bool:
+    """``db`` is a server store's URL (``postgresql://...``), not a SQLite file path."""
+    from chunkwise.store import is_server_url
+
+    return is_server_url(db)
+
+
+def store_missing(db) -> bool:
+    """``db`` names a SQLite file that does not exist. A ``postgresql://`` URL is never "missing"
+    here: opening it says whether the server, the database and a chunkwise store are there."""
+    return not is_store_url(db) and not Path(db).exists()
 
 
 def caller_groups(groups) -> tuple[str, ...]:
@@ -188,7 +201,7 @@ __all__ = [
     "SEED_OVERLAP", "SEED_OVERLAP_QUESTIONS", "expand_grid", "header_experiment", "load_acl_map", "load_grid",
     "merge_experiment", "overlap_sweep", "run_eval", "sampling_tolerance", "write_report",
     "Chunk", "ChunkConfig", "ChunkwiseError", "CheckReport", "ConfigError", "ConfigFile", "Document", "IngestStats",
-    "InputError", "Limits", "Page", "Plan", "Retriever", "SearchResult", "SourceFailure", "Unchanged",
+    "InputError", "Limits", "Page", "Plan", "Retriever", "is_store_url", "store_missing", "SearchResult", "SourceFailure", "Unchanged",
     "attach_pages", "audit", "caller_groups", "check", "chunk_ids", "text_doc_id", "chunk_document",
     "default_workers", "open_retriever", "visible_document", "chunk_file", "chunk_text", "evaluate", "for_document",
     "ingest", "iter_documents",

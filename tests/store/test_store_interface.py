@@ -1,21 +1,15 @@
 """The storage interface (store/base.py) as a contract every backend must meet. The ``store``
-fixture opens one backend per parameter; a new backend (PostgreSQL) adds its opener to BACKENDS."""
+fixture opens one store per backend (tests/conftest.py: a SQLite file, a fresh database on the
+session's pgserver PostgreSQL)."""
 import pytest
 
 from chunkwise.store import DocumentDiff, DocumentRow, StoreBusy, VersionLink, open_store
 from chunkwise.errors import IdentityConflict
 
 
-def sqlite(tmp_path):
-    return open_store(tmp_path / "s.db", timeout=0.2)
-
-
-BACKENDS = {"sqlite": sqlite}
-
-
-@pytest.fixture(params=sorted(BACKENDS))
-def store(request, tmp_path):
-    s = BACKENDS[request.param](tmp_path)
+@pytest.fixture
+def store(db_location):
+    s = open_store(db_location, timeout=0.2)
     yield s
     s.close()
 
@@ -153,13 +147,26 @@ def test_roots_fold_inner_roots_and_prefixes_select(store):
     assert set(store.document_states("/r", "ops/")) == {"ops/run.md"} and not store.document_states("/r", "hr/")
 
 
-def test_a_second_writer_is_told_busy(store, tmp_path):
-    if not hasattr(store, "db"):
-        pytest.skip("lock held through the SQLite connection")
-    import sqlite3
+def _hold_write_lock(store):
+    """Another writer in the middle of a transaction that blocks ``add_root``."""
+    if store.location.startswith("postgresql://"):
+        import psycopg
 
-    holder = sqlite3.connect(store.location, isolation_level=None)
-    holder.execute("BEGIN IMMEDIATE")
+        from chunkwise.store.postgres import _ROOTS_LOCK
+
+        holder = psycopg.connect(store.db.info.dsn, autocommit=True)
+        holder.execute("BEGIN")
+        holder.execute("SELECT pg_advisory_xact_lock(%s)", (_ROOTS_LOCK,))
+    else:
+        import sqlite3
+
+        holder = sqlite3.connect(store.location, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+    return holder
+
+
+def test_a_second_writer_is_told_busy(store):
+    holder = _hold_write_lock(store)
     try:
         with pytest.raises(StoreBusy, match="busy"):
             store.add_root("/elsewhere")
@@ -167,3 +174,5 @@ def test_a_second_writer_is_told_busy(store, tmp_path):
     finally:
         holder.execute("ROLLBACK")
         holder.close()
+    store.add_root("/elsewhere")  # the lock gone, the write goes through
+    assert store.roots() == ["/elsewhere"]

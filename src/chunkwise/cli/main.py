@@ -242,7 +242,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    if not Path(args.db).exists():
+    if api.store_missing(args.db):
         raise ConfigError(f"--db {args.db}: no such store; create it with: chunkwise ingest PATH --db {args.db}")
     options = {} if args.embedder is None else {"embedder": args.embedder}
     with api.Retriever(args.db, bm25=args.bm25, generator_tokenizer=args.generator_tokenizer, **options) as r:
@@ -292,7 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ingest", help="chunk, embed and index files into a SQLite store (idempotent)")
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, folders, globs")
-    p.add_argument("--db", required=True, help="SQLite file (created if missing)")
+    p.add_argument("--db", required=True, help="SQLite file (created if missing) or postgresql://... URL (the pg extra)")
     p.add_argument("--config", help="chunkwise.toml with [chunking] and [ingest] tables")
     p.add_argument("--strategy", choices=STRATEGIES, default=None)
     p.add_argument("--size", type=int, default=None)
@@ -347,7 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("search", help="search a store (BM25, dense or hybrid) with the caller's access groups")
     p.add_argument("query", help="the question or keywords")
-    p.add_argument("--db", required=True, help="SQLite file written by chunkwise ingest")
+    p.add_argument("--db", required=True, help="SQLite file or postgresql://... URL written by chunkwise ingest")
     p.add_argument("--groups", required=True, help="the caller's access groups, comma-separated (filter before ranking)")
     p.add_argument("--k", type=int, default=5, help="passages to return after merging (default 5)")
     p.add_argument("--mode", default="auto", choices=("auto", "bm25", "dense", "hybrid"),
@@ -404,13 +404,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_parser(sub)
 
     p = sub.add_parser("check", help="quality gate over a store; exit 1 when it fails")
-    p.add_argument("--db", required=True, help="SQLite file written by chunkwise ingest")
+    p.add_argument("--db", required=True, help="SQLite file or postgresql://... URL written by chunkwise ingest")
     p.add_argument("--strict", action="store_true", help="also fail when some chunks can never be served")
     p.add_argument("--json", action="store_true", help="one JSON document")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("manifest", help="config, tokenizer, model, tool version and per-document versions")
-    p.add_argument("--db", required=True, help="SQLite file written by chunkwise ingest")
+    p.add_argument("--db", required=True, help="SQLite file or postgresql://... URL written by chunkwise ingest")
     p.add_argument("--json", action="store_true", help="one JSON document")
     p.set_defaults(func=cmd_manifest)
 

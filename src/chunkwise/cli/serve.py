@@ -8,7 +8,7 @@ def add_serve_parser(sub) -> None:
     p = sub.add_parser("serve", help="HTTP service over a store: /search, /documents, /v1/embeddings, a web page",
                        description="Serve one store over HTTP: the embedder loads once and the Retriever stays "
                                    "open. Choose exactly one way the caller's groups reach the server.")
-    p.add_argument("--db", required=True, help="SQLite file written by chunkwise ingest")
+    p.add_argument("--db", required=True, help="SQLite file or postgresql://... URL written by chunkwise ingest")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
     p.add_argument("--trust-groups-header", action="store_true",

@@ -120,7 +120,7 @@ class Searcher:
         if mode not in MODES or expand not in EXPANSIONS:
             raise api.ConfigError(f"mode must be one of {', '.join(MODES)} and expand one of {', '.join(EXPANSIONS)}; "
                                   f"got mode={mode!r}, expand={expand!r}")
-        if not Path(db).is_file():
+        if api.store_missing(db) or (not api.is_store_url(db) and not Path(db).is_file()):
             raise api.ConfigError(f"no chunkwise store at {db}; create it with: chunkwise ingest PATH --db {db}")
         self.db = str(db)
         self.groups = groups_of(groups)

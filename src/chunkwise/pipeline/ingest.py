@@ -100,7 +100,7 @@ def ingest(
     also in ``stats.warnings``). A second writer waits up to ``timeout`` seconds per write."""
     from chunkwise import __version__
     from chunkwise.pipeline.settings import check_model, resolve
-    from chunkwise.store import open_store
+    from chunkwise.store import is_server_url, open_store
 
     now = now or _now()
     progress = progress or NoProgress()
@@ -134,7 +134,7 @@ def ingest(
                     make_chunker(chosen.config) if eager else None)
 
     # A store that does not exist yet is not created for a run that cannot start.
-    fresh = isinstance(db, (str, os.PathLike)) and not os.path.exists(db)
+    fresh = isinstance(db, (str, os.PathLike)) and not is_server_url(db) and not os.path.exists(db)
     planned = setup({}, os.fspath(db), eager=True) if fresh else None
     with open_store(db, timeout=timeout) as store, contextlib.ExitStack() as scope:
         stored = store.settings()

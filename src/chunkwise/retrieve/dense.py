@@ -11,6 +11,28 @@ from dataclasses import dataclass
 from typing import Sequence
 
 MANY_SLICES = 64  # beyond this many slices, one gather beats many small products
+SCORE_SLACK = 1e-5  # > the float32 rounding of a cosine computed by a BLAS product (or a server)
+
+
+def exact_scores(rows, query):
+    """The cosine of each (unit) row with the (unit) query, accumulated in float64 and rounded to
+    float32: a function of the row and the query alone. A float32 BLAS product rounds differently
+    with the matrix's shape, so two engines (an in-memory matrix, a server's candidates) would
+    order near-ties differently; the final ranking is always made with these scores."""
+    import numpy as np
+
+    return (np.asarray(rows, dtype=np.float64) @ np.asarray(query, dtype=np.float64)).astype(np.float32)
+
+
+def near_top(scores, k: int):
+    """Positions of the scores within ``SCORE_SLACK`` of the ``k``-th largest (all when <= k): a
+    superset of the top ``k`` by ``exact_scores``."""
+    import numpy as np
+
+    if scores.size <= k:
+        return np.arange(scores.size)
+    kth = np.partition(scores, scores.size - k)[scores.size - k]
+    return np.flatnonzero(scores >= kth - SCORE_SLACK)
 
 
 def normalise(vectors):
@@ -45,6 +67,10 @@ class DenseMatrix:
         if len(slices) > MANY_SLICES:
             return pos, self.rows[pos] @ q
         return pos, np.concatenate([self.rows[a:b] @ q for a, b in slices])
+
+    def exact(self, pos, query):
+        """``exact_scores`` of the rows at ``pos``."""
+        return exact_scores(self.rows[pos], normalise(query)[0])
 
     @property
     def nbytes(self) -> int:

@@ -77,20 +77,23 @@ class FTSRanker:
             self._df[term] = self.store.term_count(term)
         return self._df[term]
 
+    def _permitted_df(self, term: str, groups) -> int:
+        return self.store.term_count(term, groups)
+
     def _postings(self, term: str, groups):
-        """(rowids, term counts) of the permitted rows holding ``term``."""
+        """(rowids, term counts, text lengths) of the permitted rows holding ``term``."""
         import numpy as np
 
         rows = self.store.term_matches(term, groups)
         if not rows:
-            return np.zeros(0, np.int64), np.zeros(0)
+            return np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
         if any(r not in self.len_all for r, _ in rows):
             raise _Stale  # written since the sizes were read
         ids = np.fromiter((r for r, _ in rows), dtype=np.int64, count=len(rows))
         score = np.fromiter((s for _, s in rows), dtype=np.float64, count=len(rows))
         length_all = np.fromiter((self.len_all[int(r)] for r in ids), dtype=np.float64, count=len(ids))
         tf = fts5_term_frequency(score, fts5_idf(self.n_all, self._global_df(term)), length_all, self.avgdl_all)
-        return ids, tf
+        return ids, tf, self._lengths(ids)
 
     def rank(self, query: str, groups, n: int) -> list[tuple[int, float]]:
         """Top ``n`` (rowid, score), best first, ties by rowid; the same terms left out as the
@@ -122,7 +125,7 @@ class FTSRanker:
         for t in terms:
             # The whole-table df bounds the permitted one: only a term that could be at the floor
             # is counted before its postings are read (reading them is the cost for common terms).
-            if at_floor(rows, self._global_df(t)) and at_floor(rows, self.store.term_count(t, groups)):
+            if at_floor(rows, self._global_df(t)) and at_floor(rows, self._permitted_df(t, groups)):
                 floor.append(t)
             else:
                 fetched[t] = self._postings(t, groups)
@@ -145,7 +148,7 @@ class FTSRanker:
         if not terms:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         ids = np.concatenate([fetched[t][0] for t in terms])
-        w = np.concatenate([term_weights(fetched[t][1], self._lengths(fetched[t][0]), fetched[t][0].size, rows, avgdl)
+        w = np.concatenate([term_weights(fetched[t][1], fetched[t][2], fetched[t][0].size, rows, avgdl)
                             for t in terms])
         if len(terms) == 1:
             return ids, w.astype(np.float32)

@@ -12,7 +12,7 @@ from typing import Iterable, Sequence
 from chunkwise.access import READY, caller_groups
 from chunkwise.errors import ConfigError
 from chunkwise.retrieve.bm25 import SparseBM25, query_terms
-from chunkwise.retrieve.dense import DenseMatrix, normalise
+from chunkwise.retrieve.dense import DenseMatrix, near_top, normalise
 from chunkwise.retrieve.fusion import rrf, top_k
 from chunkwise.retrieve.layout import AccessLayout
 from chunkwise.retrieve.types import MODES, Hit
@@ -82,7 +82,8 @@ class SearchIndex:
             raise ConfigError("this index has no vectors; ingest with an embedder (e.g. --embedder minilm) "
                               "or use --mode bm25")
         pos, vals = self.dense.scores(query_vector, self.layout.slices(groups))
-        return self._top(pos, vals, k)
+        pos = pos[near_top(vals, k)]  # the fast product picks the candidates, the exact score ranks them
+        return self._top(pos, self.dense.exact(pos, query_vector), k)
 
     def _top(self, pos, vals, k):
         if not pos.size:

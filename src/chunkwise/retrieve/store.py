@@ -1,5 +1,9 @@
 """Search over a chunkwise store: rank, resolve, merge, expand, assemble.
 
+A server store (PostgreSQL, ``native_search``) ranks with its own primitives (retrieve/server.py:
+BM25 from permitted postings, dense through its vector index, the filter inside each query); what
+follows describes the SQLite store.
+
 BM25 runs in SQLite FTS5 by default, the access filter inside ``MATCH`` (retrieve/fts.py: only row
 sizes and tags are loaded; good to about 100k chunks), or in memory with the sparse scorer
 (``bm25="sparse"``: built once per Retriever, ~10 ms at a million chunks). Either way a score is
@@ -17,6 +21,7 @@ from chunkwise.access import permitted
 from chunkwise.errors import ConfigError
 from chunkwise.retrieve.assembly import assemble_hits, assemble_ranked
 from chunkwise.retrieve.fts import FTSRanker
+from chunkwise.retrieve.server import ServerBM25, dense_rank
 from chunkwise.retrieve.fusion import rrf
 from chunkwise.retrieve.index import HYBRID_DEPTH, Item, SearchIndex, check_groups, check_mode
 from chunkwise.retrieve.passages import DEFAULT_PASSAGE_BUDGET, check_passage_budget
@@ -74,7 +79,9 @@ class Retriever:
         self.embedder = embedder
         self.tokenizer_name, self.sizer = generator_sizer(generator_tokenizer)
         self._index: SearchIndex | None = None
-        self.fts = FTSRanker(self.store)
+        # A server store ranks with its own primitives (retrieve/server.py): nothing is loaded per process.
+        self.native = bool(getattr(self.store, "native_search", False))
+        self.fts = ServerBM25(self.store) if self.native else FTSRanker(self.store)
 
     def close(self) -> None:
         self.store.close()
@@ -105,6 +112,12 @@ class Retriever:
             self._index = SearchIndex(rows.keys, rows.tags, rows.keys, texts=rows.texts, vectors=rows.vectors)
         return self._index
 
+    def warm(self) -> None:
+        """Build now what the first query would wait for: the in-memory vector index of a SQLite
+        store (a server store keeps its indexes itself: nothing to load)."""
+        if self.has_vectors() and not self.native:
+            self.index()
+
     def _query_vector(self, query: str):
         if self.embedder is None:
             raise ConfigError("this store has no vectors (ingested with --embedder none): use --mode bm25, "
@@ -130,14 +143,21 @@ class Retriever:
                 return self.fts.rank(query, groups, n)
             return self.index().rank_bm25(query, groups, n)
         vector = self._query_vector(query)
+        if mode == "dense":
+            return self._rank_dense(vector, groups, n)
+        depth = max(n, HYBRID_DEPTH)
+        dense = self._rank_dense(vector, groups, depth)
+        lists = [[r for r, _ in self.rank(query, groups, depth, "bm25")], [r for r, _ in dense]]
+        return rrf(lists)[:n]
+
+    def _rank_dense(self, vector, groups, n: int) -> list[tuple[int, float]]:
+        if self.native:
+            if not self.store.has_vectors():
+                raise ConfigError(self._why_no_vectors())
+            return dense_rank(self.store, vector, groups, n)
         if self.index().dense is None:
             raise ConfigError(self._why_no_vectors())
-        if mode == "dense":
-            return self.index().rank_dense(vector, groups, n)
-        depth = max(n, HYBRID_DEPTH)
-        lists = [[r for r, _ in self.rank(query, groups, depth, "bm25")],
-                 [r for r, _ in self.index().rank_dense(vector, groups, depth)]]
-        return rrf(lists)[:n]
+        return self.index().rank_dense(vector, groups, n)
 
     def hits(self, ranked: Sequence[tuple[int, float]], groups) -> list[Hit]:
         if not ranked:

@@ -34,8 +34,7 @@ class Engine:
         def run() -> None:
             if self.embedder is not None:
                 self.embedder.embed(["warm up"])
-                if self.retriever.has_vectors():
-                    self.retriever.index()
+                self.retriever.warm()
         self._pool.submit(run).result()
 
     async def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 
-from chunkwise.errors import ConfigError
 from chunkwise.store.base import (DocumentDiff, DocumentRow, DocumentState, ServableRows, Store, StoreBusy,
                                   StoreCounts, StoredChunk, VersionLink)
 from chunkwise.store.sqlite import SQLiteStore
@@ -13,17 +12,25 @@ from chunkwise.store.sqlite import SQLiteStore
 _SERVER_SCHEMES = ("postgresql://", "postgres://")
 
 
+def is_server_url(location) -> bool:
+    """A ``postgresql://`` (or ``postgres://``) URL rather than a SQLite file path."""
+    return isinstance(location, (str, os.PathLike)) and os.fspath(location).startswith(_SERVER_SCHEMES)
+
+
 def open_store(location: str | os.PathLike, *, readonly: bool = False, create: bool | None = None,
                timeout: float = 60.0) -> Store:
-    """Open the store at a path (SQLite) or URL. ``readonly``: never write (search, check);
+    """Open the store at a path (SQLite) or a ``postgresql://`` URL (the ``pg`` extra; the database
+    must exist, its tables are created on first open). ``readonly``: never write (search, check);
     ``create`` (default: not ``readonly``): a missing SQLite file becomes a new store, else it is
     an error that says how to make one. A second writer waits up to ``timeout`` seconds."""
     text = os.fspath(location)
-    if text.startswith(_SERVER_SCHEMES):
-        raise ConfigError(f"{text.split('://', 1)[0]} stores are not available in this chunkwise version; "
-                          f"use a SQLite file path for --db")
-    return SQLiteStore(text, readonly=readonly, create=(not readonly) if create is None else create, timeout=timeout)
+    create = (not readonly) if create is None else create
+    if is_server_url(text):
+        from chunkwise.store.postgres import PostgresStore
+
+        return PostgresStore(text, readonly=readonly, create=create, timeout=timeout)
+    return SQLiteStore(text, readonly=readonly, create=create, timeout=timeout)
 
 
 __all__ = ["DocumentDiff", "DocumentRow", "DocumentState", "SQLiteStore", "ServableRows", "Store", "StoreBusy",
-           "StoreCounts", "StoredChunk", "VersionLink", "open_store"]
+           "StoreCounts", "StoredChunk", "VersionLink", "is_server_url", "open_store"]

@@ -1,0 +1,70 @@
+"""Ranking inside a server store (PostgreSQL): the backend's own search primitives, no rows loaded
+into the process.
+
+``ServerBM25`` is the FTS5 ranker's algorithm (retrieve/fts.py: the same terms left out, the same
+formula, the same tie-break) fed by the store's permitted statistics and postings instead of
+inverted FTS5 ranks; the whole ranking reads one snapshot of the store. ``dense_rank`` asks the
+store for the permitted rows nearest the query (exact or HNSW, the filter inside the query) and
+re-scores those candidates with ``dense.exact_scores`` as the in-memory engine does its own, so
+scores and the order of ties (smaller key first) are those the SQLite store gives for the same
+content.
+"""
+from __future__ import annotations
+
+from chunkwise.access import caller_groups
+from chunkwise.retrieve.fts import FTSRanker
+
+
+class ServerBM25(FTSRanker):
+    """BM25 over the permitted rows, computed from ``store.lexical_stats`` and ``lexical_postings``."""
+
+    def __init__(self, store) -> None:
+        super().__init__(store)
+        self._query_df: dict[str, int] = {}
+        self._groups: tuple[str, ...] = ()
+
+    def stats(self, groups) -> tuple[int, float]:
+        return self.store.lexical_stats(groups)
+
+    def _global_df(self, term: str) -> int:
+        # Only the permitted document frequency is asked for: a term no permitted row holds drops out
+        # of the query exactly as one absent from the whole store does in the FTS5 ranker.
+        return self._permitted_df(term, self._groups)
+
+    def _permitted_df(self, term: str, groups) -> int:
+        if term not in self._query_df:
+            self._query_df[term] = self.store.term_count(term, groups)
+        return self._query_df[term]
+
+    def _postings(self, term: str, groups):
+        import numpy as np
+
+        keys, tf, lengths = self.store.lexical_postings(term, groups)
+        return (np.asarray(keys, dtype=np.int64), np.asarray(tf, dtype=np.float64),
+                np.asarray(lengths, dtype=np.float64))
+
+    def rank(self, query: str, groups, n: int) -> list[tuple[int, float]]:
+        self._query_df, self._groups = {}, caller_groups(groups).tags
+        with self.store.snapshot():
+            return self._rank(query, groups, n)
+
+
+def dense_rank(store, query_vector, groups, n: int) -> list[tuple[int, float]]:
+    """Top ``n`` (key, cosine) among the rows ``groups`` may see, best first, ties by key."""
+    import numpy as np
+
+    from chunkwise.retrieve.dense import exact_scores, normalise
+    from chunkwise.retrieve.fusion import top_k
+
+    if n < 1:
+        return []
+    keys, matrix = store.dense_candidates(query_vector, caller_groups(groups).tags, n)
+    if not len(keys):
+        return []
+    q = normalise(query_vector)[0]
+    if q.shape[0] != matrix.shape[1]:
+        raise ValueError(f"query vector has {q.shape[0]} dimensions, the store's vectors {matrix.shape[1]}")
+    scores = exact_scores(normalise(matrix), q)
+    keys = np.asarray(keys, dtype=np.int64)
+    chosen = top_k(scores, n, keys)
+    return [(int(keys[i]), float(scores[i])) for i in chosen]

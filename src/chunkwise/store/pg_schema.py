@@ -1,0 +1,81 @@
+"""PostgreSQL schema and recorded migrations: the SQLite store's semantics (store/schema.py) in
+server types. Numbered on their own (a PostgreSQL store never held the SQLite history); each runs
+once, in order, in one transaction under an advisory lock, so two processes opening a new database
+at once apply it exactly once.
+
+What differs from SQLite, and why:
+- ``chunks.acl`` is a ``text[]`` of canonical tags with a GIN index; ``servable`` (ready and
+  tagged) is a column, so every search says ``servable AND acl && $groups`` inside its query.
+- The lexical index is the analyzer's terms as a ``tsvector`` (GIN, ``@@`` finds the rows holding
+  a term) plus their counts (``lex_tf``) and the row's length (``lex_len``): BM25 is computed from
+  the *permitted* rows' statistics, exactly as the SQLite engines do (see store/postgres_read.py).
+- ``acl_stats`` keeps, per distinct tag set, the servable rows and their summed length, updated in
+  each document's transaction: a caller's row count and mean length are one small sum, always
+  consistent with the rows.
+- Vectors stay cached by embed key in ``vectors``; each chunk carries a copy in ``chunks.vector``
+  so the access filter and the HNSW ordering are one query on one table. The HNSW index is built
+  for the store's one dimension once vectors exist (``postgres.PostgresStore._ensure_hnsw``).
+"""
+from __future__ import annotations
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (1, "documents, chunks, vectors, runs, settings, roots, access statistics", """
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE TABLE roots (root TEXT PRIMARY KEY, added_at TIMESTAMPTZ NOT NULL DEFAULT now());
+CREATE TABLE documents (
+    doc_id TEXT PRIMARY KEY,
+    root TEXT NOT NULL,
+    path TEXT NOT NULL,
+    source_uri TEXT NOT NULL,
+    source_version TEXT NOT NULL,
+    inputs TEXT NOT NULL,
+    title TEXT, author TEXT, updated_at TEXT,
+    ingested_at TEXT NOT NULL,
+    chunk_count INTEGER NOT NULL,
+    UNIQUE (root, path)
+);
+CREATE TABLE chunks (
+    key BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    chunk_id TEXT NOT NULL UNIQUE,
+    doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    chunk_index INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    text TEXT NOT NULL,
+    embed_text TEXT NOT NULL,
+    embed_model TEXT NOT NULL,
+    embed_key TEXT NOT NULL,
+    acl TEXT[] NOT NULL,
+    quality TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    servable BOOLEAN NOT NULL,
+    lex TSVECTOR NOT NULL,
+    lex_tf JSONB NOT NULL,
+    lex_len INTEGER NOT NULL,
+    vector VECTOR
+);
+CREATE INDEX chunks_doc ON chunks (doc_id, chunk_index);
+CREATE INDEX chunks_embed_key ON chunks (embed_key);
+CREATE INDEX chunks_acl ON chunks USING gin (acl) WHERE servable;
+CREATE INDEX chunks_lex ON chunks USING gin (lex);
+CREATE TABLE vectors (
+    embed_key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vector VECTOR NOT NULL
+);
+CREATE TABLE runs (
+    run_id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    stats TEXT
+);
+CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE acl_stats (
+    acl TEXT[] PRIMARY KEY,
+    rows BIGINT NOT NULL,
+    total_len BIGINT NOT NULL
+);
+"""),
+]
+
+LATEST = MIGRATIONS[-1][0]

@@ -1,0 +1,272 @@
+"""The PostgreSQL store's reads: the Store protocol's reads, and the server-side search primitives
+the retriever uses instead of loading rows into memory (``native_search``).
+
+Every search query carries the permission filter itself (``servable AND acl && $groups``, GIN
+index on ``acl``), so a row the caller may not see is never matched, counted or ordered:
+
+- ``lexical_stats``: the permitted rows' count and mean length (a sum over ``acl_stats``);
+- ``lexical_df`` / ``lexical_postings``: per term, the permitted rows holding it (GIN on the
+  ``tsvector``), with the term's count and the row's length: BM25 is then computed by
+  retrieve/server.py with the same formula and the same statistics as the SQLite engines, so the
+  scores are the same numbers (see README "PostgreSQL");
+- ``dense_candidates``: the permitted rows nearest a query vector, exact (a scan of the permitted
+  rows: no index can miss a row) when they are few or there is no index, else through the HNSW
+  index with ``ef_search`` raised for the filter's selectivity (pgvector < 0.8 has no iterative
+  scan; >= 0.8 gets ``hnsw.iterative_scan``), falling back to exact when the index returns too few.
+
+``snapshot`` runs a ranking's statements in one repeatable-read read-only transaction, so the
+statistics and postings it combines describe one state of the store even while ingests write.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections import Counter
+from contextlib import contextmanager
+from typing import Iterator, Sequence
+
+from chunkwise.access import AccessTags, caller_groups
+from chunkwise.store.base import DocumentRow, ServableRows, StoreCounts, StoredChunk
+
+EXACT_ROWS = 20_000  # permitted rows up to which an exact scan is cheaper than a filtered HNSW walk
+DISTANCE_SLACK = 1e-5  # > the float32 rounding between the server's cosine and the retriever's
+HNSW_MARGIN = 16  # extra neighbours asked of the index, for the same reason
+MAX_EF_SEARCH = 1000  # pgvector's upper bound for hnsw.ef_search
+MAX_LEXEME_BYTES = 2046  # PostgreSQL's limit for one tsvector lexeme
+
+_CHUNK_SQL = """SELECT c.key, c.chunk_id, c.doc_id, c.chunk_index, c.record, c.text, c.embed_text, c.acl, c.quality,
+    d.source_uri, d.source_version FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"""
+_PERMITTED = "c.servable AND c.acl && %(groups)s"
+
+
+def lexeme(term: str) -> str:
+    """A term as its tsvector lexeme: itself, or (a word over PostgreSQL's lexeme limit) a digest,
+    so every term the analyzer finds is indexed and found again the same way."""
+    if len(term.encode("utf-8")) <= MAX_LEXEME_BYTES:
+        return term
+    return "#" + hashlib.sha256(term.encode("utf-8")).hexdigest()
+
+
+def lexical(text: str) -> tuple[list[str], dict[str, int], int]:
+    """(lexemes, term counts, length) of an embedded text, by the analyzer BM25 scores with."""
+    from chunkwise.retrieve.bm25 import tokenize
+
+    counts = Counter(lexeme(t) for t in tokenize(text))
+    return sorted(counts), dict(counts), sum(counts.values())
+
+
+def tsquery(term: str) -> str:
+    """One lexeme as a ``tsquery`` literal (quoted: taken verbatim, never re-parsed)."""
+    return "'" + lexeme(term).replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def as_array(value):
+    """A pgvector value (numpy array or ``pgvector.Vector``, by driver version) as float32 numpy."""
+    import numpy as np
+
+    if hasattr(value, "to_numpy"):
+        value = value.to_numpy()
+    return np.asarray(value, dtype=np.float32)
+
+
+def _tags(acl) -> tuple[str, ...]:
+    """The ``acl`` array as canonical tags; anything not canonical reads as none (fail closed)."""
+    return AccessTags.from_column(json.dumps(list(acl or ()), ensure_ascii=False)).tags
+
+
+def _groups(groups) -> list[str]:
+    return list(caller_groups(groups).tags)
+
+
+def pgvector_at_least(version: str, wanted: tuple[int, ...]) -> bool:
+    parts = []
+    for piece in version.split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits or 0))
+    return tuple(parts) >= wanted
+
+
+class PostgresReads:
+    db: object
+    location: str
+    pgvector_version: str
+
+    def _chunk(self, row) -> StoredChunk:
+        key, cid, doc, index, record, text, embed_text, acl, quality, uri, version = row
+        rec = {**json.loads(record), "chunk_id": cid, "doc_id": doc, "chunk_index": index, "text": text,
+               "embed_text": embed_text}
+        return StoredChunk(key, rec, _tags(acl), quality, uri, version)
+
+    # -- retrieval primitives (the Store protocol) -----------------------------------------------
+    def lexical_row_sizes(self) -> Iterator[tuple[int, int, int]]:
+        """``(key, terms in the text, terms plus access tags)`` of every row."""
+        for key, length, tags in self.db.execute(
+                "SELECT key, lex_len, CASE WHEN servable THEN cardinality(acl) ELSE 0 END FROM chunks ORDER BY key"):
+            yield key, length, length + tags
+
+    def term_count(self, term: str, groups: Sequence[str] | None = None) -> int:
+        if groups is None:
+            return self.db.execute("SELECT count(*) FROM chunks c WHERE c.lex @@ %(q)s::tsquery",
+                                   {"q": tsquery(term)}).fetchone()[0]
+        return self.db.execute(f"SELECT count(*) FROM chunks c WHERE {_PERMITTED} AND c.lex @@ %(q)s::tsquery",
+                               {"q": tsquery(term), "groups": _groups(groups)}).fetchone()[0]
+
+    def term_matches(self, term: str, groups: Sequence[str]) -> list[tuple[int, float]]:
+        """``(key, the term's count in the row)`` of the permitted rows holding ``term``."""
+        keys, tf, _ = self.lexical_postings(term, groups)
+        return list(zip(keys, (float(t) for t in tf)))
+
+    def servable_rows(self, *, texts: bool = False, vectors: bool = False) -> ServableRows:
+        sql = ("SELECT key, acl, embed_text" + (", vector" if vectors else "") + " FROM chunks WHERE servable"
+               + (" AND vector IS NOT NULL" if vectors else "") + " ORDER BY key")
+        keys, tags, out_texts, rows = [], [], [], []
+        for row in self.db.execute(sql):
+            keys.append(row[0])
+            tags.append(_tags(row[1]))
+            out_texts.append(row[2])
+            if vectors:
+                rows.append(row[3])
+        matrix = None
+        if vectors and rows:
+            import numpy as np
+
+            matrix = np.vstack([as_array(v) for v in rows])
+        return ServableRows(keys, tags, out_texts if texts else None, matrix)
+
+    def chunks_by_key(self, keys: Sequence[int]) -> dict[int, StoredChunk]:
+        rows = self.db.execute(_CHUNK_SQL + " WHERE c.key = ANY(%s)", ([int(k) for k in keys],))
+        return {r[0]: self._chunk(r) for r in rows}
+
+    def document_chunks(self, doc_id: str) -> list[StoredChunk]:
+        return [self._chunk(r) for r in self.db.execute(
+            _CHUNK_SQL + " WHERE c.doc_id = %s ORDER BY c.chunk_index", (doc_id,))]
+
+    def document_version(self, doc_id: str) -> str | None:
+        row = self.db.execute("SELECT source_version FROM documents WHERE doc_id = %s", (doc_id,)).fetchone()
+        return row[0] if row else None
+
+    def has_vectors(self) -> bool:
+        return self.db.execute("SELECT 1 FROM chunks WHERE servable AND vector IS NOT NULL LIMIT 1").fetchone() is not None
+
+    def access_tags(self) -> set[str]:
+        return {t for (acl,) in self.db.execute("SELECT DISTINCT acl FROM chunks") for t in _tags(acl)}
+
+    def iter_chunks(self) -> Iterator[StoredChunk]:
+        return (self._chunk(r) for r in self.db.execute(
+            _CHUNK_SQL + ' ORDER BY d.source_uri COLLATE "C", c.chunk_index'))
+
+    # -- server-side search (native_search) ------------------------------------------------------
+    @contextmanager
+    def snapshot(self):
+        """The statements inside see one consistent state of the store (repeatable read, read only)."""
+        with self.db.transaction():
+            self.db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield self
+
+    def lexical_stats(self, groups) -> tuple[int, float]:
+        """(rows, mean text length in terms) of the servable rows ``groups`` may see."""
+        n, total = self.db.execute("SELECT coalesce(sum(rows), 0), coalesce(sum(total_len), 0) FROM acl_stats"
+                                   " WHERE acl && %s", (_groups(groups),)).fetchone()
+        return int(n), (float(total) / int(n)) if n else 1.0
+
+    def lexical_df(self, terms: Sequence[str], groups) -> dict[str, int]:
+        """Permitted rows holding each term (the document frequencies a caller's BM25 uses)."""
+        return {t: self.term_count(t, groups) for t in terms}
+
+    def lexical_postings(self, term: str, groups) -> tuple[list[int], list[int], list[int]]:
+        """(keys, the term's count in each, each row's length) of the permitted rows holding ``term``."""
+        rows = self.db.execute(
+            f"SELECT c.key, (c.lex_tf ->> %(t)s)::int, c.lex_len FROM chunks c WHERE {_PERMITTED}"
+            f" AND c.lex @@ %(q)s::tsquery", {"t": lexeme(term), "q": tsquery(term), "groups": _groups(groups)}).fetchall()
+        return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+
+    def dense_candidates(self, vector, groups, n: int):
+        """(keys, float32 matrix) of the permitted rows nearest ``vector`` (cosine): on the exact path
+        every row within ``DISTANCE_SLACK`` of the ``n``-th nearest (so the caller, re-scoring them
+        with its own float32 arithmetic, finds the same top ``n`` whatever the server's rounding);
+        through HNSW, the ``n + HNSW_MARGIN`` nearest the index returns."""
+        import numpy as np
+
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        args = {"groups": _groups(groups), "q": query, "n": int(n)}
+        permitted, total = self.db.execute(
+            "SELECT coalesce(sum(rows) FILTER (WHERE acl && %(groups)s), 0), coalesce(sum(rows), 0) FROM acl_stats",
+            args).fetchone()
+        if not permitted or n < 1:
+            return [], np.zeros((0, query.shape[0]), np.float32)
+        dim = self._hnsw_dim()
+        rows = None
+        if dim == query.shape[0] and permitted > EXACT_ROWS:
+            rows = self._hnsw({**args, "n": n + HNSW_MARGIN}, dim, n + HNSW_MARGIN, permitted, total)
+            if len(rows) < min(n, permitted):
+                rows = None  # the filter left the index's candidates short: scan exactly instead
+        if rows is None:
+            # A zero vector's distance is NaN in pgvector; the retriever scores it 0 (distance 1).
+            rows = self.db.execute(
+                f"WITH s AS MATERIALIZED (SELECT c.key, coalesce(nullif(c.vector <=> %(q)s, 'NaN'), 1) AS d"
+                f" FROM chunks c WHERE {_PERMITTED} AND c.vector IS NOT NULL),"
+                " cut AS (SELECT d FROM s ORDER BY d LIMIT 1 OFFSET %(last)s)"
+                " SELECT c.key, c.vector FROM s JOIN chunks c ON c.key = s.key"
+                " WHERE s.d <= coalesce((SELECT d FROM cut), 'Infinity'::float8) + %(slack)s ORDER BY s.d, s.key",
+                {**args, "last": n - 1, "slack": DISTANCE_SLACK}).fetchall()
+        if not rows:
+            return [], np.zeros((0, query.shape[0]), np.float32)
+        return [r[0] for r in rows], np.vstack([as_array(r[1]) for r in rows])
+
+    def _hnsw(self, args: dict, dim: int, n: int, permitted: int, total: int) -> list:
+        ef = min(MAX_EF_SEARCH, max(40, math.ceil(4 * n * total / permitted)))
+        with self.db.transaction():
+            self.db.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
+            if pgvector_at_least(self.pgvector_version, (0, 8)):
+                self.db.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+            return self.db.execute(
+                f"SELECT c.key, c.vector FROM chunks c WHERE {_PERMITTED} AND c.vector IS NOT NULL"
+                f" ORDER BY c.vector::vector({int(dim)}) <=> %(q)s::vector({int(dim)}) LIMIT %(n)s", args).fetchall()
+
+    def _hnsw_dim(self) -> int | None:
+        row = self.db.execute("SELECT pg_get_indexdef(indexrelid) FROM pg_index i JOIN pg_class c ON c.oid ="
+                              " i.indexrelid WHERE c.relname = 'chunks_hnsw'").fetchone()
+        found = re.search(r"vector\((\d+)\)", row[0]) if row else None
+        return int(found.group(1)) if found else None
+
+    # -- gate and manifest -----------------------------------------------------------------------
+    def count(self) -> int:
+        return self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+
+    def counts(self) -> StoreCounts:
+        def one(sql: str) -> int:
+            return self.db.execute(sql).fetchone()[0]
+
+        reasons: dict[str, int] = {}
+        for (rec,) in self.db.execute("SELECT record FROM chunks WHERE quality != 'ready'"):
+            for reason in json.loads(rec).get("reasons") or ():
+                reasons[reason] = reasons.get(reason, 0) + 1
+        models = sorted(m for (m,) in self.db.execute("SELECT DISTINCT embed_model FROM chunks"))
+        missing = 0
+        if models and models != ["none"]:
+            missing = one("SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM vectors v"
+                          " WHERE v.embed_key = c.embed_key)")
+        return StoreCounts(
+            chunks=self.count(),
+            ready=one("SELECT count(*) FROM chunks WHERE quality = 'ready'"),
+            servable=one("SELECT count(*) FROM chunks WHERE servable"),
+            duplicate_ids=one("SELECT count(*) - count(DISTINCT chunk_id) FROM chunks"),
+            empty_text=one("SELECT count(*) FROM chunks WHERE trim(text) = ''"),
+            missing_acl=one("SELECT count(*) FROM chunks WHERE cardinality(acl) = 0"),
+            review_reasons=reasons,
+            embed_models=models,
+            missing_vectors=missing,
+            orphan_vectors=one("SELECT count(*) FROM vectors v WHERE NOT EXISTS (SELECT 1 FROM chunks c"
+                               " WHERE c.embed_key = v.embed_key)"),
+            vectors=one("SELECT count(*) FROM vectors"),
+        )
+
+    def embed_texts(self) -> Iterator[str]:
+        return (t for (t,) in self.db.execute("SELECT embed_text FROM chunks"))
+
+    def documents(self) -> list[DocumentRow]:
+        rows = self.db.execute("SELECT doc_id, root, path, source_uri, source_version, inputs, title, author,"
+                               ' updated_at, ingested_at, chunk_count FROM documents ORDER BY doc_id COLLATE "C"')
+        return [DocumentRow(*(("" if v is None else v) for v in r[:-1]), r[-1]) for r in rows]
