@@ -144,6 +144,29 @@ def backend(request) -> str:
 
 
 @pytest.fixture
+def new_location(backend, tmp_path, request):
+    """Makes more stores of the test's backend: ``new_location()`` -> a fresh path or database URL."""
+    made = []
+
+    def make() -> str:
+        made.append(None)
+        if backend == "sqlite":
+            return str(tmp_path / f"store{len(made)}.db")
+        return request.getfixturevalue("pg_databases").new()
+
+    return make
+
+
+def module_location(request, tmp_path_factory, backend: str) -> str:
+    """A store location that lives as long as the requesting (module- or class-scoped) fixture."""
+    if backend == "sqlite":
+        return str(tmp_path_factory.mktemp("db") / "index.db")
+    dbs = PgDatabases(request.getfixturevalue("pg_server"))
+    request.addfinalizer(dbs.drop)
+    return dbs.new()
+
+
+@pytest.fixture
 def db_location(backend, tmp_path, request):
     """Where a test's store lives, once per backend: a SQLite file, or a fresh PostgreSQL database."""
     if backend == "sqlite":

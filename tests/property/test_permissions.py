@@ -3,10 +3,10 @@ for random queries x random groups x every mode, BM25 engine, expansion, budget 
 
 The store mixes what has leaked before: multi-word tags and their words as other tags (``hr
 managers`` vs ``hr``), section markers, review chunks, unreadable front matter, untagged files.
-What may be seen is read from the store's columns directly, not through the retrieval code."""
+What may be seen is read from the store's columns directly, not through the retrieval code. On
+SQLite and on PostgreSQL (where the server ranks: BM25 from permitted postings, filtered HNSW)."""
 import json
 import random
-import sqlite3
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -17,6 +17,8 @@ from chunkwise.config import ChunkConfig
 from chunkwise.embed import make_embedder
 from chunkwise.pipeline import ingest
 from chunkwise.retrieve import Retriever
+from backends import acl_rows, key_to_chunk
+from conftest import BACKENDS, module_location
 
 WORDS = ["salary", "leave", "deploy", "rollback", "budget", "audit", "pager", "refund", "policy", "team"]
 TAGS = ["hr managers", "hr", "managers", "finance", "sre", "財務", "e"]
@@ -46,16 +48,14 @@ def _corpus(root):
     return acl_map
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
+@pytest.fixture(scope="module", params=BACKENDS)
+def store(request, tmp_path_factory):
     root = tmp_path_factory.mktemp("perm")
     acl_map = _corpus(root)
-    db = tmp_path_factory.mktemp("permdb") / "s.db"
+    db = module_location(request, tmp_path_factory, request.param)
     ingest([root], db, ChunkConfig(strategy="structure", size=48, header="path"), embedder=make_embedder("hashing"),
            acl_map=acl_map)
-    con = sqlite3.connect(db)
-    rows = {cid: (AccessTags.from_column(acl), q) for cid, acl, q in con.execute("SELECT chunk_id, acl, quality FROM chunks")}
-    ids = dict(con.execute("SELECT rowid, chunk_id FROM chunks"))
+    rows, ids = acl_rows(db), key_to_chunk(db)
     assert sum(q == "review" for _, q in rows.values()) > 0 and sum(q == "ready" for _, q in rows.values()) > 50
     retrievers = {bm25: Retriever(db, bm25=bm25) for bm25 in ("fts5", "sparse")}
     yield rows, retrievers, ids

@@ -1,9 +1,10 @@
-"""Idempotent ingestion into SQLite, on the seed-001 router guide (steps 1-4 and 7 of block 7)."""
+"""Idempotent ingestion (SQLite and PostgreSQL for the seven steps), on the seed-001 router guide (steps 1-4 and 7 of block 7)."""
 import sqlite3
 from dataclasses import dataclass
 
 from chunkwise.config import ChunkConfig
 from chunkwise.pipeline import ingest
+from backends import chunk_ids, consistent, count
 
 GUIDE = """# Router X200 Guide
 
@@ -56,11 +57,11 @@ SEED_TABLE = [  # seed 001 block 7: added, removed, embedded, metadata updated, 
 ]
 
 
-def test_seven_steps_of_seed_001(tmp_path):
+def test_seven_steps_of_seed_001(tmp_path, db_location):
     root = tmp_path / "kb"
     root.mkdir()
     doc = root / "router-x200.md"
-    db = tmp_path / "index.db"
+    db = db_location
     emb = FakeEmbedder()
     text = GUIDE
     edits = [
@@ -82,17 +83,15 @@ def test_seven_steps_of_seed_001(tmp_path):
         if label.startswith("upgrade"):
             emb = FakeEmbedder(name="fake@2")
         if label.startswith("insert"):
-            ids_before_insert = {r[0] for r in sqlite3.connect(db).execute("SELECT chunk_id FROM chunks")}
+            ids_before_insert = chunk_ids(db)
         # a new embedding model is a reconfiguration the store refuses unless asked for (issue 10 item 9)
         got = row(run(root, db, emb, reconfigure=label.startswith("upgrade")))
         assert got == expected, (label, got)
         if label.startswith("insert"):  # exercise 2: the other sections keep their ids
-            after = {r[0] for r in sqlite3.connect(db).execute("SELECT chunk_id FROM chunks")}
-            assert ids_before_insert <= after
-    con = sqlite3.connect(db)
-    assert con.execute("SELECT count(*) FROM vectors").fetchone()[0] == 0
-    assert con.execute("SELECT count(*) FROM chunks_fts").fetchone()[0] == 0
-    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            assert ids_before_insert <= chunk_ids(db)
+        consistent(db)
+    assert count(db, "vectors") == 0 and count(db, "chunks") == 0
+    assert consistent(db) == set()
 
 
 def test_same_text_in_two_documents_and_twice_in_one(tmp_path):

@@ -176,3 +176,31 @@ def test_a_second_writer_is_told_busy(store):
         holder.close()
     store.add_root("/elsewhere")  # the lock gone, the write goes through
     assert store.roots() == ["/elsewhere"]
+
+
+def test_server_search_primitives_filter_inside_the_query(store):
+    if not store.native_search:
+        pytest.skip("SQLite ranks with FTS5 and in-memory indexes (tested through the retriever)")
+    store.add_root("/r")
+    put(store, "a.md", [record("a.md", 0, "rollback steps rollback", acl=("sre",)),
+                        record("a.md", 1, "rollback budget", acl=("finance", "sre")),
+                        record("a.md", 2, "rollback notes", acl=("sre",), quality="review")],
+        {"k-rollback steps rollback": [1.0, 0.0], "k-rollback budget": [0.0, 1.0], "k-rollback notes": [1.0, 0.1]})
+    with store.snapshot():
+        assert store.lexical_stats(["sre"]) == (2, 2.5) and store.lexical_stats(["finance"]) == (1, 2.0)
+        assert store.lexical_stats(["nobody"]) == (0, 1.0)
+        keys, tf, lengths = store.lexical_postings(["rollback"], ["finance"])["rollback"]
+        assert len(keys) == 1 and tf == [1] and lengths == [2]
+        got = store.lexical_postings(["rollback", "steps", "absent"], ["sre"])
+        assert sorted(zip(got["rollback"][1], got["rollback"][2])) == [(1, 2), (2, 3)]  # never the review chunk
+        assert got["steps"][1:] == ([1], [3]) and got["absent"] == ([], [], [])
+        assert store.lexical_df(["rollback", "steps", "absent"], ["sre"]) == {"rollback": 2, "steps": 1, "absent": 0}
+    keys, matrix = store.dense_candidates([1.0, 0.05], ["sre"], 1)
+    rows = store.chunks_by_key(keys)
+    assert rows[keys[0]].record["chunk_id"] == "a.md-0" and matrix.shape == (len(keys), 2)
+    assert all(rows[k].quality == "ready" for k in keys)
+    keys, _ = store.dense_candidates([1.0, 0.0], ["finance"], 5)
+    assert [store.chunks_by_key(keys)[k].record["chunk_id"] for k in keys] == ["a.md-1"]
+    assert store.dense_candidates([1.0, 0.0], ["nobody"], 5)[0] == []
+    put(store, "a.md", [record("a.md", 1, "rollback budget", acl=("finance", "sre"))])  # two chunks removed
+    assert store.lexical_stats(["sre"]) == (1, 2.0) and store.lexical_stats(["legal"]) == (0, 1.0)

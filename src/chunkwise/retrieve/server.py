@@ -21,10 +21,14 @@ class ServerBM25(FTSRanker):
     def __init__(self, store) -> None:
         super().__init__(store)
         self._query_df: dict[str, int] = {}
+        self._prefetched: dict = {}
         self._groups: tuple[str, ...] = ()
+        self._call_stats: tuple[int, float] | None = None
 
     def stats(self, groups) -> tuple[int, float]:
-        return self.store.lexical_stats(groups)
+        if self._call_stats is None:
+            self._call_stats = self.store.lexical_stats(groups)
+        return self._call_stats
 
     def _global_df(self, term: str) -> int:
         # Only the permitted document frequency is asked for: a term no permitted row holds drops out
@@ -33,20 +37,38 @@ class ServerBM25(FTSRanker):
 
     def _permitted_df(self, term: str, groups) -> int:
         if term not in self._query_df:
-            self._query_df[term] = self.store.term_count(term, groups)
+            self._query_df.update(self.store.lexical_df([term], groups))
         return self._query_df[term]
 
     def _postings(self, term: str, groups):
         import numpy as np
 
-        keys, tf, lengths = self.store.lexical_postings(term, groups)
+        got = self._prefetched.get(term)
+        if got is None:
+            got = self.store.lexical_postings([term], groups)[term]
+        keys, tf, lengths = got
         return (np.asarray(keys, dtype=np.int64), np.asarray(tf, dtype=np.float64),
                 np.asarray(lengths, dtype=np.float64))
 
     def rank(self, query: str, groups, n: int) -> list[tuple[int, float]]:
-        self._query_df, self._groups = {}, caller_groups(groups).tags
+        """Three round trips for most queries: the caller's statistics, every term's document
+        frequency, the postings of the terms not at the idf floor (those the ranker reads first)."""
+        from chunkwise.retrieve.bm25 import at_floor, query_terms
+
+        self._groups = caller_groups(groups).tags
+        self._call_stats, self._prefetched = None, {}
         with self.store.snapshot():
-            return self._rank(query, groups, n)
+            try:
+                terms = query_terms(query)
+                if not terms or n < 1 or not self._groups:
+                    return self._rank(query, groups, n)
+                rows, _ = self.stats(groups)
+                self._query_df = self.store.lexical_df(terms, groups)
+                wanted = [t for t in terms if self._query_df[t] and not at_floor(rows, self._query_df[t])]
+                self._prefetched = self.store.lexical_postings(wanted, groups)
+                return self._rank(query, groups, n)
+            finally:
+                self._call_stats, self._prefetched, self._query_df = None, {}, {}
 
 
 def dense_rank(store, query_vector, groups, n: int) -> list[tuple[int, float]]:

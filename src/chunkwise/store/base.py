@@ -1,6 +1,6 @@
 """The storage interface: everything ingest, the retriever, the gate and the evaluator ask of a store.
 
-A backend (SQLite here; PostgreSQL next) implements ``Store``; nothing outside ``store/`` writes SQL
+A backend (SQLite, PostgreSQL) implements ``Store``; nothing outside ``store/`` writes SQL
 or sees a driver type. The surface is deliberately small and speaks only plain values: chunk
 records are ``dict``s (``ChunkRecord.to_dict()``), vectors are float32 ``numpy`` rows or lists of
 floats, access tags are tuples of strings, and the permission filter is passed as the caller's
@@ -191,6 +191,24 @@ class Store(Protocol):
         """Every tag any chunk carries."""
     def iter_chunks(self) -> Iterator[StoredChunk]:
         """Every chunk, by source_uri then chunk_index (evaluation reads what was stored)."""
+
+    # -- server-side search (``native_search``; retrieve/server.py) --------------------------------
+    # A backend that sets ``native_search = True`` (PostgreSQL) ranks inside its own indexes and
+    # provides the five methods below; the retriever then never calls ``servable_rows`` for search.
+    # SQLite sets it False: FTS5 plus in-memory indexes (retrieve/fts.py, retrieve/index.py).
+    native_search: bool
+
+    def snapshot(self):
+        """Context manager: the reads inside see one consistent state (one ranking's statements)."""
+    def lexical_stats(self, groups: Sequence[str]) -> tuple[int, float]:
+        """(servable rows ``groups`` may see, their mean text length in analyzer terms)."""
+    def lexical_df(self, terms: Sequence[str], groups: Sequence[str]) -> dict[str, int]:
+        """Per term, the permitted rows holding it (one round trip for a whole query)."""
+    def lexical_postings(self, terms: Sequence[str], groups: Sequence[str]) -> dict[str, tuple[list[int], list[int], list[int]]]:
+        """Per term: (keys, the term's count in each, each row's length) of the permitted rows holding it."""
+    def dense_candidates(self, vector, groups: Sequence[str], n: int):
+        """(keys, float32 matrix) of permitted rows nearest ``vector``: at least the top ``n`` when
+        that many exist (the retriever re-scores them with ``retrieve.dense.exact_scores``)."""
 
     # -- gate and manifest -----------------------------------------------------------------------
     def counts(self) -> StoreCounts: ...

@@ -115,7 +115,7 @@ class PostgresReads:
 
     def term_matches(self, term: str, groups: Sequence[str]) -> list[tuple[int, float]]:
         """``(key, the term's count in the row)`` of the permitted rows holding ``term``."""
-        keys, tf, _ = self.lexical_postings(term, groups)
+        keys, tf, _ = self.lexical_postings([term], groups)[term]
         return list(zip(keys, (float(t) for t in tf)))
 
     def servable_rows(self, *, texts: bool = False, vectors: bool = False) -> ServableRows:
@@ -172,15 +172,35 @@ class PostgresReads:
         return int(n), (float(total) / int(n)) if n else 1.0
 
     def lexical_df(self, terms: Sequence[str], groups) -> dict[str, int]:
-        """Permitted rows holding each term (the document frequencies a caller's BM25 uses)."""
-        return {t: self.term_count(t, groups) for t in terms}
-
-    def lexical_postings(self, term: str, groups) -> tuple[list[int], list[int], list[int]]:
-        """(keys, the term's count in each, each row's length) of the permitted rows holding ``term``."""
+        """Permitted rows holding each term (the document frequencies a caller's BM25 uses), in one
+        statement."""
+        terms = list(dict.fromkeys(terms))
+        if not terms:
+            return {}
         rows = self.db.execute(
-            f"SELECT c.key, (c.lex_tf ->> %(t)s)::int, c.lex_len FROM chunks c WHERE {_PERMITTED}"
-            f" AND c.lex @@ %(q)s::tsquery", {"t": lexeme(term), "q": tsquery(term), "groups": _groups(groups)}).fetchall()
-        return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+            f"SELECT t.i, (SELECT count(*) FROM chunks c WHERE {_PERMITTED} AND c.lex @@ t.q::tsquery)"
+            " FROM unnest(%(qs)s::text[]) WITH ORDINALITY AS t(q, i)",
+            {"qs": [tsquery(t) for t in terms], "groups": _groups(groups)}).fetchall()
+        return {terms[i - 1]: n for i, n in rows}
+
+    def lexical_postings(self, terms: Sequence[str], groups) -> dict[str, tuple[list[int], list[int], list[int]]]:
+        """Per term: (keys, the term's count in each, each row's length) of the permitted rows
+        holding it, in one statement."""
+        terms = list(dict.fromkeys(terms))
+        out: dict[str, tuple[list[int], list[int], list[int]]] = {t: ([], [], []) for t in terms}
+        if not terms:
+            return out
+        rows = self.db.execute(
+            f"SELECT t.i, c.key, (c.lex_tf ->> t.lexeme)::int, c.lex_len"
+            f" FROM unnest(%(qs)s::text[], %(ls)s::text[]) WITH ORDINALITY AS t(q, lexeme, i)"
+            f" JOIN chunks c ON c.lex @@ t.q::tsquery WHERE {_PERMITTED}",
+            {"qs": [tsquery(t) for t in terms], "ls": [lexeme(t) for t in terms], "groups": _groups(groups)})
+        for i, key, tf, length in rows:
+            keys, tfs, lengths = out[terms[i - 1]]
+            keys.append(key)
+            tfs.append(tf)
+            lengths.append(length)
+        return out
 
     def dense_candidates(self, vector, groups, n: int):
         """(keys, float32 matrix) of the permitted rows nearest ``vector`` (cosine): on the exact path

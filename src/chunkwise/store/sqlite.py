@@ -32,6 +32,8 @@ def _vector_blob(vec: Sequence[float]) -> bytes:
 
 
 class SQLiteStore(ReadMixin):
+    native_search = False  # ranks with FTS5 and in-memory indexes (store/base.py)
+
     def __init__(self, path: str | Path, *, readonly: bool = False, create: bool = True, timeout: float = 60.0) -> None:
         self.path = self.location = os.fspath(path)
         self.readonly = readonly

@@ -1,0 +1,219 @@
+"""Search inside PostgreSQL + pgvector at 100k / 1M generated chunks (issue 12): BM25 (computed from
+the permitted rows' postings), dense (filtered HNSW; recall@10 against the exact filtered top-10),
+hybrid (RRF), with the access filter on, plus load and index build times.
+
+Data: the search benchmark's generator (benchmarks/search.py: Zipf pseudo-words, documents of 4-16
+chunks, 20 access groups, one or two tags per document, 1% review chunks), written through the
+PostgreSQL store's own per-document apply step (many documents per transaction), and 384-d vectors
+drawn around 2,000 random centres (unit length; embeddings cluster, uniform random vectors do not).
+Query vectors are stored vectors plus noise; callers hold 3 of the 20 groups (about 22% of rows).
+
+The server is a pgserver PostgreSQL 16 in a temporary folder (stopped at the end) unless --url
+names one. Every query goes through ``Retriever.rank`` (the code ``chunkwise search`` runs); the
+dense rows are measured three ways: the store's own choice (exact scan of the permitted rows up to
+``EXACT_ROWS``, else HNSW), HNSW forced, and the exact scan forced (the truth for recall).
+
+    .venv/bin/python benchmarks/pg_search.py --sizes 100k [--queries 200] [--json FILE]
+    .venv/bin/python benchmarks/pg_search.py --sizes 100k,1M --url postgresql://...   # an existing server
+"""
+from __future__ import annotations
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+import uuid  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from search import DIM, GROUPS, MODEL, SEED, make_docs, make_queries, vocabulary, zipf_sampler  # noqa: E402
+
+CENTRES = 2_000
+SPREAD = 0.6  # noise around a centre, per dimension, relative to the centre's own scale
+QUERY_NOISE = 0.3
+
+
+def parse_size(text: str) -> int:
+    text = text.strip().lower()
+    return int(float(text[:-1]) * (1_000 if text[-1] == "k" else 1_000_000)) if text[-1] in "km" else int(text)
+
+
+def clustered(rng, centres, n: int) -> np.ndarray:
+    picks = rng.integers(0, len(centres), n)
+    v = centres[picks] + SPREAD * rng.standard_normal((n, DIM), dtype=np.float32) / np.sqrt(DIM)
+    return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+
+
+def load(url: str, n: int, seed: int, batch: int = 5_000):
+    """Generate ``n`` chunks into the store at ``url``; returns (load s, index build s, sample vectors)."""
+    from chunkwise.store import DocumentDiff, DocumentRow, open_store
+
+    rng = np.random.default_rng([seed, n])
+    words, sample = vocabulary(), zipf_sampler(rng)
+    centres = rng.standard_normal((CENTRES, DIM), dtype=np.float32)
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    kept = []  # a sample of stored vectors, for queries
+    t0 = time.perf_counter()
+    with open_store(url) as store:
+        made, next_doc = 0, 0
+        while made < n:
+            docs, next_doc = make_docs(rng, words, sample, next_doc, min(batch, n - made))
+            vecs = clustered(rng, centres, sum(len(r) for _, r in docs))
+            at = 0
+            with store.atomic():
+                for doc_row, records in docs:  # many documents per transaction: the store's own apply step
+                    vectors = {r["embed_key"]: vecs[at + i] for i, r in enumerate(records)}
+                    at += len(records)
+                    store._apply(DocumentRow(path=doc_row["doc_id"], **doc_row),
+                                 DocumentDiff(added=records, vectors=vectors, vector_model=MODEL))
+            kept.append(vecs[rng.integers(0, len(vecs), 8)])
+            made += len(vecs)
+            print(f"  {made:,}/{n:,} chunks, {made / (time.perf_counter() - t0):,.0f} chunks/s", file=sys.stderr,
+                  flush=True)
+        loaded = time.perf_counter() - t0
+        store.db.execute("ANALYZE")
+        store.db.execute("SET maintenance_work_mem = '1GB'")  # the graph fits: no slow second build phase
+        t1 = time.perf_counter()
+        store.finish_run(store.start_run("2024-06-05T00:00:00Z"), "2024-06-05T00:00:00Z", {}, {"embedder": MODEL})
+        built = time.perf_counter() - t1
+        size = store.db.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+        index = store.db.execute("SELECT pg_relation_size('chunks_hnsw')").fetchone()[0]
+    return loaded, built, np.vstack(kept), size, index
+
+
+class Vectors:
+    """The query embedder: a fixed vector per query text (the store's model name)."""
+
+    name, dim = MODEL, DIM
+
+    def __init__(self, table: dict) -> None:
+        self.table = table
+
+    def embed(self, texts):
+        return [self.table[t] for t in texts]
+
+
+def measure(url: str, n_queries: int, seed: int, samples: np.ndarray, k: int) -> dict:
+    from chunkwise.retrieve import Retriever
+    from chunkwise.store import postgres_read
+
+    rng = np.random.default_rng([seed, 99])
+    queries = make_queries(n_queries, seed)
+    table = {}
+    for i, (q, _) in enumerate(queries):
+        v = samples[i % len(samples)] + QUERY_NOISE * rng.standard_normal(DIM).astype(np.float32) / np.sqrt(DIM)
+        table[q] = (v / np.linalg.norm(v)).astype(np.float32)
+    out = {}
+    with Retriever(url, embedder=Vectors(table)) as r:
+        assert r.native
+        permitted = [r.store.lexical_stats(g)[0] for _, g in queries[:20]]
+        out["permitted_rows_mean"] = float(np.mean(permitted))
+        tags = dict(r.store.db.execute("SELECT key, acl FROM chunks WHERE servable"))
+
+        def run(name, mode, exact_rows=postgres_read.EXACT_ROWS):
+            saved = postgres_read.EXACT_ROWS
+            postgres_read.EXACT_ROWS = exact_rows
+            walls, results, leaks = [], [], 0
+            try:
+                r.rank(queries[0][0], queries[0][1], k, mode)  # warm the connection and caches
+                for q, g in queries:
+                    t0 = time.perf_counter()
+                    got = r.rank(q, g, k, mode)
+                    walls.append(time.perf_counter() - t0)
+                    results.append([key for key, _ in got])
+                    leaks += sum(1 for key in results[-1] if not set(tags.get(key, ())) & set(g))
+            finally:
+                postgres_read.EXACT_ROWS = saved
+            w = np.array(walls) * 1e3
+            out[name] = {"p50_ms": float(np.percentile(w, 50)), "p95_ms": float(np.percentile(w, 95)),
+                         "full": sum(len(x) == k for x in results), "queries": len(results), "leaks": leaks}
+            return results
+
+        run("bm25", "bm25")
+        auto = run("dense (store's choice)", "dense")
+        hnsw = run("dense (HNSW forced)", "dense", exact_rows=0)
+        exact = run("dense (exact scan forced)", "dense", exact_rows=10**12)
+        for name, got in (("dense (store's choice)", auto), ("dense (HNSW forced)", hnsw)):
+            out[name]["recall_at_10"] = float(np.mean([len(set(a) & set(b)) / max(1, len(b)) for a, b in zip(got, exact)]))
+        run("hybrid", "hybrid")
+    return out
+
+
+def server(url: str | None):
+    if url:
+        return url, None
+    import pgserver
+
+    folder = Path(tempfile.mkdtemp(prefix="chunkwise-pgbench-"))
+    srv = pgserver.get_server(folder / "data", cleanup_mode="stop")
+    return srv, folder
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="100k")
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=SEED)
+    ap.add_argument("--url", help="an existing server's maintenance database URL (default: a pgserver in /tmp)")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    import psycopg
+
+    srv, folder = server(args.url)
+    base = srv if isinstance(srv, str) else srv.get_uri()
+    report = {"commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                       cwd=Path(__file__).parent).stdout.strip(),
+              "load_before": os.getloadavg(), "sizes": {}}
+    try:
+        with psycopg.connect(base, autocommit=True) as admin:
+            report["server"] = admin.execute("SHOW server_version").fetchone()[0]
+        for n in (parse_size(s) for s in args.sizes.split(",")):
+            name = f"bench_{n}_{uuid.uuid4().hex[:6]}"
+            with psycopg.connect(base, autocommit=True) as admin:
+                admin.execute(f"CREATE DATABASE {name}")
+            url = base.replace("/postgres?", f"/{name}?") if "/postgres?" in base else base.rsplit("/", 1)[0] + "/" + name
+            try:
+                print(f"loading {n:,} chunks", file=sys.stderr, flush=True)
+                loaded, built, samples, size, index = load(url, n, args.seed)
+                row = {"chunks": n, "load_s": loaded, "hnsw_build_s": built, "database_mb": size / 2**20,
+                       "hnsw_mb": index / 2**20}
+                row.update(measure(url, args.queries, args.seed, samples, args.k))
+                row["load_after"] = os.getloadavg()
+                report["sizes"][str(n)] = row
+                print(json.dumps(row, indent=1), flush=True)
+            finally:
+                with psycopg.connect(base, autocommit=True) as admin:
+                    admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    finally:
+        if folder is not None:
+            srv.cleanup()
+            shutil.rmtree(folder, ignore_errors=True)
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1))
+    with_version = report.get("server", "?")
+    print(f"\nPostgreSQL {with_version}, commit {report['commit']}, load {report['load_before']}")
+    for n, row in report["sizes"].items():
+        print(f"\n{int(n):,} chunks: load {row['load_s']:.0f} s, HNSW build {row['hnsw_build_s']:.0f} s, "
+              f"db {row['database_mb']:.0f} MB (HNSW {row['hnsw_mb']:.0f} MB), permitted rows/caller "
+              f"{row['permitted_rows_mean']:,.0f}")
+        for key, v in row.items():
+            if isinstance(v, dict):
+                recall = f"  recall@10 {v['recall_at_10']:.3f}" if "recall_at_10" in v else ""
+                print(f"  {key:28s} p50 {v['p50_ms']:7.1f} ms  p95 {v['p95_ms']:7.1f} ms  full {v['full']}/"
+                      f"{v['queries']}  leaks {v['leaks']}{recall}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+"""Backend-neutral inspection for tests that run on SQLite and PostgreSQL: raw reads of a store's
+tables (what is really stored, not what the retrieval code says) and its consistency checks."""
+import sqlite3
+
+
+def is_pg(db) -> bool:
+    return str(db).startswith(("postgresql://", "postgres://"))
+
+
+def query(db, sql, params=()):
+    """Rows of one read statement (``?`` placeholders on both backends)."""
+    if is_pg(db):
+        import psycopg
+
+        with psycopg.connect(str(db)) as con:
+            return [tuple(r) for r in con.execute(sql.replace("?", "%s"), params).fetchall()]
+    con = sqlite3.connect(db)
+    try:
+        return con.execute(sql, params).fetchall()
+    finally:
+        con.close()
+
+
+def execute(db, sql, params=()):
+    """One write statement, committed."""
+    if is_pg(db):
+        import psycopg
+
+        with psycopg.connect(str(db), autocommit=True) as con:
+            con.execute(sql.replace("?", "%s"), params)
+        return
+    con = sqlite3.connect(db)
+    try:
+        con.execute(sql, params)
+        con.commit()
+    finally:
+        con.close()
+
+
+def chunk_ids(db) -> set[str]:
+    return {r[0] for r in query(db, "SELECT chunk_id FROM chunks")}
+
+
+def acl_rows(db):
+    """chunk_id -> (AccessTags, quality) as stored."""
+    from chunkwise.access import AccessTags
+
+    if is_pg(db):
+        return {cid: (AccessTags.parse(list(acl)), q) for cid, acl, q in query(db, "SELECT chunk_id, acl, quality FROM chunks")}
+    return {cid: (AccessTags.from_column(acl), q) for cid, acl, q in query(db, "SELECT chunk_id, acl, quality FROM chunks")}
+
+
+def key_to_chunk(db) -> dict:
+    return dict(query(db, "SELECT key, chunk_id FROM chunks" if is_pg(db) else "SELECT rowid, chunk_id FROM chunks"))
+
+
+def consistent(db) -> set[str]:
+    """Assert the store is whole (no half-written document, indexes agree with the rows); its chunk ids."""
+    per_doc = dict(query(db, "SELECT doc_id, chunk_count FROM documents"))
+    actual = dict(query(db, "SELECT doc_id, count(*) FROM chunks GROUP BY doc_id"))
+    assert {d: n for d, n in per_doc.items() if n} == actual, "a document was half written"
+    if is_pg(db):
+        stats = {tuple(a): (n, t) for a, n, t in query(db, "SELECT acl, rows, total_len FROM acl_stats")}
+        real = {tuple(a): (n, t) for a, n, t in query(
+            db, "SELECT acl, count(*), sum(lex_len) FROM chunks WHERE servable GROUP BY acl")}
+        assert stats == real, "the per-tag-set statistics disagree with the rows"
+        assert query(db, "SELECT count(*) FROM chunks c JOIN vectors v ON v.embed_key = c.embed_key"
+                         " WHERE c.vector IS DISTINCT FROM v.vector")[0][0] == 0, "a chunk's vector copy is stale"
+        assert query(db, "SELECT count(*) FROM chunks WHERE servable <> (quality = 'ready' AND cardinality(acl) > 0)"
+                     )[0][0] == 0
+    else:
+        assert query(db, "PRAGMA integrity_check")[0][0] == "ok"
+        assert query(db, "SELECT count(*) FROM chunks_fts")[0][0] == sum(actual.values())
+    return chunk_ids(db)
+
+
+def count(db, table: str) -> int:
+    return query(db, f"SELECT count(*) FROM {table}")[0][0]
