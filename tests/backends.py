@@ -76,3 +76,17 @@ def consistent(db) -> set[str]:
 
 def count(db, table: str) -> int:
     return query(db, f"SELECT count(*) FROM {table}")[0][0]
+
+
+def demote_to_review(db, key: int) -> None:
+    """Put one stored chunk into review behind the store's back (as an older tool or a hand edit
+    might), keeping the backend's own bookkeeping true: it must then never be served."""
+    if is_pg(db):
+        import psycopg
+
+        with psycopg.connect(str(db)) as con:  # one transaction: the row and its tag set's statistics
+            acl, length = con.execute("UPDATE chunks SET quality = 'review', servable = false WHERE key = %s"
+                                      " RETURNING acl, lex_len", (key,)).fetchone()
+            con.execute("UPDATE acl_stats SET rows = rows - 1, total_len = total_len - %s WHERE acl = %s", (length, acl))
+        return
+    execute(db, "UPDATE chunks SET quality = 'review', acl_index = '' WHERE rowid = ?", (key,))

@@ -1,7 +1,7 @@
 """No side channel: what a caller sees (scores, order, tie-breaks, omissions, headings) does not
-change when documents they may not read are added, in every mode and both BM25 engines."""
+change when documents they may not read are added, in every mode and both BM25 engines, on SQLite
+and on PostgreSQL (where "fts5" is the server's BM25 over permitted postings)."""
 import json
-import sqlite3
 
 import numpy as np
 import pytest
@@ -12,6 +12,8 @@ from chunkwise.embed import make_embedder
 from chunkwise.pipeline import ingest
 from chunkwise.retrieve import Retriever
 from chunkwise.retrieve.index import Item, MemoryIndex
+from backends import acl_rows, is_pg, query
+from conftest import BACKENDS, module_location
 
 CONFIG = ChunkConfig(strategy="structure", size=64, header="path")
 STAFF = {
@@ -39,8 +41,8 @@ def _observe(db):
     for bm25 in ("fts5", "sparse"):
         with Retriever(db, bm25=bm25) as r:
             for q in QUERIES:
-                out[bm25, q, "rank"] = [(r.store.db.execute("SELECT chunk_id FROM chunks WHERE rowid=?", (i,)).fetchone()[0],
-                                         round(s, 6)) for i, s in r.rank(q, ["staff"], 10, "bm25")]
+                out[bm25, q, "rank"] = [(r.store.chunks_by_key([i])[i].record["chunk_id"], round(s, 6))
+                                        for i, s in r.rank(q, ["staff"], 10, "bm25")]
                 for mode in ("bm25", "dense", "hybrid"):
                     for expand in ("none", "neighbours", "parent"):
                         res = r.search(q, ["staff"], k=4, mode=mode, expand=expand, budget=200)
@@ -51,16 +53,17 @@ def _observe(db):
     return out
 
 
-@pytest.fixture(scope="module")
-def stores(tmp_path_factory):
+@pytest.fixture(scope="module", params=BACKENDS)
+def stores(request, tmp_path_factory):
     base = tmp_path_factory.mktemp("side")
     emb = make_embedder("hashing")
     acl_map = {"staff/*": ["staff"], "hr/*": ["hr"]}
+    a, b = (module_location(request, tmp_path_factory, request.param) for _ in range(2))
     _write(base / "a", STAFF)
-    ingest([base / "a"], base / "a.db", CONFIG, embedder=emb, acl_map=acl_map)
+    ingest([base / "a"], a, CONFIG, embedder=emb, acl_map=acl_map)
     _write(base / "b", {**FORBIDDEN, **STAFF})  # forbidden files sort first: other rowids too
-    ingest([base / "b"], base / "b.db", CONFIG, embedder=emb, acl_map=acl_map)
-    return base / "a.db", base / "b.db"
+    ingest([base / "b"], b, CONFIG, embedder=emb, acl_map=acl_map)
+    return a, b
 
 
 def test_scores_ties_and_omissions_do_not_depend_on_forbidden_documents(stores):
@@ -75,11 +78,11 @@ def test_scores_ties_and_omissions_do_not_depend_on_forbidden_documents(stores):
 
 def test_fts5_scores_equal_bm25_over_the_permitted_rows_only(stores):
     _, crowded = stores
-    con = sqlite3.connect(crowded)
     from chunkwise.retrieve.bm25 import tokenize
 
-    rows = {rid: tokenize(t) for rid, t, acl in con.execute("SELECT rowid, embed_text, acl FROM chunks")
-            if "staff" in json.loads(acl)}
+    tags = acl_rows(crowded)
+    rows = {rid: tokenize(t) for rid, cid, t in query(crowded, "SELECT {}, chunk_id, embed_text FROM chunks".format(
+        "key" if is_pg(crowded) else "rowid")) if "staff" in tags[cid][0].tags}
     n, avg = len(rows), sum(map(len, rows.values())) / len(rows)
     with Retriever(crowded, bm25="fts5", embedder=None) as r:
         got = dict(r.rank("salary", ["staff"], 50, "bm25"))
@@ -90,15 +93,15 @@ def test_fts5_scores_equal_bm25_over_the_permitted_rows_only(stores):
     assert got == pytest.approx(want, rel=1e-5)
 
 
-def test_a_restricted_parent_heading_never_reaches_a_wider_child(tmp_path):
+def test_a_restricted_parent_heading_never_reaches_a_wider_child(tmp_path, db_location):
     root = tmp_path / "kb"
     root.mkdir()
     (root / "pay.md").write_text(
         "# Payroll cuts 2025\n<!-- acl: hr -->\n\nConfidential plan.\n\n## Holiday calendar\n<!-- acl: staff, hr -->\n\n"
         "Holidays are listed here.\n", encoding="utf-8")
-    db = tmp_path / "s.db"
+    db = db_location
     assert not ingest([root], db, CONFIG, acl="staff").errors
-    recs = [json.loads(r) | {"embed_text": e} for r, e in sqlite3.connect(db).execute("SELECT record, embed_text FROM chunks")]
+    recs = [json.loads(r) | {"embed_text": e} for r, e in query(db, "SELECT record, embed_text FROM chunks")]
     child = [r for r in recs if "staff" in r["acl"]]
     assert child and all("Payroll" not in r["embed_text"] and "Payroll cuts 2025" not in r["heading_path"] for r in child)
     assert child[0]["heading_path"] == ["Holiday calendar"] and child[0]["embed_text"].startswith("Holiday calendar\n")
@@ -134,11 +137,11 @@ def test_memory_index_scores_ignore_forbidden_items(data):
         assert got_a == got_b, mode
 
 
-def test_a_long_lived_fts5_retriever_scores_rows_written_after_it_opened(tmp_path):
+def test_a_long_lived_fts5_retriever_scores_rows_written_after_it_opened(tmp_path, db_location):
     root = tmp_path / "kb"
     root.mkdir()
     (root / "a.md").write_text("# A\n\nThe budget, once.\n", encoding="utf-8")
-    db = tmp_path / "s.db"
+    db = db_location
     ingest([root], db, CONFIG, acl="staff")
     with Retriever(db, embedder=None) as r:
         assert len(r.rank("budget", ["staff"], 5, "bm25")) == 1

@@ -1,12 +1,12 @@
 """Search over a real ingested store: FTS5 and sparse BM25 agree, the filter holds end to end,
-expansion notices a re-ingested document, and the CLI prints the documented JSON."""
+expansion notices a re-ingested document, and the CLI prints the documented JSON. On SQLite and on
+PostgreSQL (where "fts5" names the server's BM25)."""
 import json
 import random
-import sqlite3
 
 import pytest
 
-from chunkwise.access import AccessTags, permitted
+from chunkwise.access import permitted
 from chunkwise.cli.main import main
 from chunkwise.config import ChunkConfig
 from chunkwise.embed import make_embedder
@@ -15,6 +15,8 @@ from chunkwise.pipeline import ingest
 from chunkwise.retrieve import Retriever, search
 from chunkwise.retrieve.expand import expand_parent
 from chunkwise.retrieve.merge import to_passage
+from backends import acl_rows, demote_to_review, is_pg, query
+from conftest import BACKENDS, module_location
 
 TOPICS = ["rollback", "deploy", "freeze", "incident", "pager", "backup", "restore", "billing", "refund", "audit"]
 FILLER = [f"w{i}" for i in range(60)] + ["the", "a", "step", "team", "check"]
@@ -37,22 +39,19 @@ def make_corpus(root, n_docs=24, seed=7):
     return {f"doc{d:02d}.md": [GROUPS[d % len(GROUPS)]] for d in range(n_docs)}
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
+@pytest.fixture(scope="module", params=BACKENDS)
+def store(request, tmp_path_factory):
     root = tmp_path_factory.mktemp("corpus")
     acl_map = make_corpus(root)
-    db = tmp_path_factory.mktemp("db") / "s.db"
+    db = module_location(request, tmp_path_factory, request.param)
     ingest([root], db, CONFIG, embedder=make_embedder("hashing"), acl_map=acl_map)
     # One chunk goes to review: it must never be served, whatever the query.
-    con = sqlite3.connect(db)
-    con.execute("UPDATE chunks SET quality = 'review', acl_index = '' WHERE rowid = 3")
-    con.commit()
+    demote_to_review(db, 3)
     return root, db
 
 
 def all_rows(db):
-    con = sqlite3.connect(db)
-    return {cid: (AccessTags.from_column(acl).tags, q) for cid, acl, q in con.execute("SELECT chunk_id, acl, quality FROM chunks")}
+    return {cid: (tags.tags, q) for cid, (tags, q) in acl_rows(db).items()}
 
 
 def test_fts5_and_sparse_bm25_return_the_same_ranking(store):
@@ -86,13 +85,13 @@ def test_no_leaks_and_k_results_in_every_mode_and_expansion(store):
                     assert len(hits) == 5
 
 
-def test_stale_link_after_the_document_changed(store, tmp_path):
+def test_stale_link_after_the_document_changed(store, tmp_path, request):
     root, _ = store
     import shutil
 
     copy = tmp_path / "c"
     shutil.copytree(root, copy)
-    db = tmp_path / "x.db"
+    db = tmp_path / "x.db" if not is_pg(store[1]) else request.getfixturevalue("pg_url")
     ingest([copy], db, CONFIG, acl=("staff",))
     with Retriever(db, embedder=None) as r:
         hit = r.hits(r.rank("rollback", ["staff"], 1, "bm25"), ["staff"])[0]
@@ -120,7 +119,7 @@ def test_cli_search_json_shape(store, capsys):
 
 def test_bad_usage_is_a_config_error(store, capsys):
     _, db = store
-    assert main(["search", "x", "--db", str(db) + ".missing", "--groups", "sre"]) == 2
+    assert main(["search", "x", "--db", str(db) + (".missing" if not is_pg(db) else "x"), "--groups", "sre"]) == 2
     assert main(["search", "x", "--db", str(db), "--groups", " , "]) == 2
     assert "groups" in capsys.readouterr().err
     with pytest.raises(ConfigError, match="re-ingest|embedder"):
@@ -129,8 +128,7 @@ def test_bad_usage_is_a_config_error(store, capsys):
 
 def test_review_chunk_is_invisible_to_every_engine(store):
     _, db = store
-    con = sqlite3.connect(db)
-    cid, text = con.execute("SELECT chunk_id, embed_text FROM chunks WHERE rowid = 3").fetchone()
+    cid, text = query(db, "SELECT chunk_id, embed_text FROM chunks WHERE {} = 3".format("key" if is_pg(db) else "rowid"))[0]
     with Retriever(db, bm25="sparse") as r:
         for mode in ("bm25", "dense", "hybrid"):
             res = r.search(text, GROUPS, k=20, mode=mode)

@@ -1,9 +1,8 @@
 """Document identity (issue 10 item 4): a document is (root, path) and keeps its id. Two folders with
 the same relative paths never overwrite each other; re-ingesting a sub-folder or one file updates
-the same documents; a front matter id can never take over another document."""
-import sqlite3
-
+the same documents; a front matter id can never take over another document. On both backends."""
 from chunkwise.pipeline import ingest
+from backends import query
 
 BODY = "# {title}\n\n## Scope\n\n{words}\n\n## Steps\n\nRoll back the {what} deploy and page the owner.\n"
 
@@ -17,27 +16,19 @@ def write(folder, name, title, what="payments", front=""):
 
 
 def docs(db):
-    con = sqlite3.connect(db)
-    try:
-        return {d: (r, p, n) for d, r, p, n in con.execute("SELECT doc_id, root, path, chunk_count FROM documents")}
-    finally:
-        con.close()
+    return {d: (r, p, n) for d, r, p, n in query(db, "SELECT doc_id, root, path, chunk_count FROM documents")}
 
 
 def chunk_docs(db):
-    con = sqlite3.connect(db)
-    try:
-        return {d: n for d, n in con.execute("SELECT doc_id, count(*) FROM chunks GROUP BY doc_id")}
-    finally:
-        con.close()
+    return {d: n for d, n in query(db, "SELECT doc_id, count(*) FROM chunks GROUP BY doc_id")}
 
 
 def run(path, db, **kw):
     return ingest([path], db, acl=("staff",), **kw)
 
 
-def test_two_folders_with_the_same_relative_paths_keep_both(tmp_path):
-    a, b, db = tmp_path / "team-a", tmp_path / "team-b", tmp_path / "i.db"
+def test_two_folders_with_the_same_relative_paths_keep_both(tmp_path, db_location):
+    a, b, db = tmp_path / "team-a", tmp_path / "team-b", db_location
     write(a, "guide.md", "Alpha")
     write(b, "guide.md", "Beta")
     run(a, db)
@@ -52,8 +43,8 @@ def test_two_folders_with_the_same_relative_paths_keep_both(tmp_path):
     assert docs(db) == held
 
 
-def test_reingesting_a_sub_folder_or_one_file_updates_the_same_documents(tmp_path):
-    root, db = tmp_path / "kb", tmp_path / "i.db"
+def test_reingesting_a_sub_folder_or_one_file_updates_the_same_documents(tmp_path, db_location):
+    root, db = tmp_path / "kb", db_location
     write(root, "top.md", "Top")
     write(root, "ops/runbook.md", "Runbook")
     write(root, "ops/oncall.md", "Oncall")
@@ -72,8 +63,8 @@ def test_reingesting_a_sub_folder_or_one_file_updates_the_same_documents(tmp_pat
     assert set(docs(db)) == {"top.md", "ops/runbook.md"}
 
 
-def test_a_parent_folder_after_its_sub_folder_holds_each_file_once(tmp_path):
-    root, db = tmp_path / "kb", tmp_path / "i.db"
+def test_a_parent_folder_after_its_sub_folder_holds_each_file_once(tmp_path, db_location):
+    root, db = tmp_path / "kb", db_location
     write(root, "ops/runbook.md", "Runbook")
     write(root, "top.md", "Top")
     run(root / "ops", db)
@@ -85,8 +76,8 @@ def test_a_parent_folder_after_its_sub_folder_holds_each_file_once(tmp_path):
     assert stats.skipped_documents == 1  # the sub-folder's file was not re-chunked
 
 
-def test_a_front_matter_id_cannot_take_over_another_document(tmp_path):
-    root, db = tmp_path / "kb", tmp_path / "i.db"
+def test_a_front_matter_id_cannot_take_over_another_document(tmp_path, db_location):
+    root, db = tmp_path / "kb", db_location
     write(root, "leave.md", "Leave", front="---\nid: HR-1\n---\n")
     run(root, db)
     before = chunk_docs(db)
@@ -97,8 +88,8 @@ def test_a_front_matter_id_cannot_take_over_another_document(tmp_path):
     assert chunk_docs(db) == before and docs(db)["HR-1"][1] == "leave.md"
 
 
-def test_a_front_matter_id_that_changes_replaces_its_own_document(tmp_path):
-    root, db = tmp_path / "kb", tmp_path / "i.db"
+def test_a_front_matter_id_that_changes_replaces_its_own_document(tmp_path, db_location):
+    root, db = tmp_path / "kb", db_location
     path = write(root, "leave.md", "Leave", front="---\nid: HR-1\n---\n")
     run(root, db)
     path.write_text(path.read_text(encoding="utf-8").replace("HR-1", "HR-2"), encoding="utf-8")

@@ -1,10 +1,9 @@
-"""Idempotent ingestion (SQLite and PostgreSQL for the seven steps), on the seed-001 router guide (steps 1-4 and 7 of block 7)."""
-import sqlite3
+"""Idempotent ingestion into SQLite and PostgreSQL (``db_location``: once per backend), on the seed-001 router guide (steps 1-4 and 7 of block 7)."""
 from dataclasses import dataclass
 
 from chunkwise.config import ChunkConfig
 from chunkwise.pipeline import ingest
-from backends import chunk_ids, consistent, count
+from backends import acl_rows, chunk_ids, consistent, count, query
 
 GUIDE = """# Router X200 Guide
 
@@ -128,26 +127,25 @@ def test_dry_run_writes_nothing(tmp_path):
     assert s.added > 0 and s.in_store == 0
 
 
-def test_acl_change_retags_without_reembedding(tmp_path):
+def test_acl_change_retags_without_reembedding(tmp_path, db_location):
     root = tmp_path / "kb"
     root.mkdir()
     (root / "a.md").write_text(GUIDE, encoding="utf-8")
-    db, emb = tmp_path / "i.db", FakeEmbedder()
+    db, emb = db_location, FakeEmbedder()
     run(root, db, emb)
     calls = emb.calls
     s = ingest([root], db, CONFIG, embedder=emb, acl=("staff",))
     assert s.embedded == 0 and emb.calls == calls and s.metadata_updated == s.in_store
-    tags = {r[0] for r in sqlite3.connect(db).execute("SELECT acl FROM chunks")}
-    assert tags == {'["staff"]'}
+    assert {tags.tags for tags, _ in acl_rows(db).values()} == {("staff",)}
+    consistent(db)
 
 
-def test_chunks_without_acl_are_marked_review(tmp_path):
+def test_chunks_without_acl_are_marked_review(tmp_path, db_location):
     root = tmp_path / "kb"
     root.mkdir()
     (root / "a.md").write_text(GUIDE, encoding="utf-8")
-    ingest([root], tmp_path / "i.db", CONFIG)
-    q = {r[0] for r in sqlite3.connect(tmp_path / "i.db").execute("SELECT quality FROM chunks")}
-    assert q == {"review"}
+    ingest([root], db_location, CONFIG)
+    assert {q for _, q in acl_rows(db_location).values()} == {"review"}
 
 
 def test_chunks_too_long_for_the_model_fail_before_any_work(tmp_path):
@@ -180,17 +178,17 @@ Page on-call within 15 minutes with the deploy ID.
 """
 
 
-def test_section_acl_markers_never_cross(tmp_path):
+def test_section_acl_markers_never_cross(tmp_path, new_location):
     import json as _json
 
     root = tmp_path / "kb"
     root.mkdir()
     (root / "handbook.md").write_text(SECTIONED, encoding="utf-8")
     for strategy in ("auto", "recursive", "fixed"):
-        db = tmp_path / f"{strategy}.db"
+        db = new_location()
         ingest([root], db, ChunkConfig(strategy=strategy, size=512), acl=("staff",))
         rows = [{**_json.loads(r), "text": t} for r, t in
-                sqlite3.connect(db).execute("SELECT record, text FROM chunks ORDER BY chunk_index")]
+                query(db, "SELECT record, text FROM chunks ORDER BY chunk_index")]
         by_tag = {}
         for r in rows:
             by_tag.setdefault(tuple(r["acl"]), []).append(r["text"])
@@ -201,14 +199,14 @@ def test_section_acl_markers_never_cross(tmp_path):
         assert "weekdays" not in finance and "15 minutes" not in finance, strategy
 
 
-def test_acl_map_first_match_wins(tmp_path):
+def test_acl_map_first_match_wins(tmp_path, db_location):
     import json as _json
 
     root = tmp_path / "kb"
     (root / "finance").mkdir(parents=True)
     (root / "finance" / "a.md").write_text("# A\n\nLedger rules.\n", encoding="utf-8")
     (root / "b.md").write_text("# B\n\nPublic rules.\n", encoding="utf-8")
-    db = tmp_path / "i.db"
+    db = db_location
     ingest([root], db, CONFIG, acl=("staff",), acl_map={"finance/*": ["finance"], "*": ["everyone"]})
-    tags = {d: _json.loads(r)["acl"] for d, r in sqlite3.connect(db).execute("SELECT doc_id, record FROM chunks")}
+    tags = {d: _json.loads(r)["acl"] for d, r in query(db, "SELECT doc_id, record FROM chunks")}
     assert tags == {"finance/a.md": ["finance"], "b.md": ["everyone"]}
