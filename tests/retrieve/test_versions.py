@@ -1,6 +1,6 @@
 """Versions and near-duplicates end to end (issue 15 item 2): a two-version policy that differs only
 in a number, declared (front matter ``supersedes``) and detected links, re-ingest, deletion, the
-permission cases, the CLI and the JSON results."""
+permission cases, the CLI and the JSON results — the store tests on SQLite and PostgreSQL."""
 import json
 
 import pytest
@@ -115,8 +115,8 @@ def test_a_cycle_of_declared_links_supersedes_nobody_in_it():
 
 # -- a store ---------------------------------------------------------------------------------------
 
-def test_detected_pair_serves_the_latest_version_at_k1(tmp_path):
-    db = tmp_path / "s.db"
+def test_detected_pair_serves_the_latest_version_at_k1(tmp_path, db_location):
+    db = db_location
     build(tmp_path / "docs", {"leave-2023.md": policy(14, "2023-01-10"), "leave-2024.md": policy(21, "2024-03-01")}, db)
     assert links(db) == [("leave-2024.md", "leave-2023.md", "detected")]
     every = top(db, k=2, versions="all")  # what search did before: the old version first
@@ -134,8 +134,8 @@ def test_detected_pair_serves_the_latest_version_at_k1(tmp_path):
     assert all(q.doc_id == "leave-2024.md" for q in res.passages)
 
 
-def test_declared_links_by_path_and_id_and_version_labels(tmp_path):
-    db = tmp_path / "s.db"
+def test_declared_links_by_path_and_id_and_version_labels(tmp_path, db_location):
+    db = db_location
     files = {"old/leave.md": policy(14, version="1.9"),
              "leave.md": policy(21, version="1.10", supersedes="old/leave.md"),
              "memo.md": "---\nacl: staff\nversion: 3\nsupersedes: [leave.md, nowhere.md]\n---\n# Memo\n\nLeave "
@@ -165,8 +165,8 @@ def test_manifest_lists_versions_and_links(tmp_path, capsys):
     assert "v2.md supersedes v1.md (detected, similarity 0." in out and "2 documents" in out and "1 version links" in out
 
 
-def test_links_are_rederived_on_reingest_edit_and_deletion(tmp_path):
-    db, root = tmp_path / "s.db", tmp_path / "docs"
+def test_links_are_rederived_on_reingest_edit_and_deletion(tmp_path, db_location):
+    db, root = db_location, tmp_path / "docs"
     build(root, {"a.md": policy(14, "2023-01-10"), "b.md": policy(21, "2024-03-01"),
                  "c.md": policy(28, "2025-02-01")}, db)
     first = links(db)
@@ -187,8 +187,8 @@ def test_links_are_rederived_on_reingest_edit_and_deletion(tmp_path):
     assert links(db) == []
 
 
-def test_a_newer_version_the_caller_may_not_see_never_hides_the_older_one(tmp_path):
-    db = tmp_path / "s.db"
+def test_a_newer_version_the_caller_may_not_see_never_hides_the_older_one(tmp_path, db_location):
+    db = db_location
     build(tmp_path / "docs", {"leave-2023.md": policy(14, "2023-01-10"),
                               "leave-2024.md": policy(21, "2024-03-01", acl="hr")}, db)
     assert links(db) == [("leave-2024.md", "leave-2023.md", "detected")]
@@ -202,8 +202,8 @@ def test_a_newer_version_the_caller_may_not_see_never_hides_the_older_one(tmp_pa
     assert [p.doc_id for p in top(db, "hr", k=3).passages][0] == "leave-2024.md"
 
 
-def test_a_restricted_section_keeps_a_document_out_of_detection(tmp_path):
-    db = tmp_path / "s.db"
+def test_a_restricted_section_keeps_a_document_out_of_detection(tmp_path, db_location):
+    db = db_location
     secret = "\n## Salaries\n\n<!-- acl: hr -->\n\nBands are reviewed every April by the pay committee.\n"
     build(tmp_path / "docs", {"leave-2023.md": policy(14, "2023-01-10"),
                               "leave-2024.md": policy(21, "2024-03-01", extra=secret)}, db)
@@ -213,8 +213,8 @@ def test_a_restricted_section_keeps_a_document_out_of_detection(tmp_path):
     assert info["leave-2024.md"].minhash == () and len(info["leave-2023.md"].minhash) == 128
 
 
-def test_cli_table_and_json_carry_the_version(tmp_path, capsys):
-    db = tmp_path / "s.db"
+def test_cli_table_and_json_carry_the_version(tmp_path, db_location, capsys):
+    db = db_location
     build(tmp_path / "docs", {"v1.md": policy(14, version="1"), "v2.md": policy(21, version="2")}, db)
     base = ["search", QUESTION, "--db", str(db), "--groups", "staff", "--mode", "bm25", "--k", "1"]
     assert main(base + ["--json"]) == 0

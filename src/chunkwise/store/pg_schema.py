@@ -76,6 +76,20 @@ CREATE TABLE acl_stats (
     total_len BIGINT NOT NULL
 );
 """),
+    # Versions (issue 15; SQLite migration 6): what links are derived from, per document (JSON, see
+    # enrich/versions.py), and the derived links, replaced whole by ``relink_versions``; deleting a
+    # document drops its links at once (the cascade).
+    (2, "document versioning and version links", """
+ALTER TABLE documents ADD COLUMN versioning TEXT NOT NULL DEFAULT '';
+CREATE TABLE version_links (
+    newer TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    older TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    how TEXT NOT NULL,
+    similarity DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (newer, older)
+);
+CREATE INDEX version_links_older ON version_links (older);
+"""),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from chunkwise.access import READY, AccessTags
 from chunkwise.errors import DependencyError, IdentityConflict, InputError, StoreBusy, StoreError
-from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState
+from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState, VersionLink
 from chunkwise.store.pg_schema import LATEST, MIGRATIONS
 from chunkwise.store.postgres_read import PostgresReads, as_array, lexical
 
@@ -208,12 +208,13 @@ class PostgresStore(PostgresReads):
         values = {k: getattr(doc, k) for k in DocumentRow.__dataclass_fields__}
         db.execute(
             "INSERT INTO documents (doc_id, root, path, source_uri, source_version, inputs, title, author, updated_at,"
-            " ingested_at, chunk_count) VALUES (%(doc_id)s, %(root)s, %(path)s, %(source_uri)s, %(source_version)s,"
-            " %(inputs)s, %(title)s, %(author)s, %(updated_at)s, %(ingested_at)s, %(chunk_count)s)"
+            " ingested_at, chunk_count, versioning) VALUES (%(doc_id)s, %(root)s, %(path)s, %(source_uri)s,"
+            " %(source_version)s, %(inputs)s, %(title)s, %(author)s, %(updated_at)s, %(ingested_at)s, %(chunk_count)s,"
+            " %(versioning)s)"
             " ON CONFLICT (doc_id) DO UPDATE SET root=excluded.root, path=excluded.path, source_uri=excluded.source_uri,"
             " source_version=excluded.source_version, inputs=excluded.inputs, title=excluded.title,"
             " author=excluded.author, updated_at=excluded.updated_at, ingested_at=excluded.ingested_at,"
-            " chunk_count=excluded.chunk_count", values)
+            " chunk_count=excluded.chunk_count, versioning=excluded.versioning", values)
         if diff.vectors:
             self._put_vectors(diff.vector_model, diff.vectors.items())
         delta: dict = {}
@@ -276,6 +277,23 @@ class PostgresStore(PostgresReads):
             db.execute("SELECT pg_advisory_xact_lock(%s)", (_ROOTS_LOCK,))
             gone = [s for p, s in self.document_states(root, prefix).items() if p not in seen]
             return sum(self._delete_document(state.doc_id) for state in gone)
+
+    # -- versions ------------------------------------------------------------------------------
+    def relink_versions(self, derive: Callable[[list[DocumentRow]], Sequence[VersionLink]]) -> list[VersionLink]:
+        """Under the exclusive roots lock (document writes share it), so the documents ``derive``
+        reads are the ones the links are written against: no writer adds or removes one meanwhile."""
+        with self.atomic() as db:
+            db.execute("SELECT pg_advisory_xact_lock(%s)", (_ROOTS_LOCK,))
+            docs = self.documents()
+            known = {d.doc_id for d in docs}
+            links = sorted({(link.newer, link.older): link for link in derive(docs)
+                            if link.newer in known and link.older in known and link.newer != link.older}.values(),
+                           key=lambda link: (link.newer, link.older))
+            db.execute("DELETE FROM version_links")
+            with db.cursor() as cur:
+                cur.executemany("INSERT INTO version_links (newer, older, how, similarity) VALUES (%s, %s, %s, %s)",
+                                [(link.newer, link.older, link.how, float(link.similarity)) for link in links])
+            return links
 
     # -- vectors -------------------------------------------------------------------------------
     def missing_vectors(self, keys: Iterable[str]) -> set[str]:

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from typing import Iterator, Sequence
 
 from chunkwise.access import AccessTags, caller_groups
-from chunkwise.store.base import DocumentRow, ServableRows, StoreCounts, StoredChunk
+from chunkwise.store.base import DocumentRow, ServableRows, StoreCounts, StoredChunk, VersionLink
 
 EXACT_ROWS = 20_000  # permitted rows up to which an exact scan is cheaper than a filtered HNSW walk
 DISTANCE_SLACK = 1e-5  # > the float32 rounding between the server's cosine and the retriever's
@@ -288,5 +288,26 @@ class PostgresReads:
 
     def documents(self) -> list[DocumentRow]:
         rows = self.db.execute("SELECT doc_id, root, path, source_uri, source_version, inputs, title, author,"
-                               ' updated_at, ingested_at, chunk_count FROM documents ORDER BY doc_id COLLATE "C"')
-        return [DocumentRow(*(("" if v is None else v) for v in r[:-1]), r[-1]) for r in rows]
+                               ' updated_at, ingested_at, chunk_count, versioning FROM documents ORDER BY doc_id COLLATE "C"')
+        return [DocumentRow(*(("" if v is None else v) for v in r[:-2]), r[-2], r[-1] or "") for r in rows]
+
+    def version_links(self, doc_ids, groups) -> list[VersionLink]:
+        """Links with an end in ``doc_ids`` whose two documents ``groups`` may both see (some
+        servable chunk of each shares a tag with them: the GIN-indexed filter of every search)."""
+        where, args = [], {}
+        if doc_ids is not None:
+            args["ids"] = sorted(set(doc_ids))
+            if not args["ids"]:
+                return []
+            where.append("(l.newer = ANY(%(ids)s) OR l.older = ANY(%(ids)s))")
+        if groups is not None:
+            args["groups"] = _groups(groups)
+            if not args["groups"]:
+                return []
+            seen = f"EXISTS (SELECT 1 FROM chunks c WHERE c.doc_id = l.{{end}} AND {_PERMITTED})"
+            where += [seen.format(end="newer"), seen.format(end="older")]
+        sql = "SELECT l.newer, l.older, l.how, l.similarity FROM version_links l"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        rows = self.db.execute(sql + ' ORDER BY l.newer COLLATE "C", l.older COLLATE "C"', args)
+        return [VersionLink(n, o, h, float(s)) for n, o, h, s in rows]
