@@ -62,6 +62,14 @@ class VersionLink:
     similarity: float = 1.0
 
 
+def kept_links(links: Iterable[VersionLink], known: set[str]) -> list[VersionLink]:
+    """What ``relink_versions`` stores of ``derive``'s links: between two known documents, never a
+    document to itself, one per (newer, older) (the last wins), ordered by (newer, older)."""
+    unique = {(link.newer, link.older): link for link in links
+              if link.newer in known and link.older in known and link.newer != link.older}
+    return [unique[k] for k in sorted(unique)]
+
+
 @dataclass(frozen=True)
 class DocumentDiff:
     """What one document's write changes: records to add, records to refresh in place, chunk ids to
@@ -221,4 +229,4 @@ class Store(Protocol):
 
 
 __all__ = ["DocumentDiff", "DocumentRow", "DocumentState", "ServableRows", "Store", "StoreBusy", "StoreCounts",
-           "StoredChunk", "VersionLink"]
+           "StoredChunk", "VersionLink", "kept_links"]

@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from chunkwise.access import READY, AccessTags
 from chunkwise.errors import DependencyError, IdentityConflict, InputError, StoreBusy, StoreError
-from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState, VersionLink
+from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState, VersionLink, kept_links
 from chunkwise.store.pg_schema import LATEST, MIGRATIONS
 from chunkwise.store.postgres_read import PostgresReads, as_array, lexical
 
@@ -285,10 +285,7 @@ class PostgresStore(PostgresReads):
         with self.atomic() as db:
             db.execute("SELECT pg_advisory_xact_lock(%s)", (_ROOTS_LOCK,))
             docs = self.documents()
-            known = {d.doc_id for d in docs}
-            links = sorted({(link.newer, link.older): link for link in derive(docs)
-                            if link.newer in known and link.older in known and link.newer != link.older}.values(),
-                           key=lambda link: (link.newer, link.older))
+            links = kept_links(derive(docs), {d.doc_id for d in docs})
             db.execute("DELETE FROM version_links")
             with db.cursor() as cur:
                 cur.executemany("INSERT INTO version_links (newer, older, how, similarity) VALUES (%s, %s, %s, %s)",

@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from chunkwise.access import AccessTags, acl_index
 from chunkwise.errors import IdentityConflict, InputError, StoreBusy, StoreError
-from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState, VersionLink
+from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState, VersionLink, kept_links
 from chunkwise.store.schema import LATEST, MIGRATIONS
 from chunkwise.store.sqlite_read import ReadMixin
 
@@ -258,10 +258,7 @@ class SQLiteStore(ReadMixin):
     def relink_versions(self, derive: Callable[[list[DocumentRow]], Sequence[VersionLink]]) -> list[VersionLink]:
         with self.atomic() as db:
             docs = self.documents()
-            known = {d.doc_id for d in docs}
-            links = sorted({(link.newer, link.older): link for link in derive(docs)
-                            if link.newer in known and link.older in known and link.newer != link.older}.values(),
-                           key=lambda link: (link.newer, link.older))
+            links = kept_links(derive(docs), {d.doc_id for d in docs})
             db.execute("DELETE FROM version_links")
             db.executemany("INSERT INTO version_links VALUES (?, ?, ?, ?)",
                            [(link.newer, link.older, link.how, float(link.similarity)) for link in links])
