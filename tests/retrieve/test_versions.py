@@ -157,8 +157,8 @@ def test_declared_links_by_path_and_id_and_version_labels(tmp_path, db_location)
     assert [(x["newer"], x["older"], x["how"]) for x in m["version_links"]] == sorted(links(db))
 
 
-def test_manifest_lists_versions_and_links(tmp_path, capsys):
-    db = tmp_path / "s.db"
+def test_manifest_lists_versions_and_links(tmp_path, db_location, capsys):
+    db = db_location
     build(tmp_path / "docs", {"v1.md": policy(14, version="1"), "v2.md": policy(21, version="2")}, db)
     assert main(["manifest", "--db", str(db)]) == 0
     out = capsys.readouterr().out
