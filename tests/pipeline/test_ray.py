@@ -1,4 +1,5 @@
-"""``ingest --executor ray``: prepare and embed on Ray Data actor pools, writes through the driver.
+"""``ingest --executor ray``: prepare and embed on Ray Data actor pools, writes through the driver
+(or, for a store that takes parallel writers, on write actors).
 
 The store a Ray run builds is the local run's, row for row (ids, texts, vectors, stats, per-file
 errors); a re-run is a no-op; a file that crashes, hangs or bombs its worker is that file's error
@@ -200,6 +201,56 @@ def test_ray_store_is_the_local_store_and_reruns_converge(tmp_path, cluster):
     assert json.loads(out.stdout) == {**edit_local.to_dict(), "warnings": []}
     assert edit_local.added and edit_local.removed
     assert timeless(tmp_path / "local.db") == timeless(tmp_path / "ray.db")
+
+
+def test_write_actors_write_the_local_store_and_the_driver_writes_nothing(tmp_path, cluster, monkeypatch):
+    """Writes on the cluster (what a PostgreSQL store gets by default; forced here on SQLite, which
+    takes one writer at a time and so gains nothing): each document in its own transaction on a
+    write actor, the same stats, errors and rows as a local run, re-runs a no-op; no document is
+    written by the ingesting process."""
+    from chunkwise.pipeline.write import WriteStage
+
+    docs = tmp_path / "docs"
+    corpus(docs)
+    (docs / "deep.md").write_text(NESTED, encoding="utf-8")
+    local = run(docs, tmp_path / "local.db")
+
+    def not_here(self, *a, **kw):
+        raise AssertionError("the driver wrote a document")
+
+    with monkeypatch.context() as m:
+        m.setattr(WriteStage, "write", not_here)  # the actors' processes keep the real one
+        remote = run(docs, tmp_path / "ray.db", ray_executor(writes="workers", write_actors=2))
+    assert remote.to_dict() == local.to_dict() and local.added > 24
+    assert [e["path"] for e in remote.errors] == ["deep.md"]
+    assert unordered(tmp_path / "local.db") == unordered(tmp_path / "ray.db")
+    (docs / "part0" / "doc03.md").write_text("# Runbook 3\n\nOnly one step is left now.\n", encoding="utf-8")
+    (docs / "part1" / "doc04.md").unlink()
+    again_local, again = run(docs, tmp_path / "local.db"), run(docs, tmp_path / "ray.db", ray_executor(writes="workers"))
+    assert again.to_dict() == again_local.to_dict() and again.added and again.removed
+    assert unordered(tmp_path / "local.db") == unordered(tmp_path / "ray.db")
+
+
+def unordered(db) -> dict:
+    """``content(db)`` but the chunks' rowids: parallel writers insert in the order they finish."""
+    rows = content(db)
+    return {**rows, "chunks": [row[1:] for row in rows["chunks"]]}
+
+
+def test_writes_go_to_the_cluster_only_for_a_store_that_takes_parallel_writers():
+    from chunkwise.errors import ConfigError
+
+    class Server:
+        parallel_writes = True
+
+    class File:
+        parallel_writes = False
+
+    auto, driver, workers = ray_executor(), ray_executor(writes="driver"), ray_executor(writes="workers")
+    assert auto.writes_in_workers(Server()) and not auto.writes_in_workers(File())
+    assert not driver.writes_in_workers(Server()) and workers.writes_in_workers(File())
+    with pytest.raises(ConfigError, match="writes must be one of auto, driver, workers"):
+        ray_executor(writes="sometimes")
 
 
 def test_hang_bomb_and_a_dying_worker_cost_only_their_file(tmp_path, cluster, monkeypatch):

@@ -40,7 +40,7 @@ from chunkwise.pipeline.executors import Executor, contained, prepare_and_embed,
 from chunkwise.pipeline.prepare import Prepared, PrepareFailure, Preparer, PrepareSettings, PrepareTask
 from chunkwise.pipeline.progress import NoProgress, Progress
 from chunkwise.pipeline.versions import derive_links
-from chunkwise.pipeline.write import IngestStats, WriteStage, unchanged
+from chunkwise.pipeline.write import IngestStats, WriteSpec, WriteStage, Written, unchanged
 
 
 _MAGIC = frozenset("*?[")
@@ -162,12 +162,17 @@ def ingest(
             known: dict = {}
             tasks = _tasks(store, Path(raw), root, prefix, inputs, stats, seen, progress, include, exclude,
                            before_first=preparer.warm_up, known=known)
-            for item, vectors in prepare_and_embed(executor, preparer, tasks, embed, progress):
+            for item, vectors in _stages(executor, preparer, tasks, embed, progress, store, write, timeout):
                 seen.add(item.task.rel)
                 prepared += 1
                 if isinstance(item, PrepareFailure):  # a file that failed this time keeps its old chunks
                     if not item.skipped:
                         stats.errors.append({"path": item.task.rel, "error": item.error})
+                    continue
+                if isinstance(item, Written):  # written on the cluster, in its own transaction
+                    stats.merge(item.stats)
+                    stats.errors.extend(item.stats.errors)
+                    progress.written()
                     continue
                 stats.errors.extend({"path": item.task.rel, "error": p} for p in item.problems)
                 try:
@@ -198,6 +203,15 @@ def ingest(
                 note(f"{store.location}: {what} ({reasons or 'no access tags'}); see chunkwise check")
         stats.in_store = store.count()
     return stats
+
+
+def _stages(executor, preparer, tasks, embed, progress, store, write, timeout):
+    """(item, vectors) from *prepare* and *embed*; with an executor that writes on its workers (Ray
+    on a store that takes parallel writers) the items come back already written (``Written``)."""
+    if write.dry_run or not getattr(executor, "writes_in_workers", lambda _: False)(store):
+        return prepare_and_embed(executor, preparer, tasks, embed, progress)
+    spec = WriteSpec(store.location, write.root, write.inputs, write.now, write.model, write.embedding, timeout)
+    return ((item, {}) for item in executor.prepare_embed_write(preparer, tasks, embed, spec, progress))
 
 
 def _scope(store, path: Path, dry_run: bool) -> tuple[str, str, bool]:

@@ -16,8 +16,13 @@ no store state moves to the cluster:
   per actor on a cluster), asking the store (opened read-only on the worker) which embed keys lack
   a vector, so kept chunks are not re-embedded. A worker that cannot open the store embeds every key
   (correct, only slower). Vectors for one key are the model's, whichever actor computed them.
-- *write*: rows come back in input order (``preserve_order``) through ``iter_batches``; the driver
-  holds one window of tasks (``window`` files) and Ray's bounded read-ahead, never the corpus.
+- *write*: on a store that takes several writers (PostgreSQL: ``Store.parallel_writes``), write
+  actors open the store themselves and write each document in its own transaction (the diff taken
+  under the store's per-document lock, as on the driver); only a summary of each write (its stats
+  and errors) comes back. On SQLite (one writer at a time, so nothing to gain) documents are written
+  by the driver. Either way rows come back in input order (``preserve_order``) through
+  ``iter_batches``; the driver holds one window of tasks (``window`` files) and Ray's bounded
+  read-ahead, never the corpus. ``writes`` forces one or the other.
 
 A run whose files are all unchanged creates no dataset and starts no cluster (a no-op stays fast).
 This process starts a local cluster (and stops it) unless Ray is already initialised or ``address``
@@ -42,6 +47,7 @@ _SESSION: contextvars.ContextVar = contextvars.ContextVar("chunkwise_ray_session
 _FILES_PER_BLOCK = 4
 _BLOCKS = 1000
 _TASK_FIELDS = ("path", "rel", "doc_id", "media_type", "sha256", "size")
+WRITES = ("auto", "driver", "workers")
 log = logging.getLogger(__name__)
 
 
@@ -61,7 +67,9 @@ class RayExecutor:
     initialised). ``prepare_actors``: actors preparing files (None: the cluster's CPUs left after
     the embedders, at least 1); ``embed_actors`` holding the model, each with ``num_gpus``;
     ``embed_batch``: documents per embed batch; ``window``: files per Ray Data run (what the
-    driver holds at once); ``limits``: memory and wall time per file, as in the local pool."""
+    driver holds at once); ``limits``: memory and wall time per file, as in the local pool;
+    ``writes``: ``auto`` (write actors when the store takes parallel writers, else the driver),
+    ``driver`` or ``workers``; ``write_actors``: how many (None: as many as prepare actors)."""
 
     address: str | None = None
     prepare_actors: int | None = None
@@ -71,9 +79,13 @@ class RayExecutor:
     window: int = 50_000
     limits: Limits = field(default_factory=Limits)
     num_cpus: int | None = None
+    writes: str = "auto"
+    write_actors: int | None = None
 
     def __post_init__(self):
-        for name in ("prepare_actors", "embed_actors", "embed_batch", "window", "num_cpus"):
+        if self.writes not in WRITES:
+            raise ConfigError(f"Ray executor: writes must be one of {', '.join(WRITES)}, got {self.writes!r}")
+        for name in ("prepare_actors", "embed_actors", "embed_batch", "window", "num_cpus", "write_actors"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise ConfigError(f"Ray executor: {name} must be a positive integer, got {value!r}")
@@ -109,7 +121,24 @@ class RayExecutor:
                     embed.on_embedded(len(vectors))
             yield item, vectors
 
-    def _run(self, preparer, items: Iterable, embed) -> Iterator[tuple[object, dict]]:
+    def writes_in_workers(self, store) -> bool:
+        """Whether documents are written by write actors (see ``writes``) rather than the driver."""
+        return self.writes == "workers" or self.writes == "auto" and bool(getattr(store, "parallel_writes", False))
+
+    def prepare_embed_write(self, preparer, items: Iterable, embed, spec,
+                            progress=None) -> Iterator[object]:
+        """Every stage on the cluster (``spec``: a ``pipeline.write.WriteSpec``): ``Written`` summaries
+        (and the ``PrepareFailure``s) in input order."""
+        from chunkwise.pipeline.write import Written
+
+        for item, _ in self._run(preparer, items, embed if embed.embedder is not None else None, spec):
+            if progress is not None:
+                progress.prepared()
+                if isinstance(item, Written) and item.vectors and embed.on_embedded:
+                    embed.on_embedded(item.vectors)
+            yield item
+
+    def _run(self, preparer, items: Iterable, embed, spec=None) -> Iterator[tuple[object, dict]]:
         items = iter(items)
         first = next(items, _NOTHING)
         if first is _NOTHING:  # nothing to prepare (a no-op re-ingest): no cluster is started
@@ -122,17 +151,17 @@ class RayExecutor:
             for item in items:
                 window.append(item)
                 if len(window) >= self.window:
-                    yield from self._window(ray, window, preparer, embed)
+                    yield from self._window(ray, window, preparer, embed, spec)
                     window = []
             if window:
-                yield from self._window(ray, window, preparer, embed)
+                yield from self._window(ray, window, preparer, embed, spec)
 
-    def _window(self, ray, window: list, preparer, embed) -> Iterator[tuple[object, dict]]:
+    def _window(self, ray, window: list, preparer, embed, spec=None) -> Iterator[tuple[object, dict]]:
         from chunkwise.pipeline.prepare import PrepareTask
 
         rows = [{"seq": i, **{f: getattr(t, f) for f in _TASK_FIELDS}}
                 for i, t in enumerate(window) if isinstance(t, PrepareTask)]
-        results = self._results(ray, rows, preparer, embed) if rows else iter(())
+        results = self._results(ray, rows, preparer, embed, spec) if rows else iter(())
         pending: dict[int, tuple[bytes, bytes | None]] = {}
         for i, task in enumerate(window):
             if not isinstance(task, PrepareTask):  # found while walking: passes through in order
@@ -147,7 +176,7 @@ class RayExecutor:
             item, vectors = pending.pop(i)
             yield pickle.loads(item), pickle.loads(vectors) if vectors is not None else {}
 
-    def _results(self, ray, rows: list[dict], preparer, embed) -> Iterator[tuple[int, bytes, bytes | None]]:
+    def _results(self, ray, rows: list[dict], preparer, embed, spec=None) -> Iterator[tuple[int, bytes, bytes | None]]:
         prepare_n, embed_n, cpus = self._widths(ray, embed is not None)
         # Blocks of a few files (a slow file holds back few others), at most _BLOCKS per window.
         per_block = max(_FILES_PER_BLOCK, -(-len(rows) // _BLOCKS))
@@ -162,6 +191,10 @@ class RayExecutor:
                                                              embed.pool, self.num_gpus),
                                 batch_size=self.embed_batch, batch_format="numpy", compute=pool(size=embed_n),
                                 num_cpus=cpus, **({"num_gpus": self.num_gpus} if self.num_gpus else {}))
+        if spec is not None:  # write actors: each document in its own transaction, on the cluster
+            repair = (embed.embedder, embed.late) if embed is not None else (None, None)
+            ds = ds.map_batches(_Write, fn_constructor_args=(spec, *repair), batch_size=self.embed_batch,
+                                batch_format="numpy", compute=pool(size=self.write_actors or prepare_n), num_cpus=cpus)
         try:
             for batch in ds.iter_batches(batch_size=self.embed_batch, batch_format="numpy", prefetch_batches=1):
                 vectors = batch["vectors"] if "vectors" in batch else [None] * len(batch["seq"])
@@ -247,6 +280,41 @@ class _Embed:
         return {"seq": batch["seq"], "item": batch["item"], "vectors": vectors}
 
 
+class _Write:
+    """A Ray Data actor writing prepared documents, one short transaction each, through the store
+    interface (a connection per batch: Ray may call from any thread). ``embedder``/``late``: to
+    re-embed keys a concurrent run collected between embedding and writing (loaded only then)."""
+
+    def __init__(self, spec: WriteSpec, embedder=None, late=None) -> None:
+        self.spec, self.embedder, self.late = spec, embedder, late
+
+    def __call__(self, batch: dict) -> dict:
+        from chunkwise.pipeline.embed import EmbedStage
+        from chunkwise.pipeline.prepare import PrepareFailure
+        from chunkwise.pipeline.write import IngestStats, WriteStage, Written
+        from chunkwise.store import open_store
+
+        spec, out = self.spec, []
+        vectors = batch["vectors"] if "vectors" in batch else [None] * len(batch["item"])
+        with open_store(spec.location, timeout=spec.timeout) as store:
+            embed = EmbedStage(store, self.embedder, late=self.late)
+            for raw, packed in zip(batch["item"], vectors):
+                item = pickle.loads(raw)
+                if isinstance(item, PrepareFailure):
+                    out.append(raw)
+                    continue
+                got = pickle.loads(packed) if packed is not None else {}
+                stats = IngestStats(errors=[{"path": item.task.rel, "error": p} for p in item.problems])
+                write = WriteStage(store, root=spec.root, inputs=spec.inputs, now=spec.now, model=spec.model,
+                                   embedding=spec.embedding, stats=stats)
+                try:
+                    write.write(item, got, repair=embed.repair)
+                except ChunkwiseError as exc:
+                    stats.errors.append({"path": item.task.rel, "error": str(exc)})
+                out.append(pickle.dumps(Written(item.task, stats, len(got)), protocol=5))
+        return {"seq": batch["seq"], "item": out}
+
+
 @contextlib.contextmanager
 def _cluster(address: str | None, num_cpus: int | None):
     """Ray, initialised for this run: an existing session is used as it is; otherwise this process
@@ -314,4 +382,4 @@ def _cause(exc: BaseException) -> str:
     return f"{type(inner).__name__}: {text[-1] if text else ''}".rstrip(": ")
 
 
-__all__ = ["RAY_INSTALL_HINT", "RayExecutor"]
+__all__ = ["RAY_INSTALL_HINT", "RayExecutor", "WRITES"]

@@ -35,6 +35,30 @@ class IngestStats:
                 setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
+@dataclass(frozen=True)
+class WriteSpec:
+    """What a writer on another process or machine needs to write documents as this process
+    would: the store's location (a URL) and the run's write inputs (``WriteStage``'s)."""
+
+    location: str
+    root: str
+    inputs: str
+    now: str
+    model: str
+    embedding: bool
+    timeout: float = 60.0
+
+
+@dataclass(frozen=True)
+class Written:
+    """One document written elsewhere (a Ray write actor): its task, what the write counted
+    (``stats``, its errors included) and how many vectors were computed for it."""
+
+    task: object
+    stats: object
+    vectors: int = 0
+
+
 def unchanged(state: DocumentState | None, source_version: str, inputs: str) -> bool:
     return state is not None and state.source_version == source_version and state.inputs == inputs
 

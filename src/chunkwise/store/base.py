@@ -129,6 +129,10 @@ class Store(Protocol):
     """One index. Every method is its own short transaction unless stated otherwise."""
 
     location: str  # path or URL, for messages
+    # Whether writers in other processes (a Ray write actor per core) add throughput: a server store
+    # takes their transactions in parallel; SQLite takes one writer at a time, so its writes stay in
+    # the ingesting process.
+    parallel_writes: bool
 
     # -- lifecycle -----------------------------------------------------------------------------
     def close(self) -> None: ...

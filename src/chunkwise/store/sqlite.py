@@ -33,6 +33,7 @@ def _vector_blob(vec: Sequence[float]) -> bytes:
 
 class SQLiteStore(ReadMixin):
     native_search = False  # ranks with FTS5 and in-memory indexes (store/base.py)
+    parallel_writes = False  # one writer at a time: documents are written by the ingesting process
 
     def __init__(self, path: str | Path, *, readonly: bool = False, create: bool = True, timeout: float = 60.0) -> None:
         self.path = self.location = os.fspath(path)
