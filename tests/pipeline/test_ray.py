@@ -237,6 +237,39 @@ def unordered(db) -> dict:
     return {**rows, "chunks": [row[1:] for row in rows["chunks"]]}
 
 
+def test_on_postgresql_write_actors_write_what_a_local_run_writes(tmp_path, cluster, pg_databases, monkeypatch):
+    """By default on PostgreSQL (a store that takes parallel writers) the documents are written by
+    Ray write actors, each in its own transaction: the rows, vectors and stats are a local run's."""
+    from backends import query
+
+    from chunkwise.pipeline.write import WriteStage
+
+    def rows(url):
+        return {"chunks": query(url, "SELECT chunk_id, doc_id, chunk_index, record, text, embed_text, embed_key, acl, "
+                                     "quality FROM chunks ORDER BY chunk_id"),
+                "documents": query(url, "SELECT doc_id, source_version, chunk_count, versioning FROM documents "
+                                        "ORDER BY doc_id"),
+                "vectors": query(url, "SELECT embed_key, model, vector::text FROM vectors ORDER BY embed_key")}
+
+    docs = tmp_path / "docs"
+    corpus(docs, 12)
+    (docs / "deep.md").write_text(NESTED, encoding="utf-8")
+    local_url, ray_url = pg_databases.new(), pg_databases.new()
+    local = run(docs, local_url)
+
+    def not_here(self, *a, **kw):
+        raise AssertionError("the driver wrote a document")
+
+    with monkeypatch.context() as m:
+        m.setattr(WriteStage, "write", not_here)
+        remote = run(docs, ray_url, ray_executor(write_actors=2))
+    assert remote.to_dict() == local.to_dict() and local.added > 12
+    assert [e["path"] for e in remote.errors] == ["deep.md"]
+    assert rows(local_url) == rows(ray_url) and rows(ray_url)["vectors"]
+    again = run(docs, ray_url, ray_executor())
+    assert (again.added, again.removed, again.embedded, again.skipped_documents) == (0, 0, 0, 12)
+
+
 def test_writes_go_to_the_cluster_only_for_a_store_that_takes_parallel_writers():
     from chunkwise.errors import ConfigError
 

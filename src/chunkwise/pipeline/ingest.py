@@ -210,7 +210,7 @@ def _stages(executor, preparer, tasks, embed, progress, store, write, timeout):
     on a store that takes parallel writers) the items come back already written (``Written``)."""
     if write.dry_run or not getattr(executor, "writes_in_workers", lambda _: False)(store):
         return prepare_and_embed(executor, preparer, tasks, embed, progress)
-    spec = WriteSpec(store.location, write.root, write.inputs, write.now, write.model, write.embedding, timeout)
+    spec = WriteSpec(store.opens_with, write.root, write.inputs, write.now, write.model, write.embedding, timeout)
     return ((item, {}) for item in executor.prepare_embed_write(preparer, tasks, embed, spec, progress))
 
 

@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
-import os
 import pickle
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
@@ -184,10 +183,7 @@ class RayExecutor:
         pool = ray.data.ActorPoolStrategy
         ds = ds.map(_Prepare, fn_constructor_args=(preparer, self.limits), compute=pool(size=prepare_n), num_cpus=cpus)
         if embed is not None:
-            location = embed.store.location
-            if "://" not in location:
-                location = os.path.abspath(location)
-            ds = ds.map_batches(_Embed, fn_constructor_args=(embed.embedder, embed.late, location, embed.batch_size,
+            ds = ds.map_batches(_Embed, fn_constructor_args=(embed.embedder, embed.late, embed.store.opens_with, embed.batch_size,
                                                              embed.pool, self.num_gpus),
                                 batch_size=self.embed_batch, batch_format="numpy", compute=pool(size=embed_n),
                                 num_cpus=cpus, **({"num_gpus": self.num_gpus} if self.num_gpus else {}))

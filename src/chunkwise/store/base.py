@@ -128,7 +128,8 @@ class StoreCounts:
 class Store(Protocol):
     """One index. Every method is its own short transaction unless stated otherwise."""
 
-    location: str  # path or URL, for messages
+    location: str  # path or URL, for messages (a URL's password redacted)
+    opens_with: str  # what another process (a Ray actor) passes to open_store: absolute path or full URL
     # Whether writers in other processes (a Ray write actor per core) add throughput: a server store
     # takes their transactions in parallel; SQLite takes one writer at a time, so its writes stay in
     # the ingesting process.

@@ -59,6 +59,7 @@ class PostgresStore(PostgresReads):
     def __init__(self, url: str, *, readonly: bool = False, create: bool = True, timeout: float = 60.0) -> None:
         psycopg = _driver()
         self.location = redact(url)
+        self.opens_with = url  # what another process connects with (credentials included): never shown
         self.readonly = readonly
         self._timeout = timeout
         self._errors = psycopg.errors

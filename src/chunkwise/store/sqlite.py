@@ -37,6 +37,7 @@ class SQLiteStore(ReadMixin):
 
     def __init__(self, path: str | Path, *, readonly: bool = False, create: bool = True, timeout: float = 60.0) -> None:
         self.path = self.location = os.fspath(path)
+        self.opens_with = os.path.abspath(self.path)  # what another process opens (its own working folder)
         self.readonly = readonly
         self._timeout = timeout
         _inspect(self.path, readonly=readonly, create=create)
