@@ -20,7 +20,11 @@ Method:
   512, batch 64), *write* (``WriteStage`` into a fresh store, vectors given), per document and per
   chunk.
 
-Run: ``.venv/bin/python benchmarks/ingest_ray.py [--docs N] [--minilm-docs N]``
+- ``--pg``: the hashing pair again into two fresh PostgreSQL databases (a ``pgserver`` started by
+  this script in a temporary folder), where Ray writes on write actors (``Store.parallel_writes``)
+  and the local run from this process; the two databases compared row by row (ids, texts, vectors).
+
+Run: ``.venv/bin/python benchmarks/ingest_ray.py [--docs N] [--minilm-docs N] [--no-minilm] [--pg]``
 """
 from __future__ import annotations
 
@@ -94,6 +98,46 @@ def side_by_side(work: Path, root: Path, docs: int, name: str, size: int) -> lis
     return lines
 
 
+def side_by_side_pg(work: Path, root: Path, docs: int) -> list[str]:
+    """The hashing pair on PostgreSQL: Ray's documents written by its write actors."""
+    import pgserver
+    import psycopg
+
+    from chunkwise import api
+    from chunkwise.pipeline.raydata import RayExecutor
+
+    srv = pgserver.get_server(work / "pg", cleanup_mode="stop")
+    try:
+        urls = {}
+        with psycopg.connect(srv.get_uri(), autocommit=True) as admin:
+            for label in ("local", "ray"):
+                admin.execute(f"CREATE DATABASE bench_{label}")
+                urls[label] = srv.get_uri(f"bench_{label}")
+        lines, results = [], {}
+        for label in ("local", "ray"):
+            log(f"hashing on PostgreSQL: {label}, {docs} files")
+            executor = RayExecutor() if label == "ray" else None
+            wall, cpu, stats = timed(lambda: ingest(root, urls[label], api.make_embedder("hashing"), 256, executor))
+            results[label] = (wall, stats)
+            how = "write actors" if label == "ray" else "this process"
+            lines.append(f"| hashing, PostgreSQL (writes: {how}) | {label} | {docs:,} | {stats.added:,} | {wall:.1f} | "
+                         f"{docs / wall:.1f} | {stats.added / wall:.0f} | {cpu:.1f} | {len(stats.errors)} |")
+
+        def pg_rows(url):
+            with psycopg.connect(url) as con:
+                return (con.execute("SELECT chunk_id, doc_id, text, embed_text, embed_key FROM chunks "
+                                    "ORDER BY chunk_id").fetchall(),
+                        con.execute("SELECT embed_key, vector::text FROM vectors ORDER BY embed_key").fetchall())
+
+        (lw, ls), (rw, rs) = results["local"], results["ray"]
+        same = "yes, row for row" if pg_rows(urls["local"]) == pg_rows(urls["ray"]) else "NO"
+        stats_same = "equal" if ls.to_dict() == rs.to_dict() else "DIFFERENT"
+        lines.append(f"| | ray / local | | | | **{lw / rw:.2f}x** | | | stats {stats_same}; store identical: {same} |")
+        return lines
+    finally:
+        srv.cleanup()
+
+
 def stage_costs(work: Path, root: Path, docs: int) -> list[str]:
     """Serial per-stage costs on one core (what a cluster spreads, or cannot)."""
     from chunkwise import api
@@ -155,6 +199,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--docs", type=int, default=1000)
     ap.add_argument("--minilm-docs", type=int, default=200)
+    ap.add_argument("--no-minilm", action="store_true", help="skip the MiniLM pair and the stage costs")
+    ap.add_argument("--pg", action="store_true", help="also the hashing pair on PostgreSQL (pgserver)")
     args = ap.parse_args()
     cw()
     import ray
@@ -175,12 +221,16 @@ def main() -> None:
             table = ["| embedder | executor | files | chunks | s | files/s | chunks/s | CPU s (this process) | errors |",
                      "|---|---|--:|--:|--:|--:|--:|--:|--:|"]
             table += side_by_side(work, corpus.root, args.docs, "hashing", 256)
-            table += side_by_side(work, small, args.minilm_docs, "minilm", 254)
+            if not args.no_minilm:
+                table += side_by_side(work, small, args.minilm_docs, "minilm", 254)
+            if args.pg:
+                table += side_by_side_pg(work, corpus.root, args.docs)
         finally:
             ray.shutdown()
-        stages = stage_costs(work, small, args.minilm_docs)
+        stages = [] if args.no_minilm else stage_costs(work, small, args.minilm_docs)
     load1 = os.getloadavg()
-    print(f"Commit {git_head()}; `benchmarks/ingest_ray.py --docs {args.docs} --minilm-docs {args.minilm_docs}`; "
+    flags = (" --no-minilm" if args.no_minilm else f" --minilm-docs {args.minilm_docs}") + (" --pg" if args.pg else "")
+    print(f"Commit {git_head()}; `benchmarks/ingest_ray.py --docs {args.docs}{flags}`; "
           f"load average {load0[0]:.2f} at the start, {load1[0]:.2f} at the end (2 cores shared).\n")
     print(f"Local Ray cluster start (`ray.init(num_cpus=2)`): {start_s:.1f} s, not in the Ray rows.\n")
     print("\n".join(table))
