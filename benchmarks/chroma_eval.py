@@ -60,6 +60,45 @@ PUBLISHED = {
 }
 
 
+def _rank_bm25(tokenize):
+    def build(texts):
+        from rank_bm25 import BM25Okapi
+
+        bm = BM25Okapi([tokenize(t) for t in texts])  # k1=1.5, b=0.75, epsilon=0.25 (its defaults)
+        return lambda query: bm.get_scores(tokenize(query))
+    return build
+
+
+def _bm25s(tokenize):
+    def build(texts):
+        import bm25s
+
+        bm = bm25s.BM25()  # method "lucene", k1=1.5, b=0.75 (its defaults)
+        bm.index([tokenize(t) for t in texts], show_progress=False)
+        return lambda query: bm.get_scores(tokenize(query))
+    return build
+
+
+def _stemmed(text: str) -> list[str]:
+    from chunkwise.lexical import analyze
+
+    return analyze(text)
+
+
+def _unstemmed(text: str) -> list[str]:
+    from chunkwise.lexical import _words
+
+    return _words(text)
+
+
+# Standard BM25 implementations over the same chunks (the check that a recall win is not one idf
+# variant's): fed chunkwise's analyzer terms, or its folded words without stems (an ablation).
+STANDARD_BM25 = {
+    "rank_bm25": _rank_bm25(_stemmed), "bm25s": _bm25s(_stemmed),
+    "rank_bm25 unstemmed": _rank_bm25(_unstemmed), "bm25s unstemmed": _bm25s(_unstemmed),
+}
+
+
 @dataclass(frozen=True)
 class Chunks:
     """One chunker's output over all corpora: (doc, start, end) ranges and the texts embedded."""
@@ -131,6 +170,7 @@ class Bench:
     def __init__(self, data: Path) -> None:
         self.docs, self.questions = import_chroma(data)
         self.cache = VectorCache(CACHE / "minilm_vectors.sqlite")
+        self._chunks: dict = {}
 
     @cached_property
     def enc(self):
@@ -185,6 +225,12 @@ class Bench:
         return Chunks(tuple(ranges), tuple(texts))
 
     def chunkwise(self, strategy: str, size: int, overlap: int = 0, tokenizer: str = "cl100k_base") -> Chunks:
+        key = (strategy, size, overlap, tokenizer)
+        if key not in self._chunks:  # rows share chunkings: chunk once per run
+            self._chunks[key] = self._chunkwise(strategy, size, overlap, tokenizer)
+        return self._chunks[key]
+
+    def _chunkwise(self, strategy: str, size: int, overlap: int, tokenizer: str) -> Chunks:
         import chunkwise
 
         chunker = chunkwise.make_chunker(strategy=strategy, size=size, overlap=overlap, tokenizer=tokenizer)
@@ -208,15 +254,18 @@ class Bench:
 
     def chunkwise_search(self, chunks: Chunks, mode: str, k: int = K, budget: int | None = None,
                          expand: str = "none", overfetch: int = 3, passage_budget="default",
-                         refetch: bool = True) -> list[list[tuple]]:
+                         refetch: bool = True, fusion: str | None = None, lexical: str = "chunkwise") -> list[list[tuple]]:
         """chunkwise's search path in memory: rank ``k * overfetch`` chunks (bm25 / dense / hybrid
-        RRF; more when they make fewer than k passages), merge touching or overlapping hits into
-        passages bounded by ``passage_budget``, expand if asked, then assemble the context under
-        ``budget`` cl100k tokens (citations included; a passage that does not fit is cut around its
-        best chunk) — ``retrieve.assembly.assemble_ranked``, what ``Retriever.search`` runs.
-        ``refetch=False``: exactly ``k * overfetch`` hits, however few passages they make (the
-        "top-n chunks" rows compared with Chroma's published top-5 chunk rows)."""
+        weighted RRF, ``fusion`` as ``bm25=1,dense=0.5``; more when they make fewer than k passages),
+        merge touching or overlapping hits into passages bounded by ``passage_budget``, expand if
+        asked, then assemble the context under ``budget`` cl100k tokens (citations included; a passage
+        that does not fit is cut around its best chunk) — ``retrieve.assembly.assemble_ranked``, what
+        ``Retriever.search`` runs. ``refetch=False``: exactly ``k * overfetch`` hits, however few
+        passages they make (the "top-n chunks" rows compared with Chroma's published top-5 chunk rows).
+        ``lexical`` other than chunkwise replaces chunkwise's BM25 list by a standard implementation's
+        (``STANDARD_BM25``) over the same chunks."""
         from chunkwise.retrieve.assembly import assemble_ranked
+        from chunkwise.retrieve.fusion import Fusion
         from chunkwise.retrieve.index import Item, MemoryIndex
         from chunkwise.retrieve.passages import DEFAULT_PASSAGE_BUDGET
 
@@ -224,18 +273,45 @@ class Bench:
             passage_budget = DEFAULT_PASSAGE_BUDGET
         items = [Item(f"{i:06d}", d, i, s, e, t) for i, ((d, s, e), t) in enumerate(zip(chunks.ranges, chunks.texts))]
         vecs = self.cache.get(chunks.texts) if mode != "bm25" else None
-        index = MemoryIndex(items, vecs, bm25=mode != "dense")
+        fuse = Fusion.parse(fusion)
+        if lexical == "chunkwise":
+            index = MemoryIndex(items, vecs, bm25=mode != "dense", fusion=fuse)
+            rank = lambda q, qv, n: index.search(q.question, ["all"], k=n, mode=mode, query_vector=qv)
+        else:
+            rank = self.standard_ranker(items, vecs, mode, fuse, lexical)
         source = _MemorySource(items)
         out = []
         for q, qv in zip(self.questions, self.qvecs if mode != "bm25" else [None] * len(self.questions)):
             def fetch(n, q=q, qv=qv):
-                hits = index.search(q.question, ["all"], k=n, mode=mode, query_vector=qv)
+                hits = rank(q, qv, n)
                 return hits, len(hits) < n
 
             ctx = assemble_ranked(fetch if refetch else (lambda n, f=fetch: (f(n)[0], True)), k=k, overfetch=overfetch, measure=self.cl100k_len, budget=budget,
                                   passage_budget=passage_budget, expand=expand, source=source, groups=["all"])
             out.append([p.span for p in ctx.passages])
         return out
+
+    def standard_ranker(self, items, vecs, mode: str, fuse, engine: str):
+        """A ranker whose lexical list comes from a standard BM25 (``STANDARD_BM25[engine]``), fused
+        with the same dense list by the same weighted RRF as chunkwise's hybrid search."""
+        import numpy as np
+
+        from chunkwise.retrieve.index import HYBRID_DEPTH
+
+        scorer = STANDARD_BM25[engine]([it.text for it in items])
+
+        def rank(q, qv, n):
+            depth = max(n, HYBRID_DEPTH)
+            scores = scorer(q.question)
+            lex = [int(i) for i in np.argsort(-scores, kind="stable")[:depth] if scores[i] > 0]
+            if mode == "bm25":
+                ranked = [(i, float(scores[i])) for i in lex[:n]]
+            else:
+                dense = [int(i) for i in np.argsort(-(vecs @ qv), kind="stable")[:depth]]
+                ranked = fuse.fuse(lex, dense)[:n] if mode == "hybrid" else [(i, 0.0) for i in dense[:n]]
+            return [items[i].hit(score, r) for r, (i, score) in enumerate(ranked, start=1)]
+
+        return rank
 
     # --- scoring ----------------------------------------------------------------------------
 
@@ -303,6 +379,24 @@ def rows(b: Bench) -> dict[str, tuple[Callable[[], Chunks], Callable[[Chunks], l
         out[name] = (lambda st=strategy, s=size, o=overlap: b.chunkwise(st, s, o),
                      lambda c, m=mode, kk=k, of=overfetch, bu=budget, p=pb: b.chunkwise_search(
                          c, m, kk, bu, "none", of, p, refetch=bu is not None))
+    # Ranking (issue 15 item 4): the lexical list from standard BM25 implementations instead of
+    # chunkwise's (same chunks, same fusion), with and without stems; hybrid fusion weights.
+    for (strategy, size, overlap), mode, k in ((("recursive", 180, 60), "bm25", 4), (("recursive", 180, 60), "hybrid", 4),
+                                              (("recursive", 180, 60), "hybrid", 5), (("recursive", 150, 50), "hybrid", 5)):
+        for engine in STANDARD_BM25:
+            name = f"chunkwise {strategy} {size}/{overlap} {mode} k={k} lexical={engine}"
+            out[name] = (lambda st=strategy, s=size, o=overlap: b.chunkwise(st, s, o),
+                         lambda c, m=mode, kk=k, e=engine: b.chunkwise_search(c, m, kk, None, "none", 1, refetch=False, lexical=e))
+    for (strategy, size, overlap), k in ((("recursive", 180, 60), 4), (("recursive", 180, 60), 5),
+                                         (("recursive", 150, 50), 5)):
+        for dense in (0.25, 0.5, 0.75, 1.5):  # RRF weight of the dense list, BM25's being 1 (row names: no commas)
+            for engine in ("chunkwise", "rank_bm25", "bm25s"):
+                name = f"chunkwise {strategy} {size}/{overlap} hybrid k={k} dense weight {dense:g}" + (
+                    f" lexical={engine}" if engine != "chunkwise" else "")
+                out[name] = (lambda st=strategy, s=size, o=overlap: b.chunkwise(st, s, o),
+                             lambda c, kk=k, f=f"bm25=1,dense={dense}", e=engine:
+                             b.chunkwise_search(c, "hybrid", kk, None, "none", 1, refetch=False,
+                                                                    fusion=f, lexical=e))
     return out
 
 

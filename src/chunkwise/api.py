@@ -20,6 +20,7 @@ from chunkwise.evaluate.runner import Evaluation, expand_grid, load_grid, run_ev
 from chunkwise.evaluate.runner import Settings as EvalSettings
 from chunkwise.errors import ChunkwiseError, ConfigError, DependencyError, InputError
 from chunkwise.extract import ExtractOptions  # noqa: F401 - re-exported for the CLI and users
+from chunkwise.lexical import FieldWeights
 from chunkwise.pipeline.chunk import attach_pages, chunk_document, for_document, make_chunker, normalised_view
 from chunkwise.pipeline.documents import SourceFailure, Unchanged, extract_options, iter_documents, load_document
 from chunkwise.pipeline.executors import EXECUTORS, make_executor
@@ -27,6 +28,7 @@ from chunkwise.pipeline.write import IngestStats
 from chunkwise.planning import Plan, n_windows, plan, straddle_probability
 from chunkwise.quality import CheckReport
 from chunkwise.retrieve import Retriever, SearchResult
+from chunkwise.retrieve.fusion import Fusion
 from chunkwise.retrieve.passages import DEFAULT_PASSAGE_BUDGET
 from chunkwise.sandbox import Limits, default_workers
 from chunkwise.types import Chunk, Document, Page
@@ -118,7 +120,7 @@ def search(db, query: str, groups, **options: Any) -> SearchResult:
 
 def open_retriever(db: str | Path, **options: Any) -> Retriever:
     """A long-lived ``Retriever`` over an existing store (open once, search many times; close it).
-    Options: embedder, bm25, generator_tokenizer. Raises ConfigError when ``db`` does not exist
+    Options: embedder, bm25, generator_tokenizer, field_weights, fusion. Raises ConfigError when ``db`` does not exist
     (instead of creating an empty store); a path that is not a chunkwise store is a StoreError."""
     if store_missing(db):
         raise ConfigError(f"{db}: no such store; create it with: chunkwise ingest PATH --db {db}")
@@ -196,7 +198,7 @@ def text_doc_id(text: str) -> str:
 
 
 __all__ = [
-    "AccessTags", "BACKENDS", "DependencyError", "EXECUTORS", "make_executor", "DEFAULT_CONFIG", "DEFAULT_PASSAGE_BUDGET", "HEADERS", "STRATEGIES", "UNITS", "EvalSettings", "Evaluation",
+    "AccessTags", "FieldWeights", "Fusion", "BACKENDS", "DependencyError", "EXECUTORS", "make_executor", "DEFAULT_CONFIG", "DEFAULT_PASSAGE_BUDGET", "HEADERS", "STRATEGIES", "UNITS", "EvalSettings", "Evaluation",
     "SEED_HEADERS", "SEED_MERGE",
     "SEED_OVERLAP", "SEED_OVERLAP_QUESTIONS", "expand_grid", "header_experiment", "load_acl_map", "load_grid",
     "merge_experiment", "overlap_sweep", "run_eval", "sampling_tolerance", "write_report",

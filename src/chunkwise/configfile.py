@@ -6,6 +6,7 @@ line naming the key and what it should be, before any work starts.
 [ingest]              # embedder = "minilm", acl = ["staff"], acl_map = {"hr/**" = ["hr"]}, embed_mode = "plain",
                       # executor = "ray", ray_address = "head:6379", ray_gpus = 1, ray_embedders = 2
 [eval]                # k, budget, mode, expand, overfetch, passage_budget
+[search]              # field_weights = {title = 2, heading = 1.5}, fusion = {bm25 = 1, dense = 0.5}
 ```
 """
 from __future__ import annotations
@@ -33,6 +34,7 @@ class ConfigFile:
     chunking: Mapping[str, object] = field(default_factory=dict)
     ingest: Mapping[str, object] = field(default_factory=dict)
     eval: Mapping[str, object] = field(default_factory=dict)
+    search: Mapping[str, object] = field(default_factory=dict)  # field_weights (FieldWeights), fusion (Fusion)
 
 
 def load_config(path: str | os.PathLike | None) -> ConfigFile:
@@ -47,17 +49,37 @@ def load_config(path: str | os.PathLike | None) -> ConfigFile:
         raise ConfigError(f"{path}: cannot read the config file ({exc.strerror or exc})") from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
-    unknown = sorted(set(data) - {"chunking", "ingest", "eval"})
+    unknown = sorted(set(data) - {"chunking", "ingest", "eval", "search"})
     if unknown:
-        raise ConfigError(f"{path}: unknown table or key {unknown[0]!r}; the file has [chunking], [ingest] and [eval]")
+        raise ConfigError(f"{path}: unknown table or key {unknown[0]!r}; the file has [chunking], [ingest], [eval] "
+                          f"and [search]")
     tables = {}
-    for name in ("chunking", "ingest", "eval"):
+    for name in ("chunking", "ingest", "eval", "search"):
         table = data.get(name, {})
         if not isinstance(table, dict):
             raise ConfigError(f"{path}: {name} must be a table ([{name}]), got {_kind(table)}")
         tables[name] = table
     return ConfigFile(os.fspath(path), _chunking(path, tables["chunking"]), _checked(path, "ingest", tables["ingest"], _INGEST),
-                      _checked(path, "eval", tables["eval"], _EVAL))
+                      _checked(path, "eval", tables["eval"], _EVAL), _search(path, tables["search"]))
+
+
+def _search(path, table: dict) -> dict:
+    """[search]: BM25 field weights and hybrid fusion weights, each a table or a "name=N,..." string."""
+    from chunkwise.lexical import FieldWeights
+    from chunkwise.retrieve.fusion import Fusion
+
+    out = {}
+    for key, value in table.items():
+        kind = {"field_weights": FieldWeights, "fusion": Fusion}.get(key)
+        if kind is None:
+            raise ConfigError(f"{path}: unknown key {key!r} in [search]; allowed: field_weights, fusion")
+        if not isinstance(value, (dict, str)):
+            raise ConfigError(f"{path}: [search] {key} must be a table or a string, got {_kind(value)} {value!r}")
+        try:
+            out[key] = kind.parse(value)
+        except (ConfigError, TypeError) as exc:
+            raise ConfigError(f"{path}: [search] {key}: {exc}") from None
+    return out
 
 
 def _kind(value) -> str:

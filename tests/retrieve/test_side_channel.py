@@ -12,7 +12,7 @@ from chunkwise.embed import make_embedder
 from chunkwise.pipeline import ingest
 from chunkwise.retrieve import Retriever
 from chunkwise.retrieve.index import Item, MemoryIndex
-from backends import acl_rows, is_pg, query
+from backends import query
 from conftest import BACKENDS, module_location
 
 CONFIG = ChunkConfig(strategy="structure", size=64, header="path")
@@ -77,20 +77,26 @@ def test_scores_ties_and_omissions_do_not_depend_on_forbidden_documents(stores):
 
 
 def test_fts5_scores_equal_bm25_over_the_permitted_rows_only(stores):
+    """BM25F over the permitted rows: the term's count in body + title + heading (weights 1 and 2 here),
+    the body's length, the permitted rows' df, row count and mean body length."""
     _, crowded = stores
-    from chunkwise.retrieve.bm25 import tokenize
+    from chunkwise.lexical import analyze
+    from chunkwise.store import open_store
 
-    tags = acl_rows(crowded)
-    rows = {rid: tokenize(t) for rid, cid, t in query(crowded, "SELECT {}, chunk_id, embed_text FROM chunks".format(
-        "key" if is_pg(crowded) else "rowid")) if "staff" in tags[cid][0].tags}
-    n, avg = len(rows), sum(map(len, rows.values())) / len(rows)
-    with Retriever(crowded, bm25="fts5", embedder=None) as r:
-        got = dict(r.rank("salary", ["staff"], 50, "bm25"))
-    df = sum("salary" in toks for toks in rows.values())
-    idf = max(np.log((n - df + 0.5) / (df + 0.5)), 1e-6)
-    want = {rid: idf * t.count("salary") * 2.2 / (t.count("salary") + 1.2 * (0.25 + 0.75 * len(t) / avg))
-            for rid, t in rows.items() if "salary" in t}
-    assert got == pytest.approx(want, rel=1e-5)
+    term = analyze("salary")[0]
+    with open_store(crowded, readonly=True) as store:  # the stored analysed fields, on either backend
+        servable = store.servable_rows(lexical=True)
+    rows = {key: f.terms() for key, tags, f in zip(servable.keys, servable.tags, servable.lexical) if "staff" in tags}
+    n, avg = len(rows), sum(len(b) for b, _, _ in rows.values()) / len(rows)
+    for weights, (wt, wh) in ((None, (2.0, 1.5)), ("title=0,heading=2", (0.0, 2.0))):
+        with Retriever(crowded, bm25="fts5", embedder=None, field_weights=weights) as r:
+            got = dict(r.rank("salary", ["staff"], 50, "bm25"))
+        tf = {rid: b.count(term) + wt * t.count(term) + wh * h.count(term) for rid, (b, t, h) in rows.items()}
+        df = sum(1 for v in tf.values() if v)
+        idf = max(np.log((n - df + 0.5) / (df + 0.5)), 1e-6)
+        want = {rid: idf * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * len(rows[rid][0]) / avg)) for rid, f in tf.items() if f}
+        assert want and got == pytest.approx(want, rel=1e-5)
+    assert any(h.count(term) for _, _, h in rows.values())  # the heading field is exercised
 
 
 def test_a_restricted_parent_heading_never_reaches_a_wider_child(tmp_path, db_location):

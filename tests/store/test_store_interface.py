@@ -75,13 +75,13 @@ def test_retrieval_primitives_filter_inside_the_query(store):
                         record("a.md", 2, "rollback notes", acl=("sre",), quality="review")],
         {"k-rollback steps": [1.0, 0.0], "k-rollback budget": [0.0, 1.0]})
     hits = store.term_matches("rollback", ["sre"])
-    chunks = store.chunks_by_key([k for k, _ in hits])
-    assert [chunks[k].record["chunk_id"] for k, _ in hits] == ["a.md-0"]  # not finance's, not the review chunk
-    assert store.term_matches("rollback", []) == []
+    chunks = store.chunks_by_key([int(k) for k in hits.keys])
+    assert [chunks[int(k)].record["chunk_id"] for k in hits.keys] == ["a.md-0"]  # not finance's, not the review chunk
+    assert len(store.term_matches("rollback", [])) == 0
     assert store.term_count("rollback") == 3 and store.term_count("rollback", ["sre"]) == 1
     assert store.term_count("nowhere") == 0
-    sizes = {k: (text, total) for k, text, total in store.lexical_row_sizes()}
-    assert len(sizes) == 3 and all(0 < text <= total for text, total in sizes.values())
+    sizes = dict(store.lexical_row_sizes())
+    assert sorted(sizes.values()) == [2, 2, 2]
     servable = store.servable_rows(texts=True, vectors=True)
     assert len(servable.keys) == 2 and servable.vectors.shape == (2, 2) and sorted(servable.tags) == [("finance",),
                                                                                                        ("sre",)]
@@ -90,6 +90,39 @@ def test_retrieval_primitives_filter_inside_the_query(store):
     assert store.document_version("a.md") == "v1" and store.document_version("zz") is None
     assert store.has_vectors() and store.access_tags() == {"sre", "finance"}
     assert [c.record["chunk_id"] for c in store.iter_chunks()] == ["a.md-0", "a.md-1", "a.md-2"]
+
+
+def test_lexical_fields_are_analysed_once_and_matched_per_field(store):
+    """What every backend indexes (chunkwise.lexical): stemmed, case- and diacritic-folded terms of the
+    text (body), the document title and the visible heading path, matched whole; per-field counts
+    and body lengths come back with the permitted rows; access tags are never analysed."""
+    from chunkwise.lexical import LexicalFields, analyze
+
+    store.add_root("/r")
+    recs = [record("a.md", 0, "We paged the on-call owner; paging works. Café menu.", acl=("runs",)),
+            record("a.md", 1, "Pages, pages and a PAGE.", acl=("running",)),
+            record("a.md", 2, "Nothing to see.", acl=("runs",))]
+    recs[0] |= {"title": "Paging Runbook", "heading_path": ["Escalation", "Pager duty"]}
+    recs[1] |= {"title": "Paging Runbook", "heading_path": []}
+    put(store, "a.md", recs)
+    page = analyze("paged")[0]
+    assert analyze("pages") == analyze("PAGING") == [page] and analyze("café") == analyze("CAFE")
+    both = store.term_matches(page, ["runs", "running"])
+    by_id = {store.chunks_by_key([int(k)])[int(k)].record["chunk_id"]: (length, tuple(tf))
+             for k, length, tf in zip(both.keys, both.lengths, both.tf)}
+    # body, title, heading counts ("Pager" stems to its own term); body lengths in analysed terms
+    assert by_id == {"a.md-0": (len(analyze(recs[0]["text"])), (2.0, 1.0, 0.0)),
+                     "a.md-1": (len(analyze(recs[1]["text"])), (3.0, 1.0, 0.0))}
+    assert len(store.term_matches(page, ["runs"])) == 1  # "run" and "running" are two tags, never stemmed together
+    assert len(store.term_matches(page, ["run"])) == 0
+    assert store.term_count(page) == 2 and store.term_count(page, ["running"]) == 1
+    assert store.term_count(analyze("runbook")[0], None, ("body",)) == 0
+    assert store.term_count(analyze("runbook")[0], None, ("title",)) == 2
+    assert store.term_count(analyze("escalation")[0], ["runs"], ("heading",)) == 1
+    assert store.term_count(analyze("cafe")[0], ["runs"], ("body",)) == 1
+    assert store.term_count("g" + "runs".encode().hex()) == 0  # an access token is not a word of any field
+    lexical = store.servable_rows(lexical=True).lexical
+    assert lexical[0] == LexicalFields.of_record(recs[0]) and lexical[0].heading == "escal pager duti"
 
 
 def test_gate_counts_and_documents(store):
@@ -189,12 +222,15 @@ def test_server_search_primitives_filter_inside_the_query(store):
     with store.snapshot():
         assert store.lexical_stats(["sre"]) == (2, 2.5) and store.lexical_stats(["finance"]) == (1, 2.0)
         assert store.lexical_stats(["nobody"]) == (0, 1.0)
-        keys, tf, lengths = store.lexical_postings(["rollback"], ["finance"])["rollback"]
-        assert len(keys) == 1 and tf == [1] and lengths == [2]
+        one = store.lexical_postings(["rollback"], ["finance"])["rollback"]
+        assert len(one) == 1 and one.tf.tolist() == [[1, 0, 0]] and one.lengths.tolist() == [2]  # body, title, heading
         got = store.lexical_postings(["rollback", "steps", "absent"], ["sre"])
-        assert sorted(zip(got["rollback"][1], got["rollback"][2])) == [(1, 2), (2, 3)]  # never the review chunk
-        assert got["steps"][1:] == ([1], [3]) and got["absent"] == ([], [], [])
+        assert sorted(zip(got["rollback"].tf[:, 0].tolist(), got["rollback"].lengths.tolist())) == [(1, 2), (2, 3)]
+        assert (got["steps"].tf[:, 0].tolist(), got["steps"].lengths.tolist()) == ([1], [3])  # never the review chunk
+        assert len(got["absent"]) == 0
         assert store.lexical_df(["rollback", "steps", "absent"], ["sre"]) == {"rollback": 2, "steps": 1, "absent": 0}
+        assert store.lexical_df(["rollback"], ["sre"], ("title", "heading")) == {"rollback": 0}
+        assert len(store.lexical_postings(["rollback"], ["sre"], ("heading",))["rollback"]) == 0
     keys, matrix = store.dense_candidates([1.0, 0.05], ["sre"], 1)
     rows = store.chunks_by_key(keys)
     assert rows[keys[0]].record["chunk_id"] == "a.md-0" and matrix.shape == (len(keys), 2)

@@ -12,6 +12,7 @@ from chunkwise.cli.evaluate import cmd_eval
 from chunkwise.cli.extract import add_docx_comments, add_extract_parser, add_path_filters
 from chunkwise.cli.output import counted, emit_json, emit_jsonl, preview, safe, table
 from chunkwise.cli.progress import IngestBar
+from chunkwise.cli.ranking import add_ranking_flags, ranking_options
 
 def _chunk_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategy", default="auto", choices=STRATEGIES, help="chunking strategy (default: auto)")
@@ -245,6 +246,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if api.store_missing(args.db):
         raise ConfigError(f"--db {args.db}: no such store; create it with: chunkwise ingest PATH --db {args.db}")
     options = {} if args.embedder is None else {"embedder": args.embedder}
+    options.update(ranking_options(args, api.load_config(args.config).search))
     with api.Retriever(args.db, bm25=args.bm25, generator_tokenizer=args.generator_tokenizer, **options) as r:
         result = r.search(args.query, args.groups, k=args.k, mode=args.mode, expand=args.expand,
                           budget=args.budget, overfetch=args.overfetch, passage_budget=args.passage_budget,
@@ -362,6 +364,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all-versions", action="store_true",
                    help="also serve superseded versions of documents (default: only the latest version you may see)")
     p.add_argument("--bm25", default="fts5", choices=("fts5", "sparse"), help="BM25 engine (default fts5)")
+    add_ranking_flags(p)
+    p.add_argument("--config", help="chunkwise.toml ([search] field_weights, fusion)")
     p.add_argument("--embedder", default=None, help="query embedder (default: the one the store was built with)")
     p.add_argument("--json", action="store_true", help="one JSON document")
     p.set_defaults(func=cmd_search)
@@ -386,6 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--generator-tokenizer", default=None, help="tokenizer the budget counts in")
     p.add_argument("--overfetch", type=int, default=None, help="fetch k x this many hits before merging (default 3)")
     p.add_argument("--passage-budget", type=_passage_budget, default=argparse.SUPPRESS, help=_PASSAGE_HELP)
+    add_ranking_flags(p)
     p.add_argument("--min-recall", type=float, default=None, help="exit 1 when a config's recall@gate-k is below this")
     p.add_argument("--gate-k", type=int, default=5, help="k of the recall the gate checks (default 5)")
     p.add_argument("--split", choices=("all", "tune", "test"), default="all",

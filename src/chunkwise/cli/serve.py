@@ -19,6 +19,10 @@ def add_serve_parser(sub) -> None:
                    help='local use only (loopback): callers name their groups ("groups" in the JSON body)')
     p.add_argument("--bm25", default="fts5", choices=("fts5", "sparse"), help="BM25 engine (default fts5)")
     p.add_argument("--generator-tokenizer", default=None, help="tokenizer the context budget counts in")
+    from chunkwise.cli.ranking import add_ranking_flags
+
+    add_ranking_flags(p)
+    p.add_argument("--config", help="chunkwise.toml ([search] field_weights, fusion)")
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"),
                    help="uvicorn's log level (default info: one access line per request)")
     p.add_argument("--json", action="store_true",
@@ -27,8 +31,12 @@ def add_serve_parser(sub) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from chunkwise import api
+    from chunkwise.cli.ranking import ranking_options
     from chunkwise.serve.start import run
 
+    ranking = ranking_options(args, api.load_config(args.config).search)
     return run(args.db, args.host, args.port, trust_groups_header=args.trust_groups_header, tokens=args.tokens,
                insecure_groups_in_body=args.insecure_groups_in_body, bm25=args.bm25,
-               generator_tokenizer=args.generator_tokenizer, log_level=args.log_level, ready_json=args.json)
+               generator_tokenizer=args.generator_tokenizer, log_level=args.log_level, ready_json=args.json,
+               ranking=ranking)

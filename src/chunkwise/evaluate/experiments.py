@@ -182,13 +182,16 @@ def items_for(doc_id: str, chunks, embed_texts: Sequence[str] | None = None) -> 
 
 
 def search_all(items: Sequence, queries: Sequence[str], k: int, mode: str = "bm25", embedder=None) -> list[list]:
-    """Top-``k`` Hits per query; query vectors are embedded in one batch (MiniLM is slow one by one)."""
+    """Top-``k`` Hits per query; query vectors are embedded in one batch (MiniLM is slow one by one).
+    BM25 reads the embedded text alone (title and heading fields weighted 0): the seed's arms differ
+    only in what the header puts into that text, and a weighted heading field would add it to all."""
+    from chunkwise.lexical import FieldWeights
     from chunkwise.retrieve.index import MemoryIndex, check_mode
 
     check_mode(mode)
     if mode != "bm25" and embedder is None:
         raise ConfigError(f"mode {mode!r} needs an embedder: pass --embedder hashing or --embedder minilm")
-    index = MemoryIndex(items, embedder=embedder if mode != "bm25" else None)
+    index = MemoryIndex(items, embedder=embedder if mode != "bm25" else None, field_weights=FieldWeights(0, 0))
     vectors = embedder.embed(list(queries)) if mode != "bm25" else [None] * len(queries)
     return [index.search(q, GROUPS, k, mode, query_vector=v) for q, v in zip(queries, vectors)]
 

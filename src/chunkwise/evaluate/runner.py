@@ -34,6 +34,8 @@ class Settings:
     split: str = "all"  # which golden questions: tune, test or all (golden.split_of)
     seed: int = 0  # of the bootstrap intervals
     passage_budget: int | None = DEFAULT_PASSAGE_BUDGET  # tokens a merged passage may grow to (None: unbounded)
+    field_weights: str | None = None  # BM25 title/heading weights, "title=N,heading=N" (lexical.FieldWeights)
+    fusion: str | None = None  # hybrid's weighted RRF, "bm25=N,dense=N,k=N" (retrieve.fusion.Fusion)
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,8 @@ def evaluate_chunking(chunk: ChunkConfig, runs: Sequence[tuple[str, str]], docs:
         "index_bytes": m.store_bytes(db),
     }
     out = []
-    with Retriever(db, embedder=embedder, generator_tokenizer=settings.generator_tokenizer) as r:
+    with Retriever(db, embedder=embedder, generator_tokenizer=settings.generator_tokenizer,
+                   field_weights=settings.field_weights, fusion=settings.fusion) as r:
         # Evaluation scores chunking, not permissions: ask as a reader holding every tag in the store
         # (front matter ``acl`` replaces the eval tag on some documents).
         groups = sorted(r.store.access_tags()) or [EVAL_GROUP]

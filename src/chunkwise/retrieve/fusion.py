@@ -1,21 +1,70 @@
 """Reciprocal rank fusion and deterministic top-k: pure functions over plain arrays."""
 from __future__ import annotations
 
-from typing import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Hashable, Mapping, Sequence
+
+from chunkwise.errors import ConfigError
+from chunkwise.lexical import check_weight, parse_weights
 
 RRF_K = 60  # Cormack et al.'s constant; damps the head so one list cannot dominate
 
 
-def rrf(rankings: Sequence[Sequence[Hashable]], k: int = RRF_K) -> list[tuple[Hashable, float]]:
-    """Fuse ranked lists of ids: score(id) = sum over lists of 1 / (k + rank). Ties are broken by
+def rrf(rankings: Sequence[Sequence[Hashable]], k: int = RRF_K,
+        weights: Sequence[float] | None = None) -> list[tuple[Hashable, float]]:
+    """Fuse ranked lists of ids: score(id) = sum over lists of weight / (k + rank) (weights 1 unless
+    given; an id only in a list weighted 0 still comes back, after the others). Ties are broken by
     the best single rank, then by the id itself, so the order never depends on dict order."""
+    weights = [1.0] * len(rankings) if weights is None else list(weights)
+    if len(weights) != len(rankings):
+        raise ValueError(f"{len(weights)} weights for {len(rankings)} rankings")
     scores: dict[Hashable, float] = {}
     best: dict[Hashable, int] = {}
-    for ranking in rankings:
+    for ranking, w in zip(rankings, weights):
         for rank, item in enumerate(ranking, start=1):
-            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
+            scores[item] = scores.get(item, 0.0) + w / (k + rank)
             best[item] = min(best.get(item, rank), rank)
     return sorted(scores.items(), key=lambda kv: (-kv[1], best[kv[0]], kv[0]))
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """How hybrid search fuses its BM25 and dense lists: weighted RRF, ``bm25 / (k + rank) + dense /
+    (k + rank)``. Equal weights are plain RRF; a weight of 0 leaves that list out."""
+
+    bm25: float = 1.0
+    dense: float = 1.0
+    k: int = RRF_K
+
+    def __post_init__(self) -> None:
+        for name in ("bm25", "dense"):
+            check_weight(f"fusion weight {name}", getattr(self, name))
+        if self.bm25 == 0 and self.dense == 0:
+            raise ConfigError("fusion weights bm25 and dense cannot both be 0 (use --mode bm25 or dense instead)")
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or not 1 <= self.k <= 10_000:
+            raise ConfigError(f"fusion k must be an integer from 1 to 10000, got {self.k!r}")
+
+    @classmethod
+    def parse(cls, value: "Fusion | Mapping | str | None") -> "Fusion":
+        """``None`` (defaults), a mapping, or ``"bm25=1,dense=0.5"`` (the CLI's form; ``k=N`` too)."""
+        if value is None or isinstance(value, Fusion):
+            return value or cls()
+        if isinstance(value, str):
+            value = parse_weights(value, "fusion weights", ("bm25", "dense", "k"))
+        value = dict(value)
+        unknown = sorted(set(value) - {"bm25", "dense", "k"})
+        if unknown:
+            raise ConfigError(f"unknown name {unknown[0]!r} in fusion weights; use bm25=N,dense=N[,k=N]")
+        if "k" in value and isinstance(value["k"], float) and value["k"].is_integer():
+            value["k"] = int(value["k"])
+        return cls(**value)
+
+    def spec(self) -> str:
+        """The CLI's form, ``bm25=N,dense=N,k=N`` (parses back to an equal value)."""
+        return f"bm25={self.bm25:g},dense={self.dense:g},k={self.k}"
+
+    def fuse(self, bm25: Sequence[Hashable], dense: Sequence[Hashable]) -> list[tuple[Hashable, float]]:
+        return rrf([bm25, dense], self.k, (self.bm25, self.dense))
 
 
 def top_k(scores, k: int, tiebreak, candidates=None):

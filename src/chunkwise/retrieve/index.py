@@ -11,9 +11,10 @@ from typing import Iterable, Sequence
 
 from chunkwise.access import READY, caller_groups
 from chunkwise.errors import ConfigError
+from chunkwise.lexical import FieldWeights, LexicalFields
 from chunkwise.retrieve.bm25 import SparseBM25, query_terms
 from chunkwise.retrieve.dense import DenseMatrix, near_top, normalise
-from chunkwise.retrieve.fusion import rrf, top_k
+from chunkwise.retrieve.fusion import Fusion, top_k
 from chunkwise.retrieve.layout import AccessLayout
 from chunkwise.retrieve.types import MODES, Hit
 
@@ -36,9 +37,12 @@ def check_groups(groups) -> tuple[str, ...]:
 
 class SearchIndex:
     def __init__(self, keys: Sequence, tags: Sequence[tuple[str, ...]], tiebreak: Sequence[int], *,
-                 texts: Iterable[str] | None = None, vectors=None) -> None:
+                 texts: Iterable[str | LexicalFields] | None = None, vectors=None,
+                 field_weights: FieldWeights | None = None, fusion: Fusion | None = None) -> None:
         """``keys[i]``, ``tags[i]``, ``tiebreak[i]``, ``texts``/``vectors`` row i: one servable row each.
-        ``tiebreak``: integers, smaller wins a tie (e.g. the rank of the chunk id in sorted order)."""
+        ``texts``: analysed fields (``LexicalFields``) or plain texts (analysed as a body).
+        ``tiebreak``: integers, smaller wins a tie (e.g. the rank of the chunk id in sorted order).
+        ``field_weights`` and ``fusion``: the defaults of ``rank`` (BM25 fields, hybrid RRF)."""
         import numpy as np
 
         self.layout = AccessLayout.build(tags, tiebreak)
@@ -50,6 +54,8 @@ class SearchIndex:
             texts = list(texts)
             self.bm25 = SparseBM25.build((texts[i] for i in order), len(order))
         self._stats: dict = {}
+        self.field_weights = field_weights or FieldWeights()
+        self.fusion = fusion or Fusion()
         self.dense: DenseMatrix | None = None
         if vectors is not None:
             rows = normalise(vectors)
@@ -60,7 +66,7 @@ class SearchIndex:
     def __len__(self) -> int:
         return self.layout.size
 
-    def rank_bm25(self, query: str, groups, k: int) -> list[tuple[object, float]]:
+    def rank_bm25(self, query: str, groups, k: int, weights: FieldWeights | None = None) -> list[tuple[object, float]]:
         if self.bm25 is None:
             raise ConfigError("this index was built without texts; BM25 needs them (build with texts=...)")
         terms = query_terms(query)
@@ -72,7 +78,7 @@ class SearchIndex:
                 self._stats.pop(next(iter(self._stats)))
             stats = self._stats[key] = self.bm25.stats(mask)
         for informative in (True, False):
-            pos, vals = self.bm25.scores(terms, mask, stats, informative)
+            pos, vals = self.bm25.scores(terms, mask, stats, informative, weights or self.field_weights)
             if pos.size >= k:
                 break  # else: rows matching only the skipped common terms are needed to reach k
         return self._top(pos, vals, k)
@@ -93,7 +99,8 @@ class SearchIndex:
 
     def rank(self, query: str, groups, k: int, mode: str = "hybrid", query_vector=None,
              depth: int = HYBRID_DEPTH) -> list[tuple[object, float]]:
-        """Top ``k`` (key, score) the caller may see, best first."""
+        """Top ``k`` (key, score) the caller may see, best first (hybrid: ``self.fusion`` over the
+        BM25 and dense lists)."""
         check_mode(mode)
         groups = check_groups(groups)
         if k < 1:
@@ -105,9 +112,8 @@ class SearchIndex:
         if mode == "dense":
             return self.rank_dense(query_vector, groups, k)
         n = max(k, depth)
-        lists = [[key for key, _ in self.rank_bm25(query, groups, n)],
-                 [key for key, _ in self.rank_dense(query_vector, groups, n)]]
-        return rrf(lists)[:k]
+        return self.fusion.fuse([key for key, _ in self.rank_bm25(query, groups, n)],
+                                [key for key, _ in self.rank_dense(query_vector, groups, n)])[:k]
 
     @property
     def nbytes(self) -> int:
@@ -134,6 +140,10 @@ class Item:
     source_version: str = ""
     version: str = ""  # the document's front matter version
     updated_at: str = ""
+    title: str = ""  # the document's (a weighted BM25 field)
+
+    def lexical(self) -> LexicalFields:
+        return LexicalFields.of(self.embed_text or self.text, self.title, self.heading_path)
 
     def hit(self, score: float, rank: int) -> Hit:
         return Hit(self.chunk_id, self.doc_id, self.chunk_index, self.start_char, self.end_char, score, rank,
@@ -144,7 +154,8 @@ class Item:
 class MemoryIndex:
     """A SearchIndex over a list of Items, answering with Hits. Unservable items are left out."""
 
-    def __init__(self, items: Sequence[Item], vectors=None, *, embedder=None, bm25: bool = True) -> None:
+    def __init__(self, items: Sequence[Item], vectors=None, *, embedder=None, bm25: bool = True,
+                 field_weights: FieldWeights | None = None, fusion: Fusion | None = None) -> None:
         import numpy as np
 
         keep = [i for i, it in enumerate(items) if it.quality == READY and it.acl]
@@ -159,8 +170,9 @@ class MemoryIndex:
         self.embedder = embedder
         self.index = SearchIndex(
             ids, [it.acl for it in self.items], [rank_of[c] for c in ids],
-            texts=[it.embed_text or it.text for it in self.items] if bm25 else None,
+            texts=[it.lexical() for it in self.items] if bm25 else None,
             vectors=vectors if vectors is not None and len(self.items) else None,
+            field_weights=field_weights, fusion=fusion,
         )
 
     def search(self, query: str, groups, k: int = 5, mode: str = "hybrid", query_vector=None) -> list[Hit]:

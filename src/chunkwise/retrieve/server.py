@@ -12,15 +12,17 @@ content.
 from __future__ import annotations
 
 from chunkwise.access import caller_groups
+from chunkwise.lexical import FieldWeights
+from chunkwise.retrieve.bm25 import at_floor, combine_fields, query_terms
 from chunkwise.retrieve.fts import FTSRanker
 
 
 class ServerBM25(FTSRanker):
     """BM25 over the permitted rows, computed from ``store.lexical_stats`` and ``lexical_postings``."""
 
-    def __init__(self, store) -> None:
-        super().__init__(store)
-        self._query_df: dict[str, int] = {}
+    def __init__(self, store, weights: FieldWeights | None = None) -> None:
+        super().__init__(store, weights)
+        self._query_df: dict[tuple, int] = {}
         self._prefetched: dict = {}
         self._groups: tuple[str, ...] = ()
         self._call_stats: tuple[int, float] | None = None
@@ -30,43 +32,39 @@ class ServerBM25(FTSRanker):
             self._call_stats = self.store.lexical_stats(groups)
         return self._call_stats
 
-    def _global_df(self, term: str) -> int:
+    def _global_df(self, term: str, fields: tuple[str, ...]) -> int:
         # Only the permitted document frequency is asked for: a term no permitted row holds drops out
         # of the query exactly as one absent from the whole store does in the FTS5 ranker.
-        return self._permitted_df(term, self._groups)
+        return self._permitted_df(term, self._groups, fields)
 
-    def _permitted_df(self, term: str, groups) -> int:
-        if term not in self._query_df:
-            self._query_df.update(self.store.lexical_df([term], groups))
-        return self._query_df[term]
+    def _permitted_df(self, term: str, groups, fields: tuple[str, ...]) -> int:
+        if (term, fields) not in self._query_df:
+            self._query_df.update({(t, fields): n for t, n in self.store.lexical_df([term], groups, fields).items()})
+        return self._query_df[term, fields]
 
-    def _postings(self, term: str, groups):
-        import numpy as np
-
+    def _postings(self, term: str, groups, weights: FieldWeights):
         got = self._prefetched.get(term)
         if got is None:
-            got = self.store.lexical_postings([term], groups)[term]
-        keys, tf, lengths = got
-        return (np.asarray(keys, dtype=np.int64), np.asarray(tf, dtype=np.float64),
-                np.asarray(lengths, dtype=np.float64))
+            got = self.store.lexical_postings([term], groups, weights.active())[term]
+        return got.keys, got.lengths, combine_fields(got.tf, weights)
 
-    def rank(self, query: str, groups, n: int) -> list[tuple[int, float]]:
+    def rank(self, query: str, groups, n: int, weights: FieldWeights | None = None) -> list[tuple[int, float]]:
         """Three round trips for most queries: the caller's statistics, every term's document
         frequency, the postings of the terms not at the idf floor (those the ranker reads first)."""
-        from chunkwise.retrieve.bm25 import at_floor, query_terms
-
+        weights = weights or self.weights
+        fields = weights.active()
         self._groups = caller_groups(groups).tags
         self._call_stats, self._prefetched = None, {}
         with self.store.snapshot():
             try:
                 terms = query_terms(query)
                 if not terms or n < 1 or not self._groups:
-                    return self._rank(query, groups, n)
+                    return self._rank(query, groups, n, weights)
                 rows, _ = self.stats(groups)
-                self._query_df = self.store.lexical_df(terms, groups)
-                wanted = [t for t in terms if self._query_df[t] and not at_floor(rows, self._query_df[t])]
-                self._prefetched = self.store.lexical_postings(wanted, groups)
-                return self._rank(query, groups, n)
+                self._query_df = {(t, fields): c for t, c in self.store.lexical_df(terms, groups, fields).items()}
+                wanted = [t for t in terms if self._query_df[t, fields] and not at_floor(rows, self._query_df[t, fields])]
+                self._prefetched = self.store.lexical_postings(wanted, groups, fields)
+                return self._rank(query, groups, n, weights)
             finally:
                 self._call_stats, self._prefetched, self._query_df = None, {}, {}
 

@@ -19,10 +19,11 @@ from typing import Callable, Sequence
 
 from chunkwise.access import permitted
 from chunkwise.errors import ConfigError
+from chunkwise.lexical import FieldWeights
 from chunkwise.retrieve.assembly import assemble_hits, assemble_ranked
 from chunkwise.retrieve.fts import FTSRanker
+from chunkwise.retrieve.fusion import Fusion
 from chunkwise.retrieve.server import ServerBM25, dense_rank
-from chunkwise.retrieve.fusion import rrf
 from chunkwise.retrieve.index import HYBRID_DEPTH, Item, SearchIndex, check_groups, check_mode
 from chunkwise.retrieve.passages import DEFAULT_PASSAGE_BUDGET, check_passage_budget
 from chunkwise.retrieve.types import EXPANSIONS, VERSIONS, Hit, SearchResult
@@ -47,21 +48,27 @@ def _item(chunk) -> Item:
     return Item(rec["chunk_id"], rec["doc_id"], rec["chunk_index"], rec["start_char"], rec["end_char"], rec["text"],
                 rec["embed_text"], chunk.acl, chunk.quality, rec.get("source_uri") or chunk.source_uri,
                 tuple(rec.get("heading_path") or ()), rec.get("page"), rec.get("section_id", ""),
-                rec.get("source_version", ""), rec.get("doc_version", ""), rec.get("doc_updated_at", ""))
+                rec.get("source_version", ""), rec.get("doc_version", ""), rec.get("doc_updated_at", ""),
+                rec.get("title") or "")
 
 
 class Retriever:
     """A long-lived searcher over one store (open once, search many times)."""
 
-    def __init__(self, db, *, embedder="auto", bm25: str = "fts5", generator_tokenizer: str | None = None) -> None:
+    def __init__(self, db, *, embedder="auto", bm25: str = "fts5", generator_tokenizer: str | None = None,
+                 field_weights: FieldWeights | dict | str | None = None, fusion: Fusion | dict | str | None = None) -> None:
         """``db``: a store path or URL (opened read-only: search works on a read-only file), or an
-        open ``store.base.Store``."""
+        open ``store.base.Store``. ``field_weights``: BM25 weights of the title and heading fields
+        (``lexical.FieldWeights``, e.g. ``"title=2,heading=1.5"``); ``fusion``: hybrid's weighted RRF
+        (``fusion.Fusion``, e.g. ``"bm25=1,dense=0.5"``)."""
         from chunkwise.store import open_store
 
         if bm25 not in BM25_BACKENDS:
             raise ConfigError(f"unknown BM25 backend {bm25!r}; use one of: {', '.join(BM25_BACKENDS)}")
         self.store = open_store(db, readonly=True) if isinstance(db, (str, os.PathLike)) else db
         self.bm25_backend = bm25
+        self.field_weights = FieldWeights.parse(field_weights)
+        self.fusion = Fusion.parse(fusion)
         self.model = self.store.settings().get("embedder", "none")
         # Late-chunked vectors live in their base model's space: queries are embedded by the base model.
         query_model = self.model.split("+", 1)[0]
@@ -81,7 +88,7 @@ class Retriever:
         self._index: SearchIndex | None = None
         # A server store ranks with its own primitives (retrieve/server.py): nothing is loaded per process.
         self.native = bool(getattr(self.store, "native_search", False))
-        self.fts = ServerBM25(self.store) if self.native else FTSRanker(self.store)
+        self.fts = (ServerBM25 if self.native else FTSRanker)(self.store, self.field_weights)
 
     def close(self) -> None:
         self.store.close()
@@ -108,8 +115,9 @@ class Retriever:
         if self._index is None:
             want_vectors = self.embedder is not None
             sparse = self.bm25_backend == "sparse"
-            rows = self.store.servable_rows(texts=sparse, vectors=want_vectors)
-            self._index = SearchIndex(rows.keys, rows.tags, rows.keys, texts=rows.texts, vectors=rows.vectors)
+            rows = self.store.servable_rows(lexical=sparse, vectors=want_vectors)
+            self._index = SearchIndex(rows.keys, rows.tags, rows.keys, texts=rows.lexical, vectors=rows.vectors,
+                                      field_weights=self.field_weights, fusion=self.fusion)
         return self._index
 
     def warm(self) -> None:
@@ -147,8 +155,7 @@ class Retriever:
             return self._rank_dense(vector, groups, n)
         depth = max(n, HYBRID_DEPTH)
         dense = self._rank_dense(vector, groups, depth)
-        lists = [[r for r, _ in self.rank(query, groups, depth, "bm25")], [r for r, _ in dense]]
-        return rrf(lists)[:n]
+        return self.fusion.fuse([r for r, _ in self.rank(query, groups, depth, "bm25")], [r for r, _ in dense])[:n]
 
     def _rank_dense(self, vector, groups, n: int) -> list[tuple[int, float]]:
         if self.native:
@@ -221,7 +228,8 @@ def finish(query: str, mode: str, hits: Sequence[Hit], source, groups, expand: s
 
 def search(db, query: str, groups, **options) -> SearchResult:
     """One-shot search (opens the store, searches, closes). Options: k, mode, expand, budget,
-    passage_budget, overfetch, versions, embedder, bm25, generator_tokenizer."""
-    init = {key: options.pop(key) for key in ("embedder", "bm25", "generator_tokenizer") if key in options}
+    passage_budget, overfetch, versions, embedder, bm25, generator_tokenizer, field_weights, fusion."""
+    init = {key: options.pop(key) for key in ("embedder", "bm25", "generator_tokenizer", "field_weights", "fusion")
+            if key in options}
     with Retriever(db, **init) as r:
         return r.search(query, groups, **options)

@@ -15,11 +15,12 @@ from chunkwise import api
 
 
 class Engine:
-    def __init__(self, db: str, *, bm25: str = "fts5", generator_tokenizer: str | None = None) -> None:
+    def __init__(self, db: str, *, bm25: str = "fts5", generator_tokenizer: str | None = None, **ranking: Any) -> None:
+        """``ranking``: the Retriever's field_weights and fusion."""
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chunkwise-serve")
         try:
             self.retriever = self._pool.submit(api.open_retriever, db, bm25=bm25,
-                                               generator_tokenizer=generator_tokenizer).result()
+                                               generator_tokenizer=generator_tokenizer, **ranking).result()
         except BaseException:
             self._pool.shutdown(wait=False)
             raise

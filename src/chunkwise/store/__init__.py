@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from chunkwise.store.base import (DocumentDiff, DocumentRow, DocumentState, ServableRows, Store, StoreBusy,
+from chunkwise.store.base import (DocumentDiff, DocumentRow, DocumentState, Postings, ServableRows, Store, StoreBusy,
                                   StoreCounts, StoredChunk, VersionLink)
 from chunkwise.store.sqlite import SQLiteStore
 
@@ -32,5 +32,5 @@ def open_store(location: str | os.PathLike, *, readonly: bool = False, create: b
     return SQLiteStore(text, readonly=readonly, create=create, timeout=timeout)
 
 
-__all__ = ["DocumentDiff", "DocumentRow", "DocumentState", "SQLiteStore", "ServableRows", "Store", "StoreBusy",
+__all__ = ["DocumentDiff", "DocumentRow", "DocumentState", "Postings", "SQLiteStore", "ServableRows", "Store", "StoreBusy",
            "StoreCounts", "StoredChunk", "VersionLink", "is_server_url", "open_store"]

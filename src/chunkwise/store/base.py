@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Mapping, Protocol, Sequence
 
 from chunkwise.errors import StoreBusy
+from chunkwise.lexical import FIELDS
 
 
 @dataclass(frozen=True)
@@ -99,13 +100,35 @@ class StoredChunk:
 class ServableRows:
     """The rows a reader may ever be served (``ready``, at least one tag), for in-memory indexes.
 
-    ``texts`` (the embedded text, for an in-memory BM25) and ``vectors`` (float32 matrix, one row
-    per key) are present only when asked for; with vectors, rows without one are left out."""
+    ``texts`` (the embedded text), ``vectors`` (float32 matrix, one row per key) and ``lexical``
+    (each row's stored ``chunkwise.lexical.LexicalFields``, for the in-memory BM25) are present only
+    when asked for; with vectors, rows without one are left out."""
 
     keys: list[int]
     tags: list[tuple[str, ...]]
     texts: list[str] | None = None
     vectors: object | None = None  # numpy.ndarray (n, dim) float32
+    lexical: list | None = None  # list[LexicalFields]
+
+
+@dataclass(frozen=True)
+class Postings:
+    """The permitted rows holding one analysed term: row keys (int64), each row's body length in
+    terms (float64) and the term's count in each lexical field (float64, shape (n, 3), columns in
+    ``chunkwise.lexical.FIELDS`` order: body, title, heading; 0 where absent)."""
+
+    keys: object
+    lengths: object
+    tf: object
+
+    @classmethod
+    def empty(cls) -> "Postings":
+        import numpy as np
+
+        return cls(np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 3)))
+
+    def __len__(self) -> int:
+        return len(self.keys)
 
 
 @dataclass(frozen=True)
@@ -186,14 +209,18 @@ class Store(Protocol):
         """Close a run: record settings and stats, drop vectors no chunk uses (returns how many)."""
 
     # -- retrieval primitives --------------------------------------------------------------------
-    def lexical_row_sizes(self) -> Iterator[tuple[int, int, int]]:
-        """``(key, tokens in the text, tokens in all indexed columns)`` of every row (BM25 lengths)."""
-    def term_count(self, term: str, groups: Sequence[str] | None = None) -> int:
-        """Rows holding ``term``; with ``groups``, only those the groups may see (filter in the query)."""
-    def term_matches(self, term: str, groups: Sequence[str]) -> list[tuple[int, float]]:
-        """``(key, backend score)`` of the permitted rows holding ``term`` (FTS5: its whole-table rank,
-        which retrieve/fts.py inverts to the term count and re-scores with the caller's statistics)."""
-    def servable_rows(self, *, texts: bool = False, vectors: bool = False) -> ServableRows: ...
+    # Lexical search works on the analysed fields (``chunkwise.lexical.LexicalFields.of_record``) the
+    # store keeps per chunk: body, title, heading; ``term`` is one analysed term, matched as a whole
+    # token (never re-analysed by the backend); ``fields`` is a non-empty subset of FIELDS.
+    def lexical_row_sizes(self) -> Iterator[tuple[int, int]]:
+        """``(key, terms in the body field)`` of every row (BM25 lengths)."""
+    def term_count(self, term: str, groups: Sequence[str] | None = None, fields: Sequence[str] = FIELDS) -> int:
+        """Rows holding ``term`` in one of ``fields``; with ``groups``, only those the groups may see
+        (filter in the query)."""
+    def term_matches(self, term: str, groups: Sequence[str], fields: Sequence[str] = FIELDS) -> Postings:
+        """The rows the groups may see holding ``term`` in one of ``fields`` (filter in the query),
+        with body lengths and per-field counts; retrieve/ scores them with the caller's statistics."""
+    def servable_rows(self, *, texts: bool = False, vectors: bool = False, lexical: bool = False) -> ServableRows: ...
     def chunks_by_key(self, keys: Sequence[int]) -> dict[int, StoredChunk]: ...
     def document_chunks(self, doc_id: str) -> list[StoredChunk]:
         """A document's chunks in order (neighbours, parents)."""
@@ -214,11 +241,12 @@ class Store(Protocol):
     def snapshot(self):
         """Context manager: the reads inside see one consistent state (one ranking's statements)."""
     def lexical_stats(self, groups: Sequence[str]) -> tuple[int, float]:
-        """(servable rows ``groups`` may see, their mean text length in analyzer terms)."""
-    def lexical_df(self, terms: Sequence[str], groups: Sequence[str]) -> dict[str, int]:
-        """Per term, the permitted rows holding it (one round trip for a whole query)."""
-    def lexical_postings(self, terms: Sequence[str], groups: Sequence[str]) -> dict[str, tuple[list[int], list[int], list[int]]]:
-        """Per term: (keys, the term's count in each, each row's length) of the permitted rows holding it."""
+        """(servable rows ``groups`` may see, their mean body length in analyzer terms)."""
+    def lexical_df(self, terms: Sequence[str], groups: Sequence[str], fields: Sequence[str] = FIELDS) -> dict[str, int]:
+        """Per term, the permitted rows holding it in one of ``fields`` (one round trip for a whole query)."""
+    def lexical_postings(self, terms: Sequence[str], groups: Sequence[str],
+                         fields: Sequence[str] = FIELDS) -> dict[str, Postings]:
+        """Per term, ``term_matches``' answer (one round trip for a whole query)."""
     def dense_candidates(self, vector, groups: Sequence[str], n: int):
         """(keys, float32 matrix) of permitted rows nearest ``vector``: at least the top ``n`` when
         that many exist (the retriever re-scores them with ``retrieve.dense.exact_scores``)."""
@@ -233,5 +261,5 @@ class Store(Protocol):
         """Chunks in the store."""
 
 
-__all__ = ["DocumentDiff", "DocumentRow", "DocumentState", "ServableRows", "Store", "StoreBusy", "StoreCounts",
+__all__ = ["DocumentDiff", "DocumentRow", "DocumentState", "Postings", "ServableRows", "Store", "StoreBusy", "StoreCounts",
            "StoredChunk", "VersionLink", "kept_links"]

@@ -6,9 +6,10 @@ at once apply it exactly once.
 What differs from SQLite, and why:
 - ``chunks.acl`` is a ``text[]`` of canonical tags with a GIN index; ``servable`` (ready and
   tagged) is a column, so every search says ``servable AND acl && $groups`` inside its query.
-- The lexical index is the analyzer's terms as a ``tsvector`` (GIN, ``@@`` finds the rows holding
-  a term) plus their counts (``lex_tf``) and the row's length (``lex_len``): BM25 is computed from
-  the *permitted* rows' statistics, exactly as the SQLite engines do (see store/postgres_read.py).
+- The lexical index is the analyzer's terms of every field as a ``tsvector`` (GIN, ``@@`` finds the
+  rows holding a term) plus their counts per field (``lex_tf``) and the body's length (``lex_len``):
+  BM25F is computed from the *permitted* rows' statistics, exactly as the SQLite engines do (see
+  store/postgres_read.py).
 - ``acl_stats`` keeps, per distinct tag set, the servable rows and their summed length, updated in
   each document's transaction: a caller's row count and mean length are one small sum, always
   consistent with the rows.
@@ -90,6 +91,17 @@ CREATE TABLE version_links (
 );
 CREATE INDEX version_links_older ON version_links (older);
 """),
+    # The lexical analyzer with stems and fields (SQLite migration 7): each chunk's analysed body,
+    # title and heading (``chunkwise.lexical.LexicalFields``, what SQLite keeps and FTS5 indexes);
+    # ``lex`` (the tsvector, lexemes taken verbatim by ``array_to_tsvector``, never re-parsed) holds
+    # every field's terms, ``lex_tf`` each lexeme's counts per field ([body, title, heading]),
+    # ``lex_len`` the body's length. The rows are re-analysed in Python (``PostgresStore._reanalyse``).
+    (3, "lexical fields analysed by chunkwise.lexical (stemmed body, title, heading)", """
+ALTER TABLE chunks ADD COLUMN lex_body TEXT NOT NULL DEFAULT '';
+ALTER TABLE chunks ADD COLUMN lex_title TEXT NOT NULL DEFAULT '';
+ALTER TABLE chunks ADD COLUMN lex_heading TEXT NOT NULL DEFAULT '';
+"""),
 ]
+REANALYSE = 3  # the migration after whose SQL every row is re-analysed
 
 LATEST = MIGRATIONS[-1][0]

@@ -20,7 +20,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 from chunkwise.access import READY, AccessTags
 from chunkwise.errors import DependencyError, IdentityConflict, InputError, StoreBusy, StoreError
 from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState, VersionLink, kept_links
-from chunkwise.store.pg_schema import LATEST, MIGRATIONS
+from chunkwise.store.pg_schema import LATEST, MIGRATIONS, REANALYSE
 from chunkwise.store.postgres_read import PostgresReads, as_array, lexical
 
 _HINT = "install the PostgreSQL extra: pip install 'chunkwise[pg]'"
@@ -126,7 +126,24 @@ class PostgresStore(PostgresReads):
             for number, name, sql in MIGRATIONS:
                 if number not in done:
                     self.db.execute(sql)
+                    if number == REANALYSE:
+                        self._reanalyse()
                     self.db.execute("INSERT INTO migrations (number, name) VALUES (%s, %s)", (number, name))
+
+    def _reanalyse(self) -> None:
+        """Migration 3: every row's lexical columns from ``chunkwise.lexical`` (stems, the title and
+        heading fields; SQL cannot run the analyzer), then the per-tag-set lengths they sum to."""
+        rows = self.db.execute("SELECT key, record, embed_text FROM chunks").fetchall()
+        updates = []
+        for key, record, embed_text in rows:
+            fields, terms, tf, length = lexical({**json.loads(record), "embed_text": embed_text})
+            updates.append((terms, _jsonb(tf), length, *fields.values(), key))
+        with self.db.cursor() as cur:
+            cur.executemany("UPDATE chunks SET lex = array_to_tsvector(%s::text[]), lex_tf = %s, lex_len = %s,"
+                            " lex_body = %s, lex_title = %s, lex_heading = %s WHERE key = %s", updates)
+        self.db.execute("DELETE FROM acl_stats")
+        self.db.execute("INSERT INTO acl_stats (acl, rows, total_len) SELECT acl, count(*), sum(lex_len) FROM chunks"
+                        " WHERE servable GROUP BY acl")
 
     @contextmanager
     def _transaction(self):
@@ -235,14 +252,16 @@ class PostgresStore(PostgresReads):
             if added:
                 cur.executemany(
                     "INSERT INTO chunks (chunk_id, doc_id, chunk_index, record, text, embed_text, embed_model, embed_key,"
-                    " acl, quality, size, servable, lex, lex_tf, lex_len, vector) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,"
-                    "%s,%s,array_to_tsvector(%s::text[]),%s,%s,(SELECT vector FROM vectors WHERE embed_key = %s))",
+                    " acl, quality, size, servable, lex, lex_tf, lex_len, lex_body, lex_title, lex_heading, vector)"
+                    " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,array_to_tsvector(%s::text[]),%s,%s,%s,%s,%s,"
+                    "(SELECT vector FROM vectors WHERE embed_key = %s))",
                     [(*r, r[7]) for r in added])
             if updated:
                 cur.executemany(
                     "UPDATE chunks SET doc_id=%s, chunk_index=%s, record=%s, text=%s, embed_text=%s, embed_model=%s,"
                     " embed_key=%s, acl=%s, quality=%s, size=%s, servable=%s, lex=array_to_tsvector(%s::text[]),"
-                    " lex_tf=%s, lex_len=%s, vector=(SELECT vector FROM vectors WHERE embed_key = %s) WHERE chunk_id=%s",
+                    " lex_tf=%s, lex_len=%s, lex_body=%s, lex_title=%s, lex_heading=%s,"
+                    " vector=(SELECT vector FROM vectors WHERE embed_key = %s) WHERE chunk_id=%s",
                     [(*r[1:], r[7], r[0]) for r in updated])
         for r in rows:
             _count(delta, r[8], r[11], r[14], +1)
@@ -370,18 +389,18 @@ def _count(delta: dict, acl, servable: bool, length: int, sign: int) -> None:
 
 def _row(r: dict) -> tuple:
     """A record as the chunks row: the texts in their own columns, the rest as JSON, the tags as
-    an array, and the analyzer's terms of the embedded text."""
+    an array, and the analysed fields (``chunkwise.lexical``: body, title, heading)."""
     meta = {k: v for k, v in r.items() if k not in ("text", "embed_text")}
     tags = AccessTags.parse(r["acl"], f"chunk {r['chunk_id']}")
     for name in ("text", "embed_text"):
         if "\x00" in r[name]:
             raise InputError(f"chunk {r['chunk_id']}: its {name} holds a NUL character, which PostgreSQL text cannot "
                              f"store; the normaliser should have removed it")
-    terms, tf, length = lexical(r["embed_text"])
+    fields, terms, tf, length = lexical(r)
     servable = r["quality"] == READY and bool(tags)
     return (r["chunk_id"], r["doc_id"], r["chunk_index"], json.dumps(meta, ensure_ascii=False, sort_keys=True),
             r["text"], r["embed_text"], r["embed_model"], r["embed_key"], list(tags.tags), r["quality"], r["size"],
-            servable, terms, _jsonb(tf), length)
+            servable, terms, _jsonb(tf), length, *fields.values())
 
 
 def _jsonb(value):

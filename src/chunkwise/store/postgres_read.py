@@ -23,12 +23,12 @@ import hashlib
 import json
 import math
 import re
-from collections import Counter
 from contextlib import contextmanager
-from typing import Iterator, Sequence
+from typing import Iterator, Mapping, Sequence
 
 from chunkwise.access import AccessTags, caller_groups
-from chunkwise.store.base import DocumentRow, ServableRows, StoreCounts, StoredChunk, VersionLink
+from chunkwise.lexical import FIELDS, LexicalFields
+from chunkwise.store.base import DocumentRow, Postings, ServableRows, StoreCounts, StoredChunk, VersionLink
 
 EXACT_ROWS = 20_000  # permitted rows up to which an exact scan is cheaper than a filtered HNSW walk
 DISTANCE_SLACK = 1e-5  # > the float32 rounding between the server's cosine and the retriever's
@@ -49,12 +49,28 @@ def lexeme(term: str) -> str:
     return "#" + hashlib.sha256(term.encode("utf-8")).hexdigest()
 
 
-def lexical(text: str) -> tuple[list[str], dict[str, int], int]:
-    """(lexemes, term counts, length) of an embedded text, by the analyzer BM25 scores with."""
-    from chunkwise.retrieve.bm25 import tokenize
+def lexical(record: Mapping) -> tuple[LexicalFields, list[str], dict[str, list[int]], int]:
+    """A chunk record's analysed fields (``LexicalFields.of_record``, what SQLite keeps too), the
+    lexemes of all of them (the tsvector), each lexeme's count per field in ``FIELDS`` order, and the
+    body's length in terms (BM25's length)."""
+    fields = LexicalFields.of_record(record)
+    counts: dict[str, list[int]] = {}
+    for i, terms in enumerate(fields.terms()):
+        for t in terms:
+            counts.setdefault(lexeme(t), [0] * len(FIELDS))[i] += 1
+    return fields, sorted(counts), counts, len(fields.terms()[0])
 
-    counts = Counter(lexeme(t) for t in tokenize(text))
-    return sorted(counts), dict(counts), sum(counts.values())
+
+def in_fields(fields: Sequence[str], lexeme_sql: str) -> str:
+    """SQL: the row holds the lexeme in one of ``fields`` (nothing to add when all are asked for:
+    the tsvector holds every field's terms). Field positions come from ``FIELDS``, never from input."""
+    unknown = [f for f in fields if f not in FIELDS]
+    if unknown or not fields:
+        raise ValueError(f"lexical fields must be a non-empty subset of {FIELDS}, got {tuple(fields)}")
+    if set(fields) == set(FIELDS):
+        return ""
+    return " AND (" + " OR ".join(f"coalesce((c.lex_tf -> {lexeme_sql} ->> {FIELDS.index(f)})::int, 0) > 0"
+                                  for f in fields) + ")"
 
 
 def tsquery(term: str) -> str:
@@ -100,40 +116,39 @@ class PostgresReads:
         return StoredChunk(key, rec, _tags(acl), quality, uri, version)
 
     # -- retrieval primitives (the Store protocol) -----------------------------------------------
-    def lexical_row_sizes(self) -> Iterator[tuple[int, int, int]]:
-        """``(key, terms in the text, terms plus access tags)`` of every row."""
-        for key, length, tags in self.db.execute(
-                "SELECT key, lex_len, CASE WHEN servable THEN cardinality(acl) ELSE 0 END FROM chunks ORDER BY key"):
-            yield key, length, length + tags
+    def lexical_row_sizes(self) -> Iterator[tuple[int, int]]:
+        """``(key, terms in the body)`` of every row."""
+        yield from self.db.execute("SELECT key, lex_len FROM chunks ORDER BY key")
 
-    def term_count(self, term: str, groups: Sequence[str] | None = None) -> int:
-        if groups is None:
-            return self.db.execute("SELECT count(*) FROM chunks c WHERE c.lex @@ %(q)s::tsquery",
-                                   {"q": tsquery(term)}).fetchone()[0]
-        return self.db.execute(f"SELECT count(*) FROM chunks c WHERE {_PERMITTED} AND c.lex @@ %(q)s::tsquery",
-                               {"q": tsquery(term), "groups": _groups(groups)}).fetchone()[0]
+    def term_count(self, term: str, groups: Sequence[str] | None = None, fields: Sequence[str] = FIELDS) -> int:
+        args = {"q": tsquery(term), "l": lexeme(term)}
+        where = "c.lex @@ %(q)s::tsquery" + in_fields(fields, "%(l)s")
+        if groups is not None:
+            where, args["groups"] = f"{_PERMITTED} AND {where}", _groups(groups)
+        return self.db.execute(f"SELECT count(*) FROM chunks c WHERE {where}", args).fetchone()[0]
 
-    def term_matches(self, term: str, groups: Sequence[str]) -> list[tuple[int, float]]:
-        """``(key, the term's count in the row)`` of the permitted rows holding ``term``."""
-        keys, tf, _ = self.lexical_postings([term], groups)[term]
-        return list(zip(keys, (float(t) for t in tf)))
+    def term_matches(self, term: str, groups: Sequence[str], fields: Sequence[str] = FIELDS) -> Postings:
+        """The permitted rows holding ``term`` in one of ``fields``, with body lengths and per-field counts."""
+        return self.lexical_postings([term], groups, fields)[term]
 
-    def servable_rows(self, *, texts: bool = False, vectors: bool = False) -> ServableRows:
-        sql = ("SELECT key, acl, embed_text" + (", vector" if vectors else "") + " FROM chunks WHERE servable"
-               + (" AND vector IS NOT NULL" if vectors else "") + " ORDER BY key")
-        keys, tags, out_texts, rows = [], [], [], []
+    def servable_rows(self, *, texts: bool = False, vectors: bool = False, lexical: bool = False) -> ServableRows:
+        sql = ("SELECT key, acl, embed_text, lex_body, lex_title, lex_heading" + (", vector" if vectors else "")
+               + " FROM chunks WHERE servable" + (" AND vector IS NOT NULL" if vectors else "") + " ORDER BY key")
+        keys, tags, out_texts, fields, rows = [], [], [], [], []
         for row in self.db.execute(sql):
             keys.append(row[0])
             tags.append(_tags(row[1]))
             out_texts.append(row[2])
+            if lexical:
+                fields.append(LexicalFields(row[3], row[4], row[5]))
             if vectors:
-                rows.append(row[3])
+                rows.append(row[6])
         matrix = None
         if vectors and rows:
             import numpy as np
 
             matrix = np.vstack([as_array(v) for v in rows])
-        return ServableRows(keys, tags, out_texts if texts else None, matrix)
+        return ServableRows(keys, tags, out_texts if texts else None, matrix, fields if lexical else None)
 
     def chunks_by_key(self, keys: Sequence[int]) -> dict[int, StoredChunk]:
         rows = self.db.execute(_CHUNK_SQL + " WHERE c.key = ANY(%s)", ([int(k) for k in keys],))
@@ -171,35 +186,42 @@ class PostgresReads:
                                    " WHERE acl && %s", (_groups(groups),)).fetchone()
         return int(n), (float(total) / int(n)) if n else 1.0
 
-    def lexical_df(self, terms: Sequence[str], groups) -> dict[str, int]:
-        """Permitted rows holding each term (the document frequencies a caller's BM25 uses), in one
-        statement."""
+    def lexical_df(self, terms: Sequence[str], groups, fields: Sequence[str] = FIELDS) -> dict[str, int]:
+        """Permitted rows holding each term in one of ``fields`` (the document frequencies a caller's
+        BM25 uses), in one statement."""
         terms = list(dict.fromkeys(terms))
         if not terms:
             return {}
         rows = self.db.execute(
-            f"SELECT t.i, (SELECT count(*) FROM chunks c WHERE {_PERMITTED} AND c.lex @@ t.q::tsquery)"
-            " FROM unnest(%(qs)s::text[]) WITH ORDINALITY AS t(q, i)",
-            {"qs": [tsquery(t) for t in terms], "groups": _groups(groups)}).fetchall()
+            f"SELECT t.i, (SELECT count(*) FROM chunks c WHERE {_PERMITTED} AND c.lex @@ t.q::tsquery"
+            f"{in_fields(fields, 't.lexeme')}) FROM unnest(%(qs)s::text[], %(ls)s::text[]) WITH ORDINALITY AS t(q, lexeme, i)",
+            {"qs": [tsquery(t) for t in terms], "ls": [lexeme(t) for t in terms], "groups": _groups(groups)}).fetchall()
         return {terms[i - 1]: n for i, n in rows}
 
-    def lexical_postings(self, terms: Sequence[str], groups) -> dict[str, tuple[list[int], list[int], list[int]]]:
-        """Per term: (keys, the term's count in each, each row's length) of the permitted rows
-        holding it, in one statement."""
+    def lexical_postings(self, terms: Sequence[str], groups, fields: Sequence[str] = FIELDS) -> dict[str, Postings]:
+        """Per term, the permitted rows holding it in one of ``fields`` with their body lengths and the
+        term's count per field (``Postings``), in one statement."""
+        import numpy as np
+
         terms = list(dict.fromkeys(terms))
-        out: dict[str, tuple[list[int], list[int], list[int]]] = {t: ([], [], []) for t in terms}
+        found: dict[str, list] = {t: [] for t in terms}
         if not terms:
-            return out
+            return {}
+        counts = ", ".join(f"coalesce((c.lex_tf -> t.lexeme ->> {i})::int, 0)" for i in range(len(FIELDS)))
         rows = self.db.execute(
-            f"SELECT t.i, c.key, (c.lex_tf ->> t.lexeme)::int, c.lex_len"
+            f"SELECT t.i, c.key, c.lex_len, {counts}"
             f" FROM unnest(%(qs)s::text[], %(ls)s::text[]) WITH ORDINALITY AS t(q, lexeme, i)"
-            f" JOIN chunks c ON c.lex @@ t.q::tsquery WHERE {_PERMITTED}",
+            f" JOIN chunks c ON c.lex @@ t.q::tsquery WHERE {_PERMITTED}{in_fields(fields, 't.lexeme')}",
             {"qs": [tsquery(t) for t in terms], "ls": [lexeme(t) for t in terms], "groups": _groups(groups)})
-        for i, key, tf, length in rows:
-            keys, tfs, lengths = out[terms[i - 1]]
-            keys.append(key)
-            tfs.append(tf)
-            lengths.append(length)
+        for i, *row in rows:
+            found[terms[i - 1]].append(row)
+        out = {}
+        for t, got in found.items():
+            if not got:
+                out[t] = Postings.empty()
+                continue
+            a = np.asarray(got, dtype=np.float64)
+            out[t] = Postings(a[:, 0].astype(np.int64), a[:, 1], a[:, 2:])
         return out
 
     def dense_candidates(self, vector, groups, n: int):

@@ -124,4 +124,40 @@ CREATE TABLE version_links (
 CREATE INDEX version_links_older ON version_links(older);
 """))
 
+# One lexical analyzer (chunkwise.lexical: case and diacritics folded, Snowball English stems) for
+# every engine: each chunk's analysed fields are kept in columns (body = its embedded text, title =
+# its document's title, heading = its visible heading path; terms joined by one space) and FTS5 indexes
+# them with the ``ascii`` tokenizer, which only splits them on that space, so FTS5 and the in-memory
+# engine see the same terms. The access tokens keep their own column (never analysed). Every row is
+# re-analysed here (``chunkwise_lexical``, registered on every connection) and the index rebuilt.
+MIGRATIONS.append((7, "lexical fields analysed by chunkwise.lexical (stemmed body, title, heading)", """
+ALTER TABLE chunks ADD COLUMN lex_body TEXT NOT NULL DEFAULT '';
+ALTER TABLE chunks ADD COLUMN lex_title TEXT NOT NULL DEFAULT '';
+ALTER TABLE chunks ADD COLUMN lex_heading TEXT NOT NULL DEFAULT '';
+UPDATE chunks SET lex_body = chunkwise_lexical(record, embed_text, 'body'),
+    lex_title = chunkwise_lexical(record, embed_text, 'title'), lex_heading = chunkwise_lexical(record, embed_text, 'heading');
+DROP TRIGGER chunks_ai;
+DROP TRIGGER chunks_ad;
+DROP TRIGGER chunks_au;
+DROP TABLE chunks_fts;
+CREATE VIRTUAL TABLE chunks_fts USING fts5(lex_body, lex_title, lex_heading, acl_index, content='chunks',
+    content_rowid='rowid', tokenize='ascii');
+INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('rank', 'bm25(1.0, 0.0, 0.0, 0.0)');
+INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
+CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, lex_body, lex_title, lex_heading, acl_index)
+    VALUES (new.rowid, new.lex_body, new.lex_title, new.lex_heading, new.acl_index);
+END;
+CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, lex_body, lex_title, lex_heading, acl_index)
+    VALUES ('delete', old.rowid, old.lex_body, old.lex_title, old.lex_heading, old.acl_index);
+END;
+CREATE TRIGGER chunks_au AFTER UPDATE OF lex_body, lex_title, lex_heading, acl_index ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, lex_body, lex_title, lex_heading, acl_index)
+    VALUES ('delete', old.rowid, old.lex_body, old.lex_title, old.lex_heading, old.acl_index);
+    INSERT INTO chunks_fts(rowid, lex_body, lex_title, lex_heading, acl_index)
+    VALUES (new.rowid, new.lex_body, new.lex_title, new.lex_heading, new.acl_index);
+END;
+"""))
+
 LATEST = MIGRATIONS[-1][0]

@@ -19,6 +19,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from chunkwise.access import AccessTags, acl_index
 from chunkwise.errors import IdentityConflict, InputError, StoreBusy, StoreError
+from chunkwise.lexical import LexicalFields
 from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState, VersionLink, kept_links
 from chunkwise.store.schema import LATEST, MIGRATIONS
 from chunkwise.store.sqlite_read import ReadMixin
@@ -73,6 +74,7 @@ class SQLiteStore(ReadMixin):
             raise _translate(exc, self.path) from exc
         db.create_function("chunkwise_acl_index", 2, acl_index, deterministic=True)
         db.create_function("chunkwise_acl_record", 3, migrate_acl_record, deterministic=True)
+        db.create_function("chunkwise_lexical", 3, migrate_lexical, deterministic=True)
         db.create_function("chunkwise_acl_column", 1, lambda rec: AccessTags.from_column(
             json.dumps(json.loads(rec).get("acl") or [], ensure_ascii=False)).column(), deterministic=True)
         return db
@@ -237,10 +239,12 @@ class SQLiteStore(ReadMixin):
             db.execute(f"DELETE FROM chunks WHERE chunk_id IN ({','.join('?' * len(part))})", part)
         db.executemany(
             "INSERT INTO chunks (chunk_id, doc_id, chunk_index, record, text, embed_text, embed_model, embed_key,"
-            " acl, quality, size, acl_index) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", [_row(r) for r in diff.added])
+            " acl, quality, size, acl_index, lex_body, lex_title, lex_heading) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [_row(r) for r in diff.added])
         db.executemany(
             "UPDATE chunks SET doc_id=?, chunk_index=?, record=?, text=?, embed_text=?, embed_model=?, embed_key=?,"
-            " acl=?, quality=?, size=?, acl_index=? WHERE chunk_id=?", [(*_row(r)[1:], r["chunk_id"]) for r in diff.updated])
+            " acl=?, quality=?, size=?, acl_index=?, lex_body=?, lex_title=?, lex_heading=? WHERE chunk_id=?",
+            [(*_row(r)[1:], r["chunk_id"]) for r in diff.updated])
         if diff.vectors:
             self._put_vectors(diff.vector_model, diff.vectors.items())
 
@@ -349,12 +353,22 @@ def _translate(exc: sqlite3.Error, path: str) -> Exception:
 
 
 def _row(r: dict) -> tuple:
-    # The texts live in their own columns (FTS indexes embed_text); the JSON holds everything else.
+    # The texts live in their own columns (FTS indexes their analysed fields); the JSON holds the rest.
     meta = {k: v for k, v in r.items() if k not in ("text", "embed_text")}
     tags = AccessTags.parse(r["acl"], f"chunk {r['chunk_id']}")
     return (r["chunk_id"], r["doc_id"], r["chunk_index"], json.dumps(meta, ensure_ascii=False, sort_keys=True),
             r["text"], r["embed_text"], r["embed_model"], r["embed_key"], tags.column(), r["quality"], r["size"],
-            tags.index(r["quality"]))
+            tags.index(r["quality"]), *LexicalFields.of_record(r).values())
+
+
+def migrate_lexical(record: str, text: str, field: str) -> str:
+    """Schema 7: one analysed field of a stored chunk (``LexicalFields``), from its record and its
+    embedded text."""
+    if field == "body":
+        return LexicalFields.of(text or "").body
+    rec = json.loads(record or "{}")
+    rec = rec if isinstance(rec, dict) else {}
+    return getattr(LexicalFields.of_record({**rec, "text": ""}), field)
 
 
 def _statements(sql: str) -> list[str]:

@@ -7,10 +7,13 @@ never ranked); the ``MATCH`` string is built here and nowhere else. Rows that ca
 from __future__ import annotations
 
 import json
+import math
+from contextlib import contextmanager
 from typing import Iterator, Sequence
 
 from chunkwise.access import AccessTags, caller_groups
-from chunkwise.store.base import DocumentRow, ServableRows, StoreCounts, StoredChunk, VersionLink
+from chunkwise.lexical import B, FIELDS, K1, LexicalFields
+from chunkwise.store.base import DocumentRow, Postings, ServableRows, StoreCounts, StoredChunk, VersionLink
 
 _CHUNK_SQL = """SELECT c.rowid, c.chunk_id, c.doc_id, c.chunk_index, c.record, c.text, c.embed_text, c.acl, c.quality,
     d.source_uri, d.source_version FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"""
@@ -21,18 +24,50 @@ def decode_tags(value: str) -> tuple[str, ...]:
     return AccessTags.from_column(value).tags
 
 
-def _phrase(term: str) -> str:
-    return 'embed_text : "' + term.replace('"', '""') + '"'
+_COLUMNS = {"body": "lex_body", "title": "lex_title", "heading": "lex_heading"}
 
 
-def fts_match(terms: Sequence[str], groups: Sequence[str]) -> str | None:
-    """FTS5 MATCH expression: terms OR-ed (questions rarely share every word with the answer) in the
-    text column, AND-ed with the caller's access tokens. ``None`` when there is no term or group."""
+def _colset(fields: Sequence[str]) -> str:
+    unknown = [f for f in fields if f not in _COLUMNS]
+    if unknown or not fields:
+        raise ValueError(f"lexical fields must be some of {', '.join(FIELDS)}, got {list(fields)}")
+    return "{" + " ".join(_COLUMNS[f] for f in FIELDS if f in fields) + "}"
+
+
+def _phrase(term: str, fields: Sequence[str]) -> str:
+    return f'{_colset(fields)} : "' + term.replace('"', '""') + '"'
+
+
+def fts_match(terms: Sequence[str], groups: Sequence[str], fields: Sequence[str] = FIELDS) -> str | None:
+    """FTS5 MATCH expression: analysed terms (``chunkwise.lexical``) OR-ed (questions rarely share
+    every word with the answer) in the given lexical fields, AND-ed with the caller's access tokens.
+    ``None`` when there is no term or group."""
     tokens = caller_groups(groups).tokens()
     if not terms or not tokens:
         return None
     phrase = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-    return f"embed_text : ({phrase}) AND acl_index : ({' OR '.join(tokens)})"
+    return f"{_colset(fields)} : ({phrase}) AND acl_index : ({' OR '.join(tokens)})"
+
+
+def fts5_idf(n_rows: int, df: int) -> float:
+    """FTS5's idf exactly as it computes it (a non-positive value becomes 1e-6)."""
+    value = math.log((n_rows - df + 0.5) / (df + 0.5))
+    return value if value > 0 else 1e-6
+
+
+def fts5_term_frequency(score, idf_all, length_all, avgdl_all):
+    """Invert FTS5's ``bm25()`` of a one-phrase query, weighted 1 on one column and 0 elsewhere,
+    back to the term's count in that column (0 where it is absent).
+
+    FTS5's score is ``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * D / avgdl))`` with its *own*
+    (whole-table) idf, row length D and mean length over all columns; given those, ``tf`` follows
+    exactly (rounded: it is an integer). This is how the store gets per-row, per-field term counts
+    while the access filter stays inside ``MATCH``."""
+    import numpy as np
+
+    x = -np.asarray(score, dtype=np.float64) / idf_all  # FTS5 reports bm25 negated
+    k = K1 * (1 - B + B * np.asarray(length_all, dtype=np.float64) / avgdl_all)
+    return np.maximum(np.rint(x * k / np.maximum(K1 + 1 - x, 1e-12)), 0.0)
 
 
 def _varints(blob: bytes) -> list[int]:
@@ -61,46 +96,85 @@ class ReadMixin:
         return StoredChunk(key, rec, decode_tags(acl), quality, uri, version)
 
     # -- retrieval primitives --------------------------------------------------------------------
-    def lexical_row_sizes(self) -> Iterator[tuple[int, int, int]]:
-        """``(key, tokens in the text, tokens in all indexed columns)`` of every row, from FTS5's own
-        per-row sizes (lengths counted by the tokenizer that indexed them)."""
+    def lexical_row_sizes(self) -> Iterator[tuple[int, int]]:
+        """``(key, terms in the body)`` of every row, from FTS5's own per-row sizes."""
         for rowid, blob in self.db.execute("SELECT id, sz FROM chunks_fts_docsize"):
             sizes = _varints(blob)
-            yield rowid, (sizes[0] if sizes else 0), sum(sizes)
+            yield rowid, (sizes[0] if sizes else 0)
 
-    def term_count(self, term: str, groups: Sequence[str] | None = None) -> int:
-        """Rows holding ``term``: all of them, or (``groups``) those the groups may see."""
-        return self.db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
-                               (fts_match([term], groups) if groups is not None else _phrase(term),)).fetchone()[0]
-
-    def term_matches(self, term: str, groups: Sequence[str]) -> list[tuple[int, float]]:
-        """``(key, FTS5 rank)`` of the rows holding ``term`` that the groups may see (the filter inside
-        ``MATCH``); the rank is FTS5's whole-table ``bm25(1.0, 0.0)`` (retrieve/fts.py turns it back
-        into the term count and re-scores with the caller's own statistics)."""
-        match = fts_match([term], groups)
+    def term_count(self, term: str, groups: Sequence[str] | None = None, fields: Sequence[str] = FIELDS) -> int:
+        """Rows holding ``term`` in one of ``fields``: all of them, or (``groups``) those the groups may see."""
+        match = fts_match([term], groups, fields) if groups is not None else _phrase(term, fields)
         if match is None:
-            return []
-        return self.db.execute("SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ?", (match,)).fetchall()
+            return 0
+        return self.db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (match,)).fetchone()[0]
 
-    def servable_rows(self, *, texts: bool = False, vectors: bool = False) -> ServableRows:
-        sql = ("SELECT c.rowid, c.acl, c.embed_text" + (", v.vector" if vectors else "")
+    @contextmanager
+    def _snapshot(self):
+        """One read transaction (WAL: a consistent view) unless one is already open."""
+        if self.db.in_transaction:
+            yield
+            return
+        self.db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.db.execute("COMMIT")
+
+    def term_matches(self, term: str, groups: Sequence[str], fields: Sequence[str] = FIELDS) -> Postings:
+        """The permitted rows holding ``term`` in one of ``fields`` (the filter inside ``MATCH``), with
+        their body lengths and per-field term counts. FTS5 gives no counts directly: its ``bm25()``
+        weighted 1 on one column is inverted (``fts5_term_frequency``) with the whole-table statistics
+        it used, all read in one snapshot."""
+        import numpy as np
+
+        match = fts_match([term], groups, fields)
+        if match is None:
+            return Postings.empty()
+        calls = ", ".join("bm25(chunks_fts, " + ", ".join("1.0" if j == i else "0.0" for j in range(4)) + ")"
+                          for i in range(len(FIELDS)))
+        with self._snapshot():
+            rows = self.db.execute(f"SELECT chunks_fts.rowid, d.sz, {calls} FROM chunks_fts JOIN chunks_fts_docsize d"
+                                   " ON d.id = chunks_fts.rowid WHERE chunks_fts MATCH ?", (match,)).fetchall()
+            if not rows:
+                return Postings.empty()
+            n_all, total_all = self._fts_totals()
+            df_all = self.term_count(term, None, fields)
+        sizes = [_varints(r[1]) for r in rows]
+        keys = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        body = np.fromiter((s[0] if s else 0 for s in sizes), dtype=np.float64, count=len(rows))
+        length_all = np.fromiter((sum(s) for s in sizes), dtype=np.float64, count=len(rows))
+        scores = np.asarray([r[2:] for r in rows], dtype=np.float64)
+        tf = fts5_term_frequency(scores, fts5_idf(n_all, df_all), length_all[:, None], total_all / max(n_all, 1))
+        return Postings(keys, body, tf)
+
+    def _fts_totals(self) -> tuple[int, int]:
+        """(rows, tokens in all columns) of the whole FTS5 table: its averages record (id 1)."""
+        row = self.db.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
+        values = _varints(row[0]) if row else []
+        return (values[0], sum(values[1:])) if values else (0, 0)
+
+    def servable_rows(self, *, texts: bool = False, vectors: bool = False, lexical: bool = False) -> ServableRows:
+        sql = ("SELECT c.rowid, c.acl, c.embed_text, c.lex_body, c.lex_title, c.lex_heading" + (", v.vector" if vectors else "")
                + " FROM chunks c" + (" LEFT JOIN vectors v ON v.embed_key = c.embed_key" if vectors else "")
                + " WHERE c.acl_index != '' ORDER BY c.rowid")
-        keys, tags, out_texts, blobs = [], [], [], []
+        keys, tags, out_texts, fields, blobs = [], [], [], [], []
         for row in self.db.execute(sql):
-            if vectors and row[3] is None:
+            if vectors and row[6] is None:
                 continue  # a chunk whose vector is missing cannot be ranked by similarity
             keys.append(row[0])
             tags.append(decode_tags(row[1]))
             out_texts.append(row[2])
+            if lexical:
+                fields.append(LexicalFields(row[3], row[4], row[5]))
             if vectors:
-                blobs.append(row[3])
+                blobs.append(row[6])
         matrix = None
         if vectors and blobs:
             import numpy as np
 
             matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
-        return ServableRows(keys, tags, out_texts if texts else None, matrix)
+        return ServableRows(keys, tags, out_texts if texts else None, matrix, fields if lexical else None)
 
     def chunks_by_key(self, keys: Sequence[int]) -> dict[int, StoredChunk]:
         keys = list(keys)

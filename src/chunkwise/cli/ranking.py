@@ -1,0 +1,28 @@
+"""Ranking flags shared by search, eval and serve: BM25 field weights and hybrid fusion weights."""
+from __future__ import annotations
+
+import argparse
+
+from chunkwise import api
+
+
+def add_ranking_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--field-weights", default=None, metavar="title=N,heading=N",
+                   help="BM25 weight of a term in the document title and in the heading path, relative to the "
+                        "embedded text (default title=2,heading=1.5; 0 turns a field off)")
+    p.add_argument("--fusion", default=None, metavar="bm25=N,dense=N",
+                   help="hybrid: weighted reciprocal rank fusion of the BM25 and dense lists "
+                        "(default bm25=1,dense=1; k=N sets the RRF constant, default 60)")
+
+
+def ranking_options(args: argparse.Namespace, search_table) -> dict:
+    """``field_weights`` and ``fusion`` from the flags, else the config's [search] table (validated:
+    a bad value is a ConfigError, exit 2)."""
+    out = {}
+    for key, parse in (("field_weights", api.FieldWeights.parse), ("fusion", api.Fusion.parse)):
+        value = getattr(args, key, None)
+        if value is not None:
+            out[key] = parse(value)
+        elif key in search_table:
+            out[key] = search_table[key]
+    return out
