@@ -78,3 +78,43 @@ def test_store_is_reanalysed_with_stems_and_fields(tmp_path, written_at):
         assert store.term_count(analyze("escalation")[0], ["sre"], ("heading",)) == 1
         links = store.db.execute("SELECT newer, older, how FROM version_links").fetchall()
         assert links == ([("d", "d0", "declared")] if written_at == 6 else [])
+
+
+def test_postgres_store_at_schema_2_is_reanalysed_with_stems_and_fields(pg_url):
+    """PostgreSQL migration 3: rows written before the analyzer had stems and fields (lexemes of the
+    embedded text unstemmed) get the analysed body/title/heading, a tsvector of all three and
+    per-field counts, and the per-tag-set lengths are summed again (body lengths)."""
+    import json
+
+    import psycopg
+
+    from chunkwise.lexical import LexicalFields, analyze
+    from chunkwise.store.pg_schema import MIGRATIONS as PG
+    from chunkwise.store.postgres import PostgresStore
+
+    with psycopg.connect(pg_url, autocommit=True) as con:
+        con.execute("CREATE TABLE migrations (number INTEGER PRIMARY KEY, name TEXT, applied_at TIMESTAMPTZ NOT NULL"
+                    " DEFAULT now())")
+        for number, name, sql in PG[:2]:
+            con.execute(sql)
+            con.execute("INSERT INTO migrations (number, name) VALUES (%s, %s)", (number, name))
+        con.execute("INSERT INTO documents (doc_id, root, path, source_uri, source_version, inputs, ingested_at,"
+                    " chunk_count) VALUES ('d', '/r', 'd.md', 'd.md', 'v', 'i', 't', 2)")
+        for i, (text, title, path, acl) in enumerate([("We paged the owner.", "Ops", ["Escalation"], ["sre"]),
+                                                      ("Nothing relevant here.", "Paging guide", [], ["sre"])]):
+            words = text.lower().replace(".", "").split()  # what schema 2 kept: unstemmed words
+            con.execute("INSERT INTO chunks (chunk_id, doc_id, chunk_index, record, text, embed_text, embed_model,"
+                        " embed_key, acl, quality, size, servable, lex, lex_tf, lex_len) VALUES (%s, 'd', %s, %s, %s,"
+                        " %s, 'm', 'k', %s, 'ready', 2, true, array_to_tsvector(%s::text[]), %s, %s)",
+                        (f"c{i}", i, json.dumps({"title": title, "heading_path": path}), text, text, acl,
+                         sorted(set(words)), json.dumps({w: words.count(w) for w in words}), len(words)))
+        con.execute("INSERT INTO acl_stats VALUES ('{sre}', 2, 7)")
+    with PostgresStore(pg_url) as store:
+        page = analyze("page")[0]
+        found = store.term_matches(page, ["sre"])
+        ids = {store.chunks_by_key([int(k)])[int(k)].record["chunk_id"]: tuple(tf) for k, tf in zip(found.keys, found.tf)}
+        assert ids == {"c0": (1.0, 0.0, 0.0), "c1": (0.0, 1.0, 0.0)}  # "paged" and "Paging" both found as "page"
+        assert store.servable_rows(lexical=True).lexical[0] == LexicalFields.of("We paged the owner.", "Ops", ["Escalation"])
+        assert store.term_count(analyze("escalation")[0], ["sre"], ("heading",)) == 1
+        body = len(analyze("We paged the owner.")) + len(analyze("Nothing relevant here."))
+        assert store.lexical_stats(["sre"]) == (2, body / 2)
