@@ -1,10 +1,11 @@
-"""Search inside PostgreSQL + pgvector at 100k / 1M generated chunks (issue 12): BM25 (computed from
+"""Search inside PostgreSQL + pgvector at 100k / 1M generated chunks (issue 12): BM25 (scored in the server over
 the permitted rows' postings), dense (filtered HNSW; recall@10 against the exact filtered top-10),
 hybrid (RRF), with the access filter on, plus load and index build times.
 
 Data: the search benchmark's generator (benchmarks/search.py: Zipf pseudo-words, documents of 4-16
 chunks, 20 access groups, one or two tags per document, 1% review chunks), written through the
-PostgreSQL store's own per-document apply step (many documents per transaction), and 384-d vectors
+PostgreSQL store's rows (``--loader copy``: its row builder, binary COPY; ``apply``: its own
+per-document apply step, many documents per transaction), and 384-d vectors
 drawn around 2,000 random centres (unit length; embeddings cluster, uniform random vectors do not).
 Query vectors are stored vectors plus noise; callers hold 3 of the 20 groups (about 22% of rows).
 
@@ -13,7 +14,7 @@ names one. Every query goes through ``Retriever.rank`` (the code ``chunkwise sea
 dense rows are measured three ways: the store's own choice (exact scan of the permitted rows up to
 ``EXACT_ROWS``, else HNSW), HNSW forced, and the exact scan forced (the truth for recall).
 
-    .venv/bin/python benchmarks/pg_search.py --sizes 100k [--queries 200] [--json FILE]
+    .venv/bin/python benchmarks/pg_search.py --sizes 100k [--queries 200] [--json FILE] [--loader copy|apply]
     .venv/bin/python benchmarks/pg_search.py --sizes 100k,1M --url postgresql://...   # an existing server
 """
 from __future__ import annotations
@@ -54,8 +55,49 @@ def clustered(rng, centres, n: int) -> np.ndarray:
     return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
 
 
-def load(url: str, n: int, seed: int, batch: int = 5_000):
-    """Generate ``n`` chunks into the store at ``url``; returns (load s, index build s, sample vectors)."""
+_DROPPED = ("chunks_doc", "chunks_embed_key", "chunks_acl", "chunks_lex")  # rebuilt after a bulk load
+
+
+_STAGE = ("chunk_id text, doc_id text, chunk_index int4, record text, text text, embed_text text, embed_model text,"
+          " embed_key text, acl text[], quality text, size int4, servable bool, lex_terms text[], lex_tf jsonb,"
+          " lex_len int4, lex_body text, lex_title text, lex_heading text, vector vector")
+_COLUMNS = [c.split(" ", 1) for c in _STAGE.split(", ")]
+
+
+def bulk_write(db, docs, vecs) -> None:
+    """One batch by binary COPY: the rows the store's own apply step writes (``postgres._row``), into
+    a staging table, then into ``chunks`` (terms to ``tsvector`` by ``array_to_tsvector``, as the
+    store does); documents and the vectors table likewise; statistics are summed after the load."""
+    from chunkwise.store.postgres import _row
+
+    with db.cursor() as cur:
+        with cur.copy("COPY documents (doc_id, root, path, source_uri, source_version, inputs, title, author,"
+                      " updated_at, ingested_at, chunk_count) FROM STDIN") as copy:
+            for doc_row, _ in docs:
+                copy.write_row([doc_row["doc_id"], doc_row["root"], doc_row["doc_id"], doc_row["source_uri"],
+                                doc_row["source_version"], doc_row["inputs"], doc_row["title"], doc_row["author"],
+                                doc_row["updated_at"], doc_row["ingested_at"], doc_row["chunk_count"]])
+        records = [r for _, rs in docs for r in rs]
+        with cur.copy("COPY bench_stage FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types([t for _, t in _COLUMNS])
+            for r, v in zip(records, vecs):
+                copy.write_row([*_row(r), v])
+        names = ", ".join(n for n, _ in _COLUMNS)
+        cur.execute(f"INSERT INTO chunks ({names.replace('lex_terms', 'lex')}) SELECT"
+                    f" {names.replace('lex_terms', 'array_to_tsvector(lex_terms)')} FROM bench_stage")
+        cur.execute("TRUNCATE bench_stage")
+        with cur.copy("COPY vectors (embed_key, model, dim, vector) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(["text", "text", "int4", "vector"])
+            for r, v in zip(records, vecs):
+                copy.write_row([r["embed_key"], MODEL, DIM, v])
+
+
+def load(url: str, n: int, seed: int, loader: str, batch: int = 5_000):
+    """Generate ``n`` chunks into the store at ``url``; returns (load s, index build s, sample vectors, sizes).
+
+    ``apply``: the store's own per-document apply step (what ingest runs; many documents per
+    transaction). ``copy``: the same rows by COPY with the secondary indexes dropped during the load
+    and rebuilt after it, and the per-tag-set statistics summed once (a bulk load, not an ingest)."""
     from chunkwise.store import DocumentDiff, DocumentRow, open_store
 
     rng = np.random.default_rng([seed, n])
@@ -65,24 +107,39 @@ def load(url: str, n: int, seed: int, batch: int = 5_000):
     kept = []  # a sample of stored vectors, for queries
     t0 = time.perf_counter()
     with open_store(url) as store:
+        schema = dict(store.db.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'chunks'"))
+        if loader == "copy":
+            for name in _DROPPED:
+                store.db.execute(f"DROP INDEX {name}")
+            store.db.execute(f"CREATE UNLOGGED TABLE bench_stage ({_STAGE})")
         made, next_doc = 0, 0
         while made < n:
             docs, next_doc = make_docs(rng, words, sample, next_doc, min(batch, n - made))
             vecs = clustered(rng, centres, sum(len(r) for _, r in docs))
-            at = 0
             with store.atomic():
-                for doc_row, records in docs:  # many documents per transaction: the store's own apply step
-                    vectors = {r["embed_key"]: vecs[at + i] for i, r in enumerate(records)}
-                    at += len(records)
-                    store._apply(DocumentRow(path=doc_row["doc_id"], **doc_row),
-                                 DocumentDiff(added=records, vectors=vectors, vector_model=MODEL))
+                if loader == "copy":
+                    bulk_write(store.db, docs, vecs)
+                else:
+                    at = 0
+                    for doc_row, records in docs:  # many documents per transaction: the store's own apply step
+                        vectors = {r["embed_key"]: vecs[at + i] for i, r in enumerate(records)}
+                        at += len(records)
+                        store._apply(DocumentRow(path=doc_row["doc_id"], **doc_row),
+                                     DocumentDiff(added=records, vectors=vectors, vector_model=MODEL))
             kept.append(vecs[rng.integers(0, len(vecs), 8)])
             made += len(vecs)
             print(f"  {made:,}/{n:,} chunks, {made / (time.perf_counter() - t0):,.0f} chunks/s", file=sys.stderr,
                   flush=True)
+        store.db.execute("SET maintenance_work_mem = '1GB'")  # the graph fits: no slow second build phase
+        if loader == "copy":
+            store.db.execute("DROP TABLE bench_stage")
+            for name in _DROPPED:
+                store.db.execute(schema[name])
+            store.db.execute("INSERT INTO roots (root) VALUES ('synthetic') ON CONFLICT DO NOTHING")
+            store.db.execute("INSERT INTO acl_stats (acl, rows, total_len) SELECT acl, count(*), sum(lex_len)"
+                             " FROM chunks WHERE servable GROUP BY acl")
         loaded = time.perf_counter() - t0
         store.db.execute("ANALYZE")
-        store.db.execute("SET maintenance_work_mem = '1GB'")  # the graph fits: no slow second build phase
         t1 = time.perf_counter()
         store.finish_run(store.start_run("2024-06-05T00:00:00Z"), "2024-06-05T00:00:00Z", {}, {"embedder": MODEL})
         built = time.perf_counter() - t1
@@ -156,6 +213,11 @@ def server(url: str | None):
 
     folder = Path(tempfile.mkdtemp(prefix="chunkwise-pgbench-"))
     srv = pgserver.get_server(folder / "data", cleanup_mode="stop")
+    import psycopg
+
+    with psycopg.connect(srv.get_uri(), autocommit=True) as admin:  # a bulk load: fewer checkpoints
+        admin.execute("ALTER SYSTEM SET max_wal_size = '8GB'")
+        admin.execute("SELECT pg_reload_conf()")
     return srv, folder
 
 
@@ -167,6 +229,8 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--url", help="an existing server's maintenance database URL (default: a pgserver in /tmp)")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--loader", choices=("copy", "apply"), default="copy",
+                    help="copy: COPY with indexes rebuilt after (default); apply: the store's per-document apply step")
     args = ap.parse_args()
     import psycopg
 
@@ -185,8 +249,8 @@ def main() -> int:
             url = base.replace("/postgres?", f"/{name}?") if "/postgres?" in base else base.rsplit("/", 1)[0] + "/" + name
             try:
                 print(f"loading {n:,} chunks", file=sys.stderr, flush=True)
-                loaded, built, samples, size, index = load(url, n, args.seed)
-                row = {"chunks": n, "load_s": loaded, "hnsw_build_s": built, "database_mb": size / 2**20,
+                loaded, built, samples, size, index = load(url, n, args.seed, args.loader)
+                row = {"chunks": n, "loader": args.loader, "load_s": loaded, "hnsw_build_s": built, "database_mb": size / 2**20,
                        "hnsw_mb": index / 2**20}
                 row.update(measure(url, args.queries, args.seed, samples, args.k))
                 row["load_after"] = os.getloadavg()
@@ -204,7 +268,7 @@ def main() -> int:
     with_version = report.get("server", "?")
     print(f"\nPostgreSQL {with_version}, commit {report['commit']}, load {report['load_before']}")
     for n, row in report["sizes"].items():
-        print(f"\n{int(n):,} chunks: load {row['load_s']:.0f} s, HNSW build {row['hnsw_build_s']:.0f} s, "
+        print(f"\n{int(n):,} chunks: load ({row['loader']}) {row['load_s']:.0f} s, HNSW build {row['hnsw_build_s']:.0f} s, "
               f"db {row['database_mb']:.0f} MB (HNSW {row['hnsw_mb']:.0f} MB), permitted rows/caller "
               f"{row['permitted_rows_mean']:,.0f}")
         for key, v in row.items():

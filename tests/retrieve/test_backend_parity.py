@@ -69,3 +69,32 @@ def test_postgres_ranks_without_loading_rows(pair):
     _, b = pair
     b.rank("rollback freeze", ["sre"], 10, "hybrid")
     assert b._index is None  # no in-memory index was built: the server ranked
+
+
+def test_ties_cut_by_n_are_broken_the_same_way(tmp_path, pg_server):
+    """Rows with the same score straddling the n-th place (terms at the idf floor, the informative
+    term matching fewer than n rows): the server returns every candidate tied with the cut, and both
+    backends keep the smaller keys (the same chunks)."""
+    from conftest import PgDatabases
+
+    root = tmp_path / "ties"
+    root.mkdir()
+    for i in range(14):
+        extra = "\n\nRollback twice when the canary fails." if i % 4 == 0 else ""
+        (root / f"t{i:02d}.md").write_text(f"# Runbook {i}\n\nRollback the deploy, then page the on-call engineer."
+                                           f"{extra}\n", encoding="utf-8")
+    dbs = PgDatabases(pg_server)
+    try:
+        pg = dbs.new()
+        for db in (tmp_path / "s.db", pg):
+            ingest([root], db, CONFIG, embedder=make_embedder("hashing"), acl="sre")
+        with Retriever(tmp_path / "s.db") as a, Retriever(pg) as b:
+            for q in ("rollback", "rollback engineer", "canary deploy"):
+                for n in (1, 2, 3, 4, 5, 9, 14, 20):
+                    ids_a, scores_a = named(a, a.rank(q, ["sre"], n, "bm25"))
+                    ids_b, scores_b = named(b, b.rank(q, ["sre"], n, "bm25"))
+                    assert ids_a == ids_b and len(ids_a) == min(n, 14), (q, n)
+                    assert scores_b == pytest.approx(scores_a, rel=1e-6, abs=1e-7), (q, n)
+                    assert len(set(scores_a)) < len(scores_a) or n < 3, (q, n)  # the cut falls inside a tie
+    finally:
+        dbs.drop()

@@ -231,6 +231,20 @@ def test_server_search_primitives_filter_inside_the_query(store):
         assert store.lexical_df(["rollback", "step", "absent"], ["sre"]) == {"rollback": 2, "step": 1, "absent": 0}
         assert store.lexical_df(["rollback"], ["sre"], ("title", "heading")) == {"rollback": 0}
         assert len(store.lexical_postings(["rollback"], ["sre"], ("heading",))["rollback"]) == 0
+        # BM25F in the server: the permitted rows holding a term (in the fields asked for) counted, only
+        # the top n's candidates returned (body length, per-field counts), every row tied with the n-th.
+        top = store.lexical_top
+        matched, found = top(["rollback", "step"], [1.0, 2.0], ["sre"], 2.5, 1, 1.2, 0.75)
+        assert matched == 2 and list(found.values()) == [(3, {"rollback": (2, 0, 0), "step": (1, 0, 0)})]
+        matched, found = top(["rollback", "step"], [1.0, 2.0], ["sre"], 2.5, 2, 1.2, 0.75)
+        assert matched == 2 and sorted(found.values(), key=lambda v: v[0]) == [
+            (2, {"rollback": (1, 0, 0)}), (3, {"rollback": (2, 0, 0), "step": (1, 0, 0)})]
+        assert top(["rollback"], [1.0], ["finance"], 2.0, 5, 1.2, 0.75) == (1, {one.keys[0]: (2, {"rollback": (1, 0, 0)})})
+        assert top(["absent"], [1.0], ["sre"], 2.5, 3, 1.2, 0.75) == (0, {})
+        assert top(["rollback"], [1.0], ["nobody"], 2.5, 3, 1.2, 0.75) == (0, {})
+        assert top(["rollback"], [1.0], ["sre"], 2.5, 3, 1.2, 0.75, ("heading",), (1.0, 2.0, 1.5)) == (0, {})
+        matched, found = top(["h"], [1.0], ["sre"], 2.5, 1, 1.2, 0.75, ("heading",), (1.0, 2.0, 1.5))
+        assert matched == 2 and all(v[1] == {"h": (0, 0, 1)} for v in found.values())
     keys, matrix = store.dense_candidates([1.0, 0.05], ["sre"], 1)
     rows = store.chunks_by_key(keys)
     assert rows[keys[0]].record["chunk_id"] == "a.md-0" and matrix.shape == (len(keys), 2)
@@ -240,3 +254,7 @@ def test_server_search_primitives_filter_inside_the_query(store):
     assert store.dense_candidates([1.0, 0.0], ["nobody"], 5)[0] == []
     put(store, "a.md", [record("a.md", 1, "rollback budget", acl=("finance", "sre"))])  # two chunks removed
     assert store.lexical_stats(["sre"]) == (1, 2.0) and store.lexical_stats(["legal"]) == (0, 1.0)
+    put(store, "b.md", [record("b.md", i, "rollback budget", acl=("sre",), key=f"b{i}") for i in range(3)]
+        + [record("b.md", 3, "rollback budget plans", acl=("sre",), key="b3")])
+    matched, found = store.lexical_top(["rollback"], [1.0], ["sre"], 2.0, 1, 1.2, 0.75)
+    assert matched == 5 and list(found.values()) == [(2, {"rollback": (1, 0, 0)})] * 4  # the four tied, not the longer

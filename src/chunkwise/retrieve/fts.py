@@ -125,14 +125,23 @@ class FTSRanker:
         return [(int(ids[i]), float(vals[i])) for i in order]
 
     def _score(self, terms: Sequence[str], fetched: dict, rows: int, avgdl: float):
-        import numpy as np
+        return score_terms(terms, fetched, rows, avgdl)
 
-        if not terms:
-            return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        ids = np.concatenate([fetched[t][0] for t in terms])
-        w = np.concatenate([term_weights(fetched[t][2], fetched[t][1], fetched[t][0].size, rows, avgdl) for t in terms])
-        if len(terms) == 1:
-            return ids, w.astype(np.float32)
-        uniq, inverse = np.unique(ids, return_inverse=True)
-        total = np.bincount(inverse, weights=w, minlength=len(uniq))
-        return uniq, total.astype(np.float32)
+
+def score_terms(terms: Sequence[str], fetched: dict, rows: int, avgdl: float, df: dict | None = None):
+    """(keys, float32 BM25 sums) of the rows in ``fetched`` (term -> (keys, body lengths, weighted
+    term counts)), each term's document frequency the number of its postings unless ``df`` gives it
+    (a server store returns only the candidates' postings). Contributions add up in query-term
+    order, so a row's score is the same bits however many other rows were fetched."""
+    import numpy as np
+
+    if not terms:
+        return np.zeros(0, np.int64), np.zeros(0, np.float32)
+    ids = np.concatenate([fetched[t][0] for t in terms])
+    w = np.concatenate([term_weights(fetched[t][2], fetched[t][1], df[t] if df else fetched[t][0].size, rows, avgdl)
+                        for t in terms])
+    if len(terms) == 1:
+        return ids, w.astype(np.float32)
+    uniq, inverse = np.unique(ids, return_inverse=True)
+    total = np.bincount(inverse, weights=w, minlength=len(uniq))
+    return uniq, total.astype(np.float32)

@@ -2,71 +2,67 @@
 into the process.
 
 ``ServerBM25`` is the FTS5 ranker's algorithm (retrieve/fts.py: the same terms left out, the same
-formula, the same tie-break) fed by the store's permitted statistics and postings instead of
-inverted FTS5 ranks; the whole ranking reads one snapshot of the store. ``dense_rank`` asks the
-store for the permitted rows nearest the query (exact or HNSW, the filter inside the query) and
-re-scores those candidates with ``dense.exact_scores`` as the in-memory engine does its own, so
-scores and the order of ties (smaller key first) are those the SQLite store gives for the same
-content.
+BM25F formula and field weights, the same tie-break) with the scoring done by the server:
+``store.lexical_top`` sums the BM25 of the permitted rows with the permitted statistics and returns
+only the candidates for the top n (their body lengths and per-field counts), which are re-scored
+here with ``fts.score_terms`` — the function the SQLite ranker scores with — so scores and the
+order of ties (smaller key first) are those the SQLite store gives for the same content. The whole
+ranking reads one snapshot. ``dense_rank`` asks the store for the permitted rows nearest the query
+(exact or HNSW, the filter inside the query) and re-scores those candidates with
+``dense.exact_scores`` the same way.
 """
 from __future__ import annotations
 
 from chunkwise.access import caller_groups
-from chunkwise.lexical import FieldWeights
+from chunkwise.lexical import FIELDS, FieldWeights
 from chunkwise.retrieve.bm25 import at_floor, combine_fields, query_terms
-from chunkwise.retrieve.fts import FTSRanker
+from chunkwise.retrieve.fts import score_terms
 
 
-class ServerBM25(FTSRanker):
-    """BM25 over the permitted rows, computed from ``store.lexical_stats`` and ``lexical_postings``."""
+class ServerBM25:
+    """BM25F over the permitted rows, scored by the store (``lexical_stats``, ``lexical_df``, ``lexical_top``)."""
 
     def __init__(self, store, weights: FieldWeights | None = None) -> None:
-        super().__init__(store, weights)
-        self._query_df: dict[tuple, int] = {}
-        self._prefetched: dict = {}
-        self._groups: tuple[str, ...] = ()
-        self._call_stats: tuple[int, float] | None = None
-
-    def stats(self, groups) -> tuple[int, float]:
-        if self._call_stats is None:
-            self._call_stats = self.store.lexical_stats(groups)
-        return self._call_stats
-
-    def _global_df(self, term: str, fields: tuple[str, ...]) -> int:
-        # Only the permitted document frequency is asked for: a term no permitted row holds drops out
-        # of the query exactly as one absent from the whole store does in the FTS5 ranker.
-        return self._permitted_df(term, self._groups, fields)
-
-    def _permitted_df(self, term: str, groups, fields: tuple[str, ...]) -> int:
-        if (term, fields) not in self._query_df:
-            self._query_df.update({(t, fields): n for t, n in self.store.lexical_df([term], groups, fields).items()})
-        return self._query_df[term, fields]
-
-    def _postings(self, term: str, groups, weights: FieldWeights):
-        got = self._prefetched.get(term)
-        if got is None:
-            got = self.store.lexical_postings([term], groups, weights.active())[term]
-        return got.keys, got.lengths, combine_fields(got.tf, weights)
+        self.store = store
+        self.weights = weights or FieldWeights()
 
     def rank(self, query: str, groups, n: int, weights: FieldWeights | None = None) -> list[tuple[int, float]]:
-        """Three round trips for most queries: the caller's statistics, every term's document
-        frequency, the postings of the terms not at the idf floor (those the ranker reads first)."""
+        """Top ``n`` (key, score), best first, ties by key. Three round trips for most queries: the
+        caller's statistics, every term's document frequency, the scored candidates (a fourth when
+        the informative terms match fewer than ``n`` rows and every term is scored, as in FTSRanker)."""
+        import numpy as np
+
+        from chunkwise.lexical import B, K1, idf
+
         weights = weights or self.weights
         fields = weights.active()
-        self._groups = caller_groups(groups).tags
-        self._call_stats, self._prefetched = None, {}
+        tags = caller_groups(groups).tags
+        terms = query_terms(query)
+        if not terms or n < 1 or not tags:
+            return []
         with self.store.snapshot():
-            try:
-                terms = query_terms(query)
-                if not terms or n < 1 or not self._groups:
-                    return self._rank(query, groups, n, weights)
-                rows, _ = self.stats(groups)
-                self._query_df = {(t, fields): c for t, c in self.store.lexical_df(terms, groups, fields).items()}
-                wanted = [t for t in terms if self._query_df[t, fields] and not at_floor(rows, self._query_df[t, fields])]
-                self._prefetched = self.store.lexical_postings(wanted, groups, fields)
-                return self._rank(query, groups, n, weights)
-            finally:
-                self._call_stats, self._prefetched, self._query_df = None, {}, {}
+            rows, avgdl = self.store.lexical_stats(tags)
+            if not rows:
+                return []
+            df = self.store.lexical_df(terms, tags, fields)
+            terms = [t for t in terms if df[t]]
+            informative = [t for t in terms if not at_floor(rows, df[t])]
+            for chosen in ([informative, terms] if informative else [terms]):
+                if not chosen:
+                    return []
+                matched, found = self.store.lexical_top(chosen, [float(idf(rows, df[t])) for t in chosen], tags, avgdl,
+                                                        n, K1, B, fields, weights.vector())
+                if matched >= n:
+                    break
+        fetched = {}
+        for t in chosen:
+            keys = [k for k, (_, tf) in found.items() if t in tf]
+            counts = np.asarray([found[k][1][t] for k in keys], dtype=np.float64).reshape(len(keys), len(FIELDS))
+            fetched[t] = (np.asarray(keys, dtype=np.int64), np.asarray([found[k][0] for k in keys], dtype=np.float64),
+                          combine_fields(counts, weights))
+        ids, vals = score_terms(chosen, fetched, rows, avgdl, df)
+        order = np.lexsort((ids, -vals))[:n]
+        return [(int(ids[i]), float(vals[i])) for i in order]
 
 
 def dense_rank(store, query_vector, groups, n: int) -> list[tuple[int, float]]:

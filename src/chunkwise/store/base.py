@@ -234,7 +234,7 @@ class Store(Protocol):
 
     # -- server-side search (``native_search``; retrieve/server.py) --------------------------------
     # A backend that sets ``native_search = True`` (PostgreSQL) ranks inside its own indexes and
-    # provides the five methods below; the retriever then never calls ``servable_rows`` for search.
+    # provides the six methods below; the retriever then never calls ``servable_rows`` for search.
     # SQLite sets it False: FTS5 plus in-memory indexes (retrieve/fts.py, retrieve/index.py).
     native_search: bool
 
@@ -247,6 +247,14 @@ class Store(Protocol):
     def lexical_postings(self, terms: Sequence[str], groups: Sequence[str],
                          fields: Sequence[str] = FIELDS) -> dict[str, Postings]:
         """Per term, ``term_matches``' answer (one round trip for a whole query)."""
+    def lexical_top(self, terms: Sequence[str], idf: Sequence[float], groups: Sequence[str], avgdl: float, n: int,
+                    k1: float, b: float, fields: Sequence[str] = FIELDS, weights: Sequence[float] = (1.0, 1.0, 1.0)
+                    ) -> tuple[int, dict[int, tuple[int, dict[str, tuple[int, ...]]]]]:
+        """BM25F (``k1``, ``b``, each term's ``idf``, per-field counts weighted by ``weights``, the
+        permitted mean body length) summed by the backend over the permitted rows holding a term in
+        one of ``fields``: (how many such rows, key -> (body length, term -> per-field counts) of
+        every row scoring within a relative 1e-6 of the ``n``-th best), for the caller to re-score
+        exactly (retrieve/server.py)."""
     def dense_candidates(self, vector, groups: Sequence[str], n: int):
         """(keys, float32 matrix) of permitted rows nearest ``vector``: at least the top ``n`` when
         that many exist (the retriever re-scores them with ``retrieve.dense.exact_scores``)."""

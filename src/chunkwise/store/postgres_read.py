@@ -5,10 +5,12 @@ Every search query carries the permission filter itself (``servable AND acl && $
 index on ``acl``), so a row the caller may not see is never matched, counted or ordered:
 
 - ``lexical_stats``: the permitted rows' count and mean length (a sum over ``acl_stats``);
-- ``lexical_df`` / ``lexical_postings``: per term, the permitted rows holding it (GIN on the
-  ``tsvector``), with the term's count and the row's length: BM25 is then computed by
-  retrieve/server.py with the same formula and the same statistics as the SQLite engines, so the
-  scores are the same numbers (see README "PostgreSQL");
+- ``lexical_df``: per term, the permitted rows holding it (GIN on the ``tsvector``);
+- ``lexical_top``: BM25 over those rows computed in the server, with the same formula and the same
+  statistics as the SQLite engines; only the candidates for the top n leave it, with their term
+  counts and lengths, and retrieve/server.py re-scores them in its own arithmetic, so the scores
+  are the same numbers (see README "PostgreSQL"); ``lexical_postings`` returns every permitted
+  posting of a term (``term_matches``);
 - ``dense_candidates``: the permitted rows nearest a query vector, exact (a scan of the permitted
   rows: no index can miss a row) when they are few or there is no index, else through the HNSW
   index with ``ef_search`` raised for the filter's selectivity (pgvector < 0.8 has no iterative
@@ -32,6 +34,7 @@ from chunkwise.store.base import DocumentRow, Postings, ServableRows, StoreCount
 
 EXACT_ROWS = 20_000  # permitted rows up to which an exact scan is cheaper than a filtered HNSW walk
 DISTANCE_SLACK = 1e-5  # > the float32 rounding between the server's cosine and the retriever's
+SCORE_SLACK = 1e-6  # relative; > float32 rounding (6e-8) plus the server's float8 summation error
 HNSW_MARGIN = 16  # extra neighbours asked of the index, for the same reason
 MAX_EF_SEARCH = 1000  # pgvector's upper bound for hnsw.ef_search
 MAX_LEXEME_BYTES = 2046  # PostgreSQL's limit for one tsvector lexeme
@@ -223,6 +226,42 @@ class PostgresReads:
             a = np.asarray(got, dtype=np.float64)
             out[t] = Postings(a[:, 0].astype(np.int64), a[:, 1], a[:, 2:])
         return out
+
+    def lexical_top(self, terms: Sequence[str], idf: Sequence[float], groups, avgdl: float, n: int, k1: float,
+                    b: float, fields: Sequence[str] = FIELDS, weights: Sequence[float] = (1.0, 1.0, 1.0)
+                    ) -> tuple[int, dict[int, tuple[int, dict[str, tuple[int, ...]]]]]:
+        """BM25F scored inside the server: (rows holding any of ``terms`` in one of ``fields`` that
+        ``groups`` may see, the candidates for the top ``n``: key -> (body length, term -> its count
+        per field in ``FIELDS`` order)). A term's count in a row is its per-field counts weighted by
+        ``weights`` (``FieldWeights.vector()``). Only the candidates leave the server: every row whose
+        server-side score (float8, any summation order) is within a relative ``SCORE_SLACK`` of the
+        ``n``-th best, so the caller, re-scoring them with its own arithmetic, finds exactly its own
+        top ``n`` (ties included) among them."""
+        terms = list(terms)
+        if not terms or n < 1:
+            return 0, {}
+        counts = ", ".join(f"coalesce((c.lex_tf -> q.lexeme ->> {i})::float8, 0) AS f{i}" for i in range(len(FIELDS)))
+        weighted = " + ".join(f"%(w{i})s * f{i}" for i in range(len(FIELDS)))
+        rows = self.db.execute(
+            "WITH q AS (SELECT * FROM unnest(%(qs)s::text[], %(ls)s::text[], %(idf)s::float8[])"
+            " WITH ORDINALITY AS t(q, lexeme, idf, i)),"
+            f" p AS MATERIALIZED (SELECT c.key, q.i, c.lex_len AS len, q.idf, {counts}"
+            f" FROM q JOIN chunks c ON c.lex @@ q.q::tsquery WHERE {_PERMITTED}{in_fields(fields, 'q.lexeme')}),"
+            f" w AS (SELECT key, idf, len, {weighted} AS tf FROM p),"
+            " s AS MATERIALIZED (SELECT key, sum(idf * tf * (%(k1)s + 1) / (tf + %(k1)s * (1 - %(b)s + %(b)s * len"
+            " / %(avgdl)s))) AS score FROM w GROUP BY key),"
+            " cut AS (SELECT score FROM s ORDER BY score DESC LIMIT 1 OFFSET %(last)s),"
+            " top AS (SELECT key FROM s WHERE score >= coalesce((SELECT score FROM cut), '-Infinity'::float8)"
+            " * (1 - %(slack)s))"
+            " SELECT (SELECT count(*) FROM s), p.key, p.i, p.len, "
+            + ", ".join(f"p.f{i}::int" for i in range(len(FIELDS))) + " FROM p JOIN top ON top.key = p.key",
+            {"qs": [tsquery(t) for t in terms], "ls": [lexeme(t) for t in terms], "idf": [float(x) for x in idf],
+             "groups": _groups(groups), "k1": float(k1), "b": float(b), "avgdl": float(avgdl or 1.0),
+             "last": int(n) - 1, "slack": SCORE_SLACK, **{f"w{i}": float(x) for i, x in enumerate(weights)}}).fetchall()
+        out: dict[int, tuple[int, dict[str, tuple[int, ...]]]] = {}
+        for _, key, i, length, *tf in rows:
+            out.setdefault(key, (length, {}))[1][terms[i - 1]] = tuple(tf)
+        return (rows[0][0] if rows else 0), out
 
     def dense_candidates(self, vector, groups, n: int):
         """(keys, float32 matrix) of the permitted rows nearest ``vector`` (cosine): on the exact path
