@@ -5,10 +5,12 @@ primitives (no rows loaded into the process)."""
 import random
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from chunkwise.embed import make_embedder
 from chunkwise.pipeline import ingest
 from chunkwise.retrieve import Retriever
+from test_engines_agree import TAGS, WORDS, _record, words
 from test_store_search import CONFIG, GROUPS, TOPICS, FILLER, make_corpus
 
 QUERIES = ["rollback freeze", "refund audit billing", "pager incident", "w3 w7 team", "the step", "restore backup w11",
@@ -96,5 +98,44 @@ def test_ties_cut_by_n_are_broken_the_same_way(tmp_path, pg_server):
                     assert ids_a == ids_b and len(ids_a) == min(n, 14), (q, n)
                     assert scores_b == pytest.approx(scores_a, rel=1e-6, abs=1e-7), (q, n)
                     assert len(set(scores_a)) < len(scores_a) or n < 3, (q, n)  # the cut falls inside a tie
+    finally:
+        dbs.drop()
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_postgres_ranks_like_fts5_for_random_corpora_weights_and_callers(pg_server, data):
+    """The server's BM25F (lexical_top, re-scored here) against the FTS5 engine, on the engines-agree
+    property's random corpora, queries, field weights (non-integer ones included) and callers."""
+    import tempfile
+    from pathlib import Path
+
+    from conftest import PgDatabases
+    from chunkwise.store import DocumentDiff, DocumentRow, open_store
+
+    docs = data.draw(st.lists(st.tuples(words, st.lists(st.tuples(words, st.lists(words, max_size=2),
+                                                                         st.lists(st.sampled_from(TAGS), min_size=1,
+                                                                                  max_size=2, unique=True)),
+                                                               min_size=1, max_size=5)), min_size=1, max_size=5))
+    query = data.draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join))
+    groups = data.draw(st.lists(st.sampled_from(TAGS + ["nobody"]), min_size=1, max_size=2))
+    weights = data.draw(st.sampled_from([None, "title=0,heading=0", "title=3,heading=0.5", "title=0.7,heading=1.3"]))
+    k = data.draw(st.integers(1, 12))
+    dbs = PgDatabases(pg_server)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            got = []
+            for db in (Path(tmp) / "s.db", dbs.new()):
+                with open_store(db) as store:
+                    store.add_root("/r")
+                    for d, (title, chunks) in enumerate(docs):
+                        recs = [_record(f"d{d}", i, text, title, heading, acl)
+                                for i, (text, heading, acl) in enumerate(chunks)]
+                        store.write_document(DocumentRow(f"d{d}", "/r", f"d{d}", f"d{d}", "v", "i", title, "", "", "t",
+                                                         len(recs)),
+                                             lambda state, old, recs=recs: DocumentDiff(recs, (), (), {}, "none"))
+                with Retriever(db, embedder=None, field_weights=weights) as r:
+                    got.append([(key, round(score, 5)) for key, score in r.rank(query, groups, k, "bm25")])
+            assert got[0] == got[1]
     finally:
         dbs.drop()
