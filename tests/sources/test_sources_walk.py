@@ -207,6 +207,39 @@ def test_huge_single_line_streamed_and_refused_cleanly(tmp_path):
     assert time.process_time() - t0 < 3.0  # a quadratic step would take minutes at 20 MB
 
 
+@pytest.mark.parametrize("size", [1, walk_module.BLOCK - 1, walk_module.BLOCK, walk_module.BLOCK + 1,
+                                  2 * walk_module.BLOCK, 2 * walk_module.BLOCK + 7])
+def test_sha256_and_size_at_read_block_boundaries(tmp_path, size):
+    data = bytes(range(97, 123)) * (size // 26 + 1)
+    data = data[:size]
+    _write(tmp_path / "walked" / "f.txt", data)
+    walked = next(iter(iter_sources([str(tmp_path / "walked")])))  # the folder walk's read loop
+    named = next(iter(iter_sources([str(tmp_path / "walked" / "f.txt")])))  # a file argument's
+    for item in (walked, named):
+        assert (item.size, item.sha256) == (size, hashlib.sha256(data).hexdigest())
+
+
+def test_held_files_are_hashed_but_not_yielded(tmp_path):
+    _write(tmp_path / "kept.md", b"kept")
+    _write(tmp_path / "sub" / "held.md", b"held")
+    _write(tmp_path / "changed.md", b"new bytes")
+    _write(tmp_path / "empty.md", b"")
+    (tmp_path / "alias.md").symlink_to(tmp_path / "sub" / "held.md")  # reached by the slow path
+    holds = {"sub/held.md": hashlib.sha256(b"held").hexdigest(), "alias.md": hashlib.sha256(b"held").hexdigest(),
+             "changed.md": hashlib.sha256(b"old bytes").hexdigest()}
+    asked = []
+
+    def held(doc_id, sha256):
+        asked.append(doc_id)
+        return holds.get(doc_id) == sha256
+
+    items = _by_id(iter_sources([str(tmp_path)], held=held))
+    assert sorted(asked) == ["alias.md", "changed.md", "kept.md", "sub/held.md"]  # every good file, once
+    assert set(items) == {"changed.md", "empty.md", "kept.md"}
+    assert items["changed.md"].sha256 == hashlib.sha256(b"new bytes").hexdigest()
+    assert isinstance(items["empty.md"], SourceError)
+
+
 def test_empty_files_reported_as_skipped(tmp_path):
     _write(tmp_path / "empty.md", b"")
     _write(tmp_path / "empty.pdf", b"")

@@ -249,18 +249,22 @@ def _tasks(store, path: Path, root: str, prefix: str, inputs: str, stats: Ingest
 
     known = known if known is not None else {}
     known.update(store.document_states(root, prefix))
+
+    def held(rel: str, sha256: str) -> bool:  # same bytes, same inputs: skipped, never read again
+        state = known.get(rel)
+        if state is None or not unchanged(state, sha256, inputs):
+            return False
+        seen.add(rel)
+        stats.skipped_documents += 1
+        stats.unchanged += state.chunk_count
+        progress.skipped()
+        return True
+
     first = True
-    for src in iter_sources([path], root=root, include=include, exclude=exclude):
+    for src in iter_sources([path], root=root, include=include, exclude=exclude, held=held if known else None):
         if isinstance(src, SourceError):
             rel = src.doc_id or str(src.path)
             yield PrepareFailure(PrepareTask(str(src.path), rel, rel, "", ""), src.error, src.skipped)
-            continue
-        state = known.get(src.doc_id)
-        if unchanged(state, src.sha256, inputs):  # same bytes, same inputs: skipped before reading
-            seen.add(src.doc_id)
-            stats.skipped_documents += 1
-            stats.unchanged += state.chunk_count
-            progress.skipped()
             continue
         if first:
             before_first()

@@ -12,17 +12,20 @@ import functools
 import os
 import stat
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from chunkwise import ids
 from chunkwise.errors import ConfigError
 from chunkwise.sources.globs import PathFilter
-from chunkwise.sources.sniff import CODE, DOCX, HEAD_BYTES, check_docx, check_head, media_type_for, shebang_language, unsupported_message
+from chunkwise.sources.sniff import (CODE, DOCX, HEAD_BYTES, SUFFIXES, check_docx, check_head, media_type_for,
+                                     shebang_language, unsupported_message)
 
 BLOCK = 1 << 20  # sha256 is streamed in 1 MiB blocks: memory stays flat whatever the file size
 _MAGIC_CHARS = frozenset("*?[")
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_HELD = object()  # a file the caller said it holds (``held``): not yielded
 
 
 @dataclass(frozen=True)
@@ -49,13 +52,15 @@ class SourceError:
 
 def iter_sources(
     paths: Iterable[str | os.PathLike], root: str | os.PathLike | None = None, max_bytes: int = 50_000_000,
-    include: Iterable[str] = (), exclude: Iterable[str] = (),
+    include: Iterable[str] = (), exclude: Iterable[str] = (), held: Callable[[str, str], bool] | None = None,
 ) -> Iterator[SourceFile | SourceError]:
     """Expand files, folders (recursively, sorted by name) and globs (``**`` spans folders). ``doc_id``
     is relative to ``root`` when given, else to the folder given (a glob: its fixed leading folders; a
     single file: its parent). Hidden files and folders are skipped while walking. ``include`` /
     ``exclude`` globs (see ``sources.globs``) filter by that relative path; an excluded folder is not
-    walked. Bad settings raise ``ConfigError`` now, not at the first ``next()``."""
+    walked. ``held(doc_id, sha256)``: asked for every good file once it is hashed; a file it says the
+    caller already holds in that version is not yielded (a no-op re-ingest builds nothing per file).
+    Bad settings raise ``ConfigError`` now, not at the first ``next()``."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
@@ -66,59 +71,119 @@ def iter_sources(
         if not base.is_dir():
             raise ConfigError(f"root {root} is not a folder; pass the folder that holds the documents")
     filt = PathFilter(tuple(include), tuple(exclude))
-    return _iterate([os.fspath(p) for p in paths], base, max_bytes, filt)
+    return _Walk(base, max_bytes, filt, held).run([os.fspath(p) for p in paths])
 
 
-def _iterate(args: list[str], base: Path | None, max_bytes: int, filt: PathFilter) -> Iterator[SourceFile | SourceError]:
-    seen: set[str] = set()
-    ids: dict[str, Path] = {}
-    for arg in args:
-        for item in _expand(arg, base, filt):
-            if isinstance(item, SourceError):
-                yield item
-                continue
-            path, top, plain = item if len(item) == 3 else (*item, False)
-            if filt and (rel := _rel(Path(path), top)) is not None and not filt.keeps(rel):
-                continue
-            key = os.fspath(path)
-            if key in seen:  # the same file reached twice (a folder and a glob over it)
-                continue
-            seen.add(key)
-            # A plain file met by the walk is a string until it becomes a SourceFile: pathlib costs
-            # more than reading and hashing a small file, and a no-op re-ingest does little else.
-            result = _inspect_plain(key, top, max_bytes) if plain else inspect_file(Path(path), top, max_bytes)
-            if isinstance(result, SourceFile):
-                if result.doc_id in ids:
-                    yield SourceError(path, result.doc_id, f"{result.doc_id}: same doc_id as {ids[result.doc_id]}; "
-                                      "pass a common root (--root) so every file gets its own id")
-                    continue
-                ids[result.doc_id] = path
-            if result is not None:
-                yield result
+class _Walk:
+    """One expansion: the files seen so far (a file reached twice is yielded once) and the doc ids
+    given (two files never share one)."""
 
+    def __init__(self, base: Path | None, max_bytes: int, filt: PathFilter, held) -> None:
+        self.base, self.max_bytes, self.filt, self.held = base, max_bytes, filt, held
+        self.seen: set[str] = set()
+        self.ids: dict[str, Path | str] = {}
 
-def _expand(arg: str, base: Path | None, filt: PathFilter) -> Iterator[tuple[Path, Path] | SourceError]:
-    """(file, root) pairs for one argument, or a SourceError when it names nothing."""
-    path = Path(os.path.abspath(arg))
-    if path.is_dir():
-        yield from _walk(path, base or path, filt)
-    elif os.path.lexists(path):  # before globbing: "report [draft].md" is a file name, not a pattern
-        yield path, base or path.parent
-    elif _MAGIC_CHARS.intersection(arg):
-        import glob
+    def run(self, args: list[str]) -> Iterator[SourceFile | SourceError]:
+        for arg in args:
+            path = Path(os.path.abspath(arg))
+            if path.is_dir():
+                yield from self.folder(path, self.base or path)
+            elif os.path.lexists(path):  # before globbing: "report [draft].md" is a file name, not a pattern
+                yield from self.other(path, self.base or path.parent)
+            elif _MAGIC_CHARS.intersection(arg):
+                import glob
 
-        top = base or _glob_root(arg)
-        matches = sorted(glob.glob(arg, recursive=True))
-        if not matches:
-            yield SourceError(path, arg, f"{arg}: matched no files; check the pattern (and quote it for the shell)")
-        for match in matches:
-            p = Path(os.path.abspath(match))
-            if p.is_dir() and not p.is_symlink():
-                yield from _walk(p, top, filt)
+                top = self.base or _glob_root(arg)
+                matches = sorted(glob.glob(arg, recursive=True))
+                if not matches:
+                    yield SourceError(path, arg, f"{arg}: matched no files; check the pattern (and quote it for the shell)")
+                for match in matches:
+                    p = Path(os.path.abspath(match))
+                    if p.is_dir() and not p.is_symlink():
+                        yield from self.folder(p, top)
+                    else:
+                        yield from self.other(p, top)
             else:
-                yield p, top
-    else:
-        yield SourceError(path, arg, f"{arg}: no such file or folder")
+                yield SourceError(path, arg, f"{arg}: no such file or folder")
+
+    def other(self, path: Path, top: Path) -> Iterator[SourceFile | SourceError]:
+        """A file named by an argument or a glob, or a link the walk met: checked in full."""
+        filt = self.filt
+        if filt and (rel := _rel(path, top)) is not None and not filt.keeps(rel):
+            return
+        key = os.fspath(path)
+        if key in self.seen:  # the same file reached twice (a folder and a glob over it)
+            return
+        self.seen.add(key)
+        yield from self.found(inspect_file(path, top, self.max_bytes, self.held), path)
+
+    def found(self, result, path) -> Iterator[SourceFile | SourceError]:
+        if isinstance(result, SourceFile):
+            if result.doc_id in self.ids:
+                yield SourceError(Path(path), result.doc_id, f"{result.doc_id}: same doc_id as "
+                                  f"{self.ids[result.doc_id]}; pass a common root (--root) so every file gets its own id")
+                return
+            self.ids[result.doc_id] = Path(path)
+        elif result is _HELD:
+            return
+        if result is not None:
+            yield result
+
+    def folder(self, folder: Path, root: Path) -> Iterator[SourceFile | SourceError]:
+        """Depth-first, entries sorted by name, iterative (no recursion limit on deep trees).
+
+        A regular file met here (the walk never enters linked folders) is inside the root by
+        construction, so it stays a string until it becomes a SourceFile: no pathlib, no resolving,
+        one open/fstat/read per small file. That loop is most of a no-op re-ingest."""
+        top = os.fspath(root)
+        top = top if top.endswith(os.sep) else top + os.sep
+        cut = len(top)
+        filt, seen, ids, held, max_bytes = self.filt, self.seen, self.ids, self.held, self.max_bytes
+        stack = [_listing(folder, root)]
+        while stack:
+            entry = next(stack[-1], None)
+            if entry is None:
+                stack.pop()
+                continue
+            if isinstance(entry, SourceError):
+                yield entry
+                continue
+            if entry.name.startswith("."):
+                continue
+            if _is_real_dir(entry):
+                path = Path(entry.path)
+                if not (filt.exclude and filt.excluded(_rel(path, root) or "")):
+                    stack.append(_listing(path, root))
+                continue
+            path = entry.path
+            if not _is_plain_file(entry) or not path.startswith(top):
+                yield from self.other(Path(path), root)
+                continue
+            rel = path[cut:] if os.sep == "/" else path[cut:].replace(os.sep, "/")
+            if not rel.isascii():
+                try:
+                    rel.encode("utf-8")
+                except UnicodeEncodeError:
+                    yield from self.other(Path(path), root)  # the slow path words the error
+                    continue
+                rel = unicodedata.normalize("NFC", rel)
+            if filt and not filt.keeps(rel):
+                continue
+            if path in seen:
+                continue
+            seen.add(path)
+            name = entry.name
+            dot = name.rfind(".")  # the suffix os.path.splitext gives, for a name that is not hidden
+            media_type = SUFFIXES.get(name[dot:].lower()) if dot > 0 else None
+            result = (_typed_read(path, rel, max_bytes, held) if media_type is None else
+                      _read_or_error(path, rel, media_type, max_bytes, held))
+            if result is _HELD:
+                continue
+            if type(result) is SourceFile and rel not in ids:
+                ids[rel] = result.path
+                yield result
+            else:
+                yield from self.found(result, path)
 
 
 def _glob_root(pattern: str) -> Path:
@@ -131,46 +196,11 @@ def _glob_root(pattern: str) -> Path:
     return Path(os.path.abspath(os.path.join(*fixed) if fixed else "."))
 
 
-def _walk(folder: Path, root: Path, filt: PathFilter = PathFilter()) -> Iterator[tuple[Path, Path] | SourceError]:
-    """Depth-first, entries sorted by name, iterative (no recursion limit on deep trees)."""
-    stack = [_listing(folder, root)]
-    while stack:
-        entry = next(stack[-1], None)
-        if entry is None:
-            stack.pop()
-        elif isinstance(entry, SourceError):
-            yield entry
-        elif not entry.name.startswith("."):
-            if _is_real_dir(entry):
-                path = Path(entry.path)
-                if not (filt.exclude and filt.excluded(_rel(path, root) or "")):
-                    stack.append(_listing(path, root))
-            else:
-                # A regular file met by the walk (which never enters linked folders) is inside the
-                # root by construction: no need to resolve its path, the expensive part of a no-op run.
-                plain = _is_plain_file(entry)
-                yield (entry.path if plain else Path(entry.path)), root, plain
-
-
 def _is_plain_file(entry: os.DirEntry) -> bool:
     try:
         return entry.is_file(follow_symlinks=False)
     except OSError:
         return False
-
-
-def _inspect_plain(path: str, root: Path, max_bytes: int) -> SourceFile | SourceError:
-    top = os.fspath(root)
-    top = top if top.endswith(os.sep) else top + os.sep
-    if not path.startswith(top):  # pragma: no cover - the walk yields paths below its root
-        return inspect_file(Path(path), root, max_bytes)
-    rel = path[len(top):] if os.sep == "/" else path[len(top):].replace(os.sep, "/")
-    try:
-        rel.encode("utf-8")
-    except UnicodeEncodeError:
-        return inspect_file(Path(path), root, max_bytes)  # the slow path words the error
-    doc_id = unicodedata.normalize("NFC", rel) if not rel.isascii() else rel
-    return _typed_read(path, doc_id, max_bytes)
 
 
 def _is_real_dir(entry: os.DirEntry) -> bool:
@@ -198,9 +228,10 @@ def _rel(path: Path, root: Path) -> str | None:
         return None
 
 
-def inspect_file(path: Path, root: Path, max_bytes: int) -> SourceFile | SourceError | None:
+def inspect_file(path: Path, root: Path, max_bytes: int, held=None) -> SourceFile | SourceError | None:
     """Check one file: inside the root, a regular file of a known type, under the size limit, content
-    matching its suffix; then its sha256. None for a link to a folder inside the root (walked anyway)."""
+    matching its suffix; then its sha256. None for a link to a folder inside the root (walked anyway).
+    ``held``: as for ``iter_sources`` (a held file gives the internal ``_HELD``)."""
     rel = _rel(path, root)
     if rel is None:
         return SourceError(path, path.name, f"{path}: outside the root {root}; pass a --root that contains it")
@@ -219,18 +250,22 @@ def inspect_file(path: Path, root: Path, max_bytes: int) -> SourceFile | SourceE
                            "followed (copy the file into the root to include it)")
     if real.is_dir() or _under_linked_dir(path, root):
         return None
-    return _typed_read(path, doc_id, max_bytes)
+    return _typed_read(path, doc_id, max_bytes, held)
 
 
-def _typed_read(path: str | Path, doc_id: str, max_bytes: int) -> SourceFile | SourceError:
+def _typed_read(path: str | Path, doc_id: str, max_bytes: int, held=None) -> SourceFile | SourceError | object:
     name = os.path.basename(path)
     media_type = media_type_for(name)
     if media_type is None and not os.path.splitext(name)[1] and _shebang(path):
         media_type = CODE  # an extensionless script: its #! line says what it is
     if media_type is None:
         return SourceError(Path(path), doc_id, unsupported_message(doc_id), skipped=True)
+    return _read_or_error(path, doc_id, media_type, max_bytes, held)
+
+
+def _read_or_error(path: str | Path, doc_id: str, media_type: str, max_bytes: int, held=None):
     try:
-        return _read(path, doc_id, media_type, max_bytes)
+        return _read(path, doc_id, media_type, max_bytes, held)
     except OSError as exc:
         return SourceError(Path(path), doc_id, f"{doc_id}: cannot read ({exc.strerror or exc}); check its permissions")
 
@@ -256,22 +291,27 @@ def _under_linked_dir(path: Path, root: Path) -> bool:
     return any(p.is_symlink() for p in path.parents if p != root and p.is_relative_to(root))
 
 
-def _read(path: str | Path, doc_id: str, media_type: str, max_bytes: int) -> SourceFile | SourceError:
+def _read(path: str | Path, doc_id: str, media_type: str, max_bytes: int, held=None) -> SourceFile | SourceError | object:
     # os.open/os.read rather than open(): no buffered file object per file. O_NONBLOCK so that a
     # FIFO is seen for what it is (fstat) instead of blocking the walk on open.
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(path, _OPEN_FLAGS)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return SourceError(Path(path), doc_id, f"{doc_id}: not a regular file (a pipe, socket or device); "
                                "skipped", skipped=True)
-        if st.st_size > max_bytes:
-            return SourceError(Path(path), doc_id, _too_big(doc_id, st.st_size, max_bytes))
-        digest, size = ids.sha256_stream(), 0
-        want = min(BLOCK, st.st_size + 1)  # small files: one read returns the whole file
-        while block := os.read(fd, want):
-            if size == 0 and (problem := check_head(doc_id, media_type, block[:HEAD_BYTES])):
-                return SourceError(Path(path), doc_id, problem)
+        expected = st.st_size
+        if expected > max_bytes:
+            return SourceError(Path(path), doc_id, _too_big(doc_id, expected, max_bytes))
+        # Small files (nearly all): one read of size + 1 returns the whole file, and a short read of
+        # exactly the size fstat gave is the end of it, so no second read is needed.
+        block = os.read(fd, min(BLOCK, expected + 1))
+        if block and (problem := check_head(doc_id, media_type, block[:HEAD_BYTES])):
+            return SourceError(Path(path), doc_id, problem)
+        digest, size = ids.sha256_stream(), len(block)
+        digest.update(block)
+        while block and not (size == expected and size < BLOCK):
+            block = os.read(fd, BLOCK)
             digest.update(block)
             size += len(block)
             if size > max_bytes:  # grew since fstat
@@ -281,9 +321,12 @@ def _read(path: str | Path, doc_id: str, media_type: str, max_bytes: int) -> Sou
     if size == 0:
         return SourceError(Path(path), doc_id, check_head(doc_id, media_type, b"") or f"{doc_id} is empty; skipped",
                            skipped=True)
+    sha256 = digest.hexdigest()
+    if held is not None and held(doc_id, sha256):  # the caller holds these bytes: nothing more to check
+        return _HELD
     if media_type == DOCX and (problem := check_docx(doc_id, Path(path))):
         return SourceError(Path(path), doc_id, problem)
-    return SourceFile(Path(path), doc_id, media_type, size, digest.hexdigest())
+    return SourceFile(Path(path), doc_id, media_type, size, sha256)
 
 
 def _too_big(doc_id: str, size: int, limit: int) -> str:

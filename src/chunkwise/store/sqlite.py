@@ -40,6 +40,7 @@ class SQLiteStore(ReadMixin):
         self.path = self.location = os.fspath(path)
         self.opens_with = os.path.abspath(self.path)  # what another process opens (its own working folder)
         self.readonly = readonly
+        self._wrote = False  # chunks or vectors written through this connection (finish_run's scan)
         self._timeout = timeout
         _inspect(self.path, readonly=readonly, create=create)
         self.db = self._connect(readonly)
@@ -224,6 +225,7 @@ class SQLiteStore(ReadMixin):
 
     def _apply(self, doc: DocumentRow, diff: DocumentDiff) -> None:
         db = self.db
+        self._wrote = True
         values = {k: getattr(doc, k) for k in DocumentRow.__dataclass_fields__}
         db.execute(
             "INSERT INTO documents (doc_id, root, path, source_uri, source_version, inputs, title, author, updated_at,"
@@ -254,6 +256,7 @@ class SQLiteStore(ReadMixin):
     def remove_missing(self, root: str, prefix: str, seen: set[str]) -> int:
         with self.atomic() as db:
             gone = [s for p, s in self.document_states(root, prefix).items() if p not in seen]
+            self._wrote = self._wrote or bool(gone)
             removed = 0
             for state in gone:
                 removed += db.execute("SELECT count(*) FROM chunks WHERE doc_id = ?", (state.doc_id,)).fetchone()[0]
@@ -291,6 +294,7 @@ class SQLiteStore(ReadMixin):
             self._put_vectors(model, items)
 
     def _put_vectors(self, model: str, items: Iterable[tuple[str, Sequence[float]]]) -> None:
+        self._wrote = True
         self.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
                             [(key, model, len(vec), _vector_blob(vec)) for key, vec in items])
 
@@ -304,7 +308,11 @@ class SQLiteStore(ReadMixin):
 
     def finish_run(self, run_id: int, now: str, stats: dict, settings: Mapping[str, str]) -> int:
         with self.atomic() as db:
-            dropped = db.execute("DELETE FROM vectors WHERE embed_key NOT IN (SELECT embed_key FROM chunks)").rowcount
+            # A store that wrote no chunk and no vector since it was opened (a no-op re-ingest) skips
+            # the scan of every vector: what it could drop was left by a run that crashed before
+            # this point, and the next run that writes collects it.
+            dropped = db.execute("DELETE FROM vectors WHERE embed_key NOT IN (SELECT embed_key FROM chunks)"
+                                 ).rowcount if self._wrote else 0
             db.executemany("INSERT OR REPLACE INTO settings VALUES (?, ?)", list(settings.items()))
             db.execute("UPDATE runs SET finished_at = ?, stats = ? WHERE run_id = ?", (now, json.dumps(stats), run_id))
             return dropped
