@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+from array import array
 import sqlite3
 import subprocess
 import sys
@@ -54,6 +55,36 @@ def test_two_workers_write_the_same_store_as_one(tmp_path):
     one, two = run(tmp_path / "docs", tmp_path / "one.db", 1), run(tmp_path / "docs", tmp_path / "two.db", 2)
     assert one.to_dict() == two.to_dict() and one.added > 24 and not one.errors
     assert content(tmp_path / "one.db") == content(tmp_path / "two.db")
+
+
+class Costly(HashingEmbedder):
+    """The same vectors from an embedder that is not ``cheap``: embedded by the embed stage."""
+
+    cheap = False
+
+    def __reduce__(self):
+        return (Costly, ())
+
+
+def test_vectors_made_in_the_workers_are_the_embed_stages(tmp_path):
+    """A cheap embedder runs where each document is prepared (a worker) and its vectors travel with
+    the records: the store holds byte-identical vectors to the embed stage's, with the same counts."""
+    from chunkwise.pipeline.prepare import Preparer, PrepareSettings, PrepareTask
+    from chunkwise.sources import iter_sources
+
+    corpus(tmp_path / "docs")
+    staged = ingest([tmp_path / "docs"], tmp_path / "staged.db", CONFIG, embedder=Costly(), acl=("staff",), now=NOW,
+                    workers=2)
+    local = run(tmp_path / "docs", tmp_path / "local.db", 2)
+    assert local.to_dict() == staged.to_dict() and local.embedded == local.added > 24
+    assert content(tmp_path / "local.db") == content(tmp_path / "staged.db")
+    src = next(s for s in iter_sources([tmp_path / "docs"]) if s.doc_id.endswith("doc04.md"))
+    prepared = Preparer(PrepareSettings(CONFIG, "hashing-384@1", embedder=HashingEmbedder()))(
+        PrepareTask(str(src.path), src.doc_id, src.doc_id, src.media_type, src.sha256, src.size))
+    texts = {r["embed_key"]: r["embed_text"] for r in prepared.records}
+    assert len(texts) > 1 and set(prepared.vectors) == set(texts)
+    for key, vector in zip(texts, HashingEmbedder().embed(list(texts.values()))):
+        assert prepared.vectors[key] == array("f", vector)  # what the store keeps: float32
 
 
 def test_crashing_and_panicking_files_cost_only_themselves(tmp_path):

@@ -105,6 +105,9 @@ class HashingEmbedder:
     imported; ``True``/``False`` force a path (results are identical either way)."""
 
     max_tokens: int | None = None  # reads any length: nothing is ever truncated
+    # No model, no batching gain: embedding costs about what hashing the text does, so ingest embeds
+    # each document where it prepares it (a worker) instead of shipping its texts to one process.
+    cheap: bool = True
 
     def __init__(self, dim: int = DEFAULT_DIM, version: int = 1, *, numpy: bool | None = None) -> None:
         if isinstance(dim, bool) or not isinstance(dim, int) or not MIN_DIM <= dim <= MAX_DIM:

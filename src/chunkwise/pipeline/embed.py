@@ -2,7 +2,9 @@
 
 Prepared documents flow through in order; the texts whose keys have no stored vector are pooled
 across documents until about ``pool`` of them wait, then embedded longest-first in batches of the
-embedder's size (similar lengths per batch: little padding), outside any transaction. A key shared
+embedder's size (similar lengths per batch: little padding), outside any transaction. A cheap
+embedder (hashing) has already run where each document was prepared (``PrepareSettings.embedder``):
+its vectors come with the document and nothing waits. A key shared
 by several waiting documents is embedded once. Each document then leaves with the vectors it needs,
 to be written with it; the store is the vector cache (by embed_key) for everything later.
 """
@@ -27,34 +29,41 @@ class EmbedStage:
         self.texts_embedded = 0
 
     def run(self, items: Iterable[Prepared | PrepareFailure]) -> Iterator[tuple[Prepared | PrepareFailure, Vectors]]:
-        """(item, vectors it needs) in input order; failures pass through untouched."""
+        """(item, vectors it needs) in input order; failures pass through untouched. A document
+        that carries vectors (embedded where it was prepared) gives the ones the store lacks."""
         if self.embedder is None:
             yield from ((item, {}) for item in items)
             return
-        waiting: list[tuple[Prepared | PrepareFailure, set[str]]] = []
+        waiting: list[tuple[Prepared | PrepareFailure, set[str], Vectors]] = []
         wanted: dict[str, tuple[Prepared, int]] = {}  # key -> (document, record index) that has it
         for item in items:
             if isinstance(item, PrepareFailure):
                 if not waiting:
                     yield item, {}
                 else:
-                    waiting.append((item, set()))
+                    waiting.append((item, set(), {}))
                 continue
             keys = {r["embed_key"]: i for i, r in enumerate(item.records)}
             fresh = [k for k in keys if k not in wanted]
             missing = self.store.missing_vectors(fresh) if fresh else set()
+            carried = {k: item.vectors[k] for k in missing if k in item.vectors}
+            if carried:
+                self.texts_embedded += len(carried)
+                if self.on_embedded:
+                    self.on_embedded(len(carried))
             for k in missing:
-                wanted[k] = (item, keys[k])
-            waiting.append((item, {k for k in keys if k in wanted}))
-            if len(wanted) >= self.pool:
+                if k not in carried:
+                    wanted[k] = (item, keys[k])
+            waiting.append((item, {k for k in keys if k in wanted}, carried))
+            if not wanted or len(wanted) >= self.pool:  # nothing left to embed here: no reason to wait
                 yield from self._flush(waiting, wanted)
                 waiting, wanted = [], {}
         yield from self._flush(waiting, wanted)
 
     def _flush(self, waiting, wanted: dict[str, tuple[Prepared, int]]):
         vectors = self.encode(wanted)
-        for item, keys in waiting:
-            yield item, {k: vectors[k] for k in keys if k in vectors}
+        for item, keys, carried in waiting:
+            yield item, {**carried, **{k: vectors[k] for k in keys if k in vectors}}
 
     def encode(self, wanted: dict[str, tuple[Prepared, int]]) -> Vectors:
         """Vectors for ``wanted`` (key -> a document and record index holding it)."""

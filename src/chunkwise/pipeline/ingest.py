@@ -148,7 +148,9 @@ def ingest(
         inputs = ids.fingerprint([config.fingerprint(), model, list(acl),
                                   sorted((k, list(v)) for k, v in acl_map.items()), *late_params, RECORD_FORMAT,
                                   VERSIONS_RECIPE])
-        settings = PrepareSettings(config, model, acl, acl_map, now, late)
+        # A cheap embedder (hashing) runs where each document is prepared, in the workers.
+        local = embedder if late is None and not dry_run and getattr(embedder, "cheap", False) else None
+        settings = PrepareSettings(config, model, acl, acl_map, now, late, local)
         preparer, executor = Preparer(settings, r.chunker), executor or contained(workers, limits)
         scope.enter_context(session(executor))
         run = None if dry_run else store.start_run(now)

@@ -8,6 +8,7 @@ in a worker process with resource limits, or on a distributed engine.
 """
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping
@@ -26,7 +27,9 @@ from chunkwise.types import Document
 @dataclass(frozen=True)
 class PrepareSettings:
     """Everything besides the source that decides a document's records; the same for a whole run.
-    ``late``: the late-chunking planner (tokenizer side of ``embed.late.LateEncoder``) or None."""
+    ``late``: the late-chunking planner (tokenizer side of ``embed.late.LateEncoder``) or None.
+    ``embedder``: an embedder ``cheap`` enough to run where the records are made (hashing), or
+    None; with one, each prepared document carries the vectors of its embed keys."""
 
     config: ChunkConfig
     embed_model: str  # hashed into every embed_key ("none" without an embedder)
@@ -34,6 +37,7 @@ class PrepareSettings:
     acl_map: Mapping[str, AccessTags] = field(default_factory=dict)
     now: str = ""
     late: object | None = None
+    embedder: object | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,9 @@ class Prepared:
     late_plan: object | None = None
     problems: tuple[str, ...] = ()  # reported per file; the document is stored in review (fail closed)
     versioning: str = ""  # enrich.versions.VersionInfo as JSON (the documents row's)
+    # embed_key -> vector (float32 array: a quarter of a pickled list of floats) when the settings
+    # have a cheap embedder; the embed stage takes the ones the store lacks from here.
+    vectors: Mapping[str, array] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -125,9 +132,13 @@ class Preparer:
         if s.late is not None:
             records, plan = _late_records(doc, chunks, records, access.regions, s.late)
         meta = doc.metadata or {}
+        vectors = {}
+        if s.embedder is not None and plan is None:
+            texts = {r.embed_key: r.embed_text for r in records}
+            vectors = {k: array("f", v) for k, v in zip(texts, s.embedder.embed(list(texts.values())))}
         return Prepared(task, doc.doc_id, doc.source, doc.title, str(meta.get("author") or ""),
                         str(meta.get("updated_at") or ""), tuple(r.to_dict() for r in records), plan,
-                        tuple(access.problems), version_info(meta, records).to_json())
+                        tuple(access.problems), version_info(meta, records).to_json(), vectors)
 
 
 def _late_records(doc, chunks, records, regions, late):

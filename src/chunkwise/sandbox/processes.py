@@ -9,7 +9,7 @@ import signal
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from typing import Any, Iterable, Iterator
 
@@ -18,6 +18,10 @@ from chunkwise.sandbox.outcome import Failure, Limits, Outcome, with_detail
 from chunkwise.sandbox.worker import read_log, worker_main
 
 _START_SECONDS = 120.0
+# Items sent ahead to each worker: it starts the next one the moment it answers, instead of waiting
+# for the feeder thread, which needs the GIL the consumer (embedding, writing) mostly holds. Each
+# worker still runs one item at a time, so a crash or a timeout is still that item's alone.
+_DEPTH = 2
 _FRAME = re.compile(r'File "([^"]+)", line (\d+) in (\S+)')
 
 
@@ -39,7 +43,8 @@ class _Worker:
     log: str
     started: float
     ready: bool = False
-    job: tuple[int, Any, float] | None = None  # (index, item, started)
+    jobs: collections.deque = field(default_factory=collections.deque)  # (index, item) sent, in order
+    since: float = 0.0  # when the first of ``jobs`` started: sent, or the one before it answered
 
 
 class Processes:
@@ -87,8 +92,10 @@ class Processes:
                         exhausted = True
                         break
                     with self.cond:
+                        idle = not self.todo  # else the feeder is busy with the queue and sees this item
                         self.todo.append(pair)
-                    self.wake_w.send_bytes(b"x")
+                    if idle:
+                        self.wake_w.send_bytes(b"x")
                     drawn += 1
                 if exhausted and taken == drawn:
                     return
@@ -114,9 +121,9 @@ class Processes:
                     if self.closing:
                         return
                     for w in self.workers:
-                        if w.ready and w.job is None and self.todo:
+                        while w.ready and len(w.jobs) < _DEPTH and self.todo:
                             self._dispatch(w, self.todo.popleft())
-                watched = [w for w in self.workers if w.job is not None or not w.ready]
+                watched = [w for w in self.workers if w.jobs or not w.ready]
                 ready = wait([self.wake_r] + [w.conn for w in watched] + [w.proc.sentinel for w in watched],
                              timeout=self._next_deadline(watched))
                 if self.wake_r in ready:
@@ -136,17 +143,21 @@ class Processes:
 
     def _dispatch(self, w: _Worker, pair: tuple[int, Any]) -> None:
         index, item = pair
-        w.job = (index, item, time.monotonic())
         try:
             w.conn.send(pair)
-        except (BrokenPipeError, EOFError, OSError):  # the worker died idle: not this item's fault
-            w.job = None
+        except (BrokenPipeError, EOFError, OSError):  # the worker died
             self.todo.appendleft(pair)
-            self._replace(w)
+            if w.jobs:  # in the item it was running
+                self._fail(w, self._death_failure(w))
+            else:  # idle: not an item's fault
+                self._replace(w)
         except Exception as exc:  # noqa: BLE001 — an unpicklable item is that item's failure
-            w.job = None
             self._record(index, item, None, Failure("error", f"item cannot be sent to a worker: "
                                                     f"{type(exc).__name__}: {exc}", type(exc).__name__, str(exc)), 0.0)
+        else:
+            if not w.jobs:
+                w.since = time.monotonic()
+            w.jobs.append(pair)
 
     def _await_ready(self, w: _Worker, readable: bool) -> None:
         """A worker that cannot start (``fn`` does not unpickle, an import fails) is the pool's
@@ -167,29 +178,42 @@ class Processes:
     def _next_deadline(self, watched: list[_Worker]) -> float | None:
         ends = [w.started + _START_SECONDS for w in watched if not w.ready]
         if self.limits.seconds is not None:
-            ends += [w.job[2] + self.limits.seconds for w in watched if w.job is not None]
+            ends += [w.since + self.limits.seconds for w in watched if w.jobs]
         if not ends:
             return None
         return max(0.0, min(ends) - time.monotonic()) + 0.001
 
     def _expired(self, w: _Worker) -> bool:
-        return self.limits.seconds is not None and time.monotonic() - w.job[2] >= self.limits.seconds
+        return self.limits.seconds is not None and bool(w.jobs) and time.monotonic() - w.since >= self.limits.seconds
 
     def _timeout_failure(self) -> Failure:
         return Failure("timeout", f"timed out after {self.limits.seconds:g} s (worker stopped)")
 
     def _collect(self, w: _Worker) -> None:
-        index, item, started = w.job
-        try:
-            got_index, ok, payload, retire = w.conn.recv()
-        except (EOFError, OSError, ValueError):  # died mid-item (or mid-reply)
-            self._fail(w, self._death_failure(w))
-            return
-        assert got_index == index, (got_index, index)
-        self._record(index, item, payload if ok else None, None if ok else payload, time.monotonic() - started)
-        w.job = None
-        if retire:
-            self._replace(w)
+        """Every answer the worker has sent (one per item, in the order they were sent)."""
+        while w.jobs:
+            index, item = w.jobs[0]
+            try:
+                got_index, ok, payload, retire = w.conn.recv()
+            except (EOFError, OSError, ValueError):  # died mid-item (or mid-reply)
+                self._fail(w, self._death_failure(w))
+                return
+            assert got_index == index, (got_index, index)
+            now = time.monotonic()
+            w.jobs.popleft()
+            self._record(index, item, payload if ok else None, None if ok else payload, now - w.since)
+            w.since = now  # the next item started when this one was answered
+            if retire:  # it exits: what it had not started goes to the others
+                self._requeue(w)
+                self._replace(w)
+                return
+            if not w.conn.poll():
+                return
+
+    def _requeue(self, w: _Worker) -> None:
+        with self.cond:
+            self.todo.extendleft(reversed(w.jobs))
+        w.jobs.clear()
 
     def _death_failure(self, w: _Worker) -> Failure:
         w.proc.join(5)
@@ -205,12 +229,15 @@ class Processes:
         return Failure("crash", f"worker exited with code {code}", detail=detail)
 
     def _fail(self, w: _Worker, failure: Failure) -> None:
-        index, item, started = w.job
-        w.job = None
+        """The item ``w`` was running failed (it crashed or ran out of time): recorded, the items
+        sent after it requeued, the worker replaced."""
+        index, item = w.jobs.popleft()
+        seconds = time.monotonic() - w.since
+        self._requeue(w)
         self._kill(w)
         if not failure.detail:
             failure = with_detail(failure, read_log(w.log))
-        self._record(index, item, None, failure, time.monotonic() - started)
+        self._record(index, item, None, failure, seconds)
         self._replace(w, dead=True)
 
     def _record(self, index, item, value, failure, seconds) -> None:
@@ -250,7 +277,7 @@ class Processes:
             pass
         self.thread.join(10)
         for w in self.workers:
-            if w.job is None:
+            if not w.jobs:
                 try:
                     w.conn.send(None)
                 except OSError:
