@@ -87,6 +87,30 @@ def test_vectors_made_in_the_workers_are_the_embed_stages(tmp_path):
         assert prepared.vectors[key] == array("f", vector)  # what the store keeps: float32
 
 
+class Down(HashingEmbedder):
+    """A cheap embedder that fails (a subclass calling a service that is down)."""
+
+    def embed(self, texts):
+        from chunkwise.errors import ChunkwiseError
+
+        raise ChunkwiseError("embedding service at http://127.0.0.1:9 is down")
+
+    def __reduce__(self):
+        return (Down, ())
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_embedder_that_fails_in_the_workers_fails_the_run(tmp_path, workers):
+    """Embedding where the documents are prepared never turns the embedder's error into per-file
+    errors: the run fails with it, as it does when the embed stage runs the embedder."""
+    from chunkwise.errors import ChunkwiseError
+
+    corpus(tmp_path / "docs", 4)
+    with pytest.raises(ChunkwiseError, match="127.0.0.1:9 is down"):
+        ingest([tmp_path / "docs"], tmp_path / "down.db", CONFIG, embedder=Down(), acl=("staff",), now=NOW,
+               workers=workers)
+
+
 def test_crashing_and_panicking_files_cost_only_themselves(tmp_path):
     corpus(tmp_path / "clean")
     corpus(tmp_path / "dirty")

@@ -135,7 +135,10 @@ class Preparer:
         vectors = {}
         if s.embedder is not None and plan is None:
             texts = {r.embed_key: r.embed_text for r in records}
-            vectors = {k: array("f", v) for k, v in zip(texts, s.embedder.embed(list(texts.values())))}
+            try:
+                vectors = {k: array("f", v) for k, v in zip(texts, s.embedder.embed(list(texts.values())))}
+            except Exception:  # noqa: BLE001 — not this file's error: the embed stage runs the embedder
+                vectors = {}  # again for the keys it lacks, and its error is the run's, as without workers
         return Prepared(task, doc.doc_id, doc.source, doc.title, str(meta.get("author") or ""),
                         str(meta.get("updated_at") or ""), tuple(r.to_dict() for r in records), plan,
                         tuple(access.problems), version_info(meta, records).to_json(), vectors)
