@@ -120,9 +120,10 @@ class Processes:
                 with self.cond:
                     if self.closing:
                         return
-                    for w in self.workers:
-                        while w.ready and len(w.jobs) < _DEPTH and self.todo:
-                            self._dispatch(w, self.todo.popleft())
+                    for i in range(len(self.workers)):
+                        w = self.workers[i]  # a worker that dies while being sent to is replaced in place
+                        while w.ready and len(w.jobs) < _DEPTH and self.todo and self._dispatch(w, self.todo.popleft()):
+                            pass
                 watched = [w for w in self.workers if w.jobs or not w.ready]
                 ready = wait([self.wake_r] + [w.conn for w in watched] + [w.proc.sentinel for w in watched],
                              timeout=self._next_deadline(watched))
@@ -141,7 +142,8 @@ class Processes:
                 self.error = exc
                 self.cond.notify_all()
 
-    def _dispatch(self, w: _Worker, pair: tuple[int, Any]) -> None:
+    def _dispatch(self, w: _Worker, pair: tuple[int, Any]) -> bool:
+        """Send ``pair`` to ``w``; False when ``w`` turned out dead (it has been replaced)."""
         index, item = pair
         try:
             w.conn.send(pair)
@@ -151,13 +153,15 @@ class Processes:
                 self._fail(w, self._death_failure(w))
             else:  # idle: not an item's fault
                 self._replace(w)
+            return False
         except Exception as exc:  # noqa: BLE001 — an unpicklable item is that item's failure
             self._record(index, item, None, Failure("error", f"item cannot be sent to a worker: "
                                                     f"{type(exc).__name__}: {exc}", type(exc).__name__, str(exc)), 0.0)
-        else:
-            if not w.jobs:
-                w.since = time.monotonic()
-            w.jobs.append(pair)
+            return True
+        if not w.jobs:
+            w.since = time.monotonic()
+        w.jobs.append(pair)
+        return True
 
     def _await_ready(self, w: _Worker, readable: bool) -> None:
         """A worker that cannot start (``fn`` does not unpickle, an import fails) is the pool's
