@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 from chunkwise.embed import make_embedder
 from chunkwise.pipeline import ingest
 from chunkwise.retrieve import Retriever
-from test_engines_agree import TAGS, WORDS, _record, words
+from test_engines_agree import TAGS, WORDS, _record, corpora
 from test_store_search import CONFIG, GROUPS, TOPICS, FILLER, make_corpus
 
 QUERIES = ["rollback freeze", "refund audit billing", "pager incident", "w3 w7 team", "the step", "restore backup w11",
@@ -113,10 +113,7 @@ def test_postgres_ranks_like_fts5_for_random_corpora_weights_and_callers(pg_serv
     from conftest import PgDatabases
     from chunkwise.store import DocumentDiff, DocumentRow, open_store
 
-    docs = data.draw(st.lists(st.tuples(words, st.lists(st.tuples(words, st.lists(words, max_size=2),
-                                                                         st.lists(st.sampled_from(TAGS), min_size=1,
-                                                                                  max_size=2, unique=True)),
-                                                               min_size=1, max_size=5)), min_size=1, max_size=5))
+    docs = data.draw(corpora)
     query = data.draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join))
     groups = data.draw(st.lists(st.sampled_from(TAGS + ["nobody"]), min_size=1, max_size=2))
     weights = data.draw(st.sampled_from([None, "title=0,heading=0", "title=3,heading=0.5", "title=0.7,heading=1.3"]))

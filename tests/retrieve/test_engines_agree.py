@@ -20,15 +20,17 @@ def _record(doc, i, text, title, heading, acl):
 
 
 words = st.lists(st.sampled_from(WORDS), max_size=12).map(" ".join)
+# Documents as (title, [(text, heading path, access tags)]): what both ranking properties draw.
+corpora = st.lists(st.tuples(words, st.lists(st.tuples(words, st.lists(words, max_size=2),
+                                                       st.lists(st.sampled_from(TAGS), min_size=1, max_size=2,
+                                                                unique=True)),
+                                             min_size=1, max_size=5)), min_size=1, max_size=5)
 
 
 @settings(max_examples=40, deadline=None)
 @given(st.data())
 def test_fts5_and_sparse_rank_alike(data):
-    docs = data.draw(st.lists(st.tuples(words, st.lists(st.tuples(words, st.lists(words, max_size=2),
-                                                                         st.lists(st.sampled_from(TAGS), min_size=1,
-                                                                                  max_size=2, unique=True)),
-                                                               min_size=1, max_size=5)), min_size=1, max_size=5))
+    docs = data.draw(corpora)
     query = data.draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join))
     groups = data.draw(st.lists(st.sampled_from(TAGS + ["nobody"]), min_size=1, max_size=2))
     weights = data.draw(st.sampled_from([None, "title=0,heading=0", "title=3,heading=0.5", "title=0,heading=2"]))
