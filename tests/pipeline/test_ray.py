@@ -183,7 +183,8 @@ def test_ray_store_is_the_local_store_and_reruns_converge(tmp_path, cluster):
     corpus(docs)
     (docs / "deep.md").write_text(NESTED, encoding="utf-8")
     (docs / "empty.md").write_text("", encoding="utf-8")
-    local, remote = run(docs, tmp_path / "local.db"), run(docs, tmp_path / "ray.db", ray_executor())
+    # One batch holds all 26 files: the segfault costs its own file, the rest of the batch comes back.
+    local, remote = run(docs, tmp_path / "local.db"), run(docs, tmp_path / "ray.db", ray_executor(prepare_batch=64))
     assert remote.to_dict() == local.to_dict() and local.added > 24
     assert [e["path"] for e in remote.errors] == ["deep.md"]
     assert content(tmp_path / "local.db") == content(tmp_path / "ray.db")
@@ -206,8 +207,8 @@ def test_ray_store_is_the_local_store_and_reruns_converge(tmp_path, cluster):
 def test_write_actors_write_the_local_store_and_the_driver_writes_nothing(tmp_path, cluster, monkeypatch):
     """Writes on the cluster (what a PostgreSQL store gets by default; forced here on SQLite, which
     takes one writer at a time and so gains nothing): each document in its own transaction on a
-    write actor, the same stats, errors and rows as a local run, re-runs a no-op; no document is
-    written by the ingesting process."""
+    write actor (a pool of its own: ``write_actors`` given), the same stats, errors and rows as a
+    local run, re-runs a no-op; no document is written by the ingesting process."""
     from chunkwise.pipeline.write import WriteStage
 
     docs = tmp_path / "docs"
@@ -238,8 +239,9 @@ def unordered(db) -> dict:
 
 
 def test_on_postgresql_write_actors_write_what_a_local_run_writes(tmp_path, cluster, pg_databases, monkeypatch):
-    """By default on PostgreSQL (a store that takes parallel writers) the documents are written by
-    Ray write actors, each in its own transaction: the rows, vectors and stats are a local run's."""
+    """By default on PostgreSQL (a store that takes parallel writers) the documents are written on
+    the cluster, each in its own transaction — with the hashing embedder by the prepare actors
+    themselves (one pool does every stage): the rows, vectors and stats are a local run's."""
     from backends import query
 
     from chunkwise.pipeline.write import WriteStage
@@ -262,7 +264,7 @@ def test_on_postgresql_write_actors_write_what_a_local_run_writes(tmp_path, clus
 
     with monkeypatch.context() as m:
         m.setattr(WriteStage, "write", not_here)
-        remote = run(docs, ray_url, ray_executor(write_actors=2))
+        remote = run(docs, ray_url, ray_executor())
     assert remote.to_dict() == local.to_dict() and local.added > 12
     assert [e["path"] for e in remote.errors] == ["deep.md"]
     assert rows(local_url) == rows(ray_url) and rows(ray_url)["vectors"]
@@ -284,6 +286,63 @@ def test_writes_go_to_the_cluster_only_for_a_store_that_takes_parallel_writers()
     assert not driver.writes_in_workers(Server()) and workers.writes_in_workers(File())
     with pytest.raises(ConfigError, match="writes must be one of auto, driver, workers"):
         ray_executor(writes="sometimes")
+
+
+class _Cluster:
+    """What ``RayExecutor`` asks of Ray when it sizes its pools: CPUs in total and per node."""
+
+    def __init__(self, nodes):
+        self._nodes = nodes
+
+    def cluster_resources(self):
+        return {"CPU": float(sum(self._nodes))}
+
+    def nodes(self):
+        return [{"Alive": True, "Resources": {"CPU": float(c)}} for c in self._nodes]
+
+
+def test_pools_are_sized_from_the_cluster_and_ask_no_more_cpus_than_it_has():
+    """This machine: one prepare actor with 2 contained processes and nothing else for hashing; a
+    model gets an embed actor of its own, and a write pool follows it. Any cluster: the defaults
+    never ask more CPUs than the cluster has, nor put more on one actor than its smallest node has."""
+    from hypothesis import given, settings, strategies as st
+
+    two = _Cluster([2])
+    assert ray_executor()._widths(two, False, False) == ((1, 2), 0, 0, 1.0)
+    assert ray_executor()._widths(two, True, True) == ((1, 1), 1, 1, pytest.approx(2 / 3))
+    assert ray_executor(prepare_actors=2)._widths(two, False, False) == ((2, 1), 0, 0, 1.0)
+    assert ray_executor()._widths(_Cluster([4] * 4), False, False) == ((4, 4), 0, 0, 1.0)
+    assert ray_executor()._widths(_Cluster([8, 2]), False, False) == ((5, 2), 0, 0, 1.0)
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.integers(1, 64), min_size=1, max_size=8), st.booleans(), st.booleans(),
+           st.integers(1, 4), st.none() | st.integers(1, 8), st.none() | st.integers(1, 8))
+    def sized(nodes, embedding, writing, embedders, prepare_actors, write_actors):
+        executor = ray_executor(embed_actors=embedders, prepare_actors=prepare_actors, write_actors=write_actors)
+        (prepare_n, per_actor), embed_n, write_n, cpus = executor._widths(_Cluster(nodes), embedding, writing)
+        assert prepare_n >= 1 and per_actor >= 1 and embed_n == (embedders if embedding else 0)
+        assert (write_n >= 1) == writing
+        assert (prepare_n * per_actor + embed_n + write_n) * cpus <= sum(nodes) + 1e-9
+        if prepare_actors is None:
+            assert per_actor <= min(nodes) and prepare_n * per_actor <= max(1, sum(nodes) - embed_n)
+
+    sized()
+
+
+def test_only_a_model_gets_embed_actors():
+    """Hashing runs where each file is prepared (as the local pool does); a model, or late chunking,
+    runs on embed actors."""
+    from types import SimpleNamespace
+
+    from chunkwise.pipeline.raydata import _embeds_remotely
+
+    class Model:
+        cheap = False
+
+    assert not _embeds_remotely(SimpleNamespace(embedder=HashingEmbedder(), late=None))
+    assert not _embeds_remotely(SimpleNamespace(embedder=None, late=None))
+    assert _embeds_remotely(SimpleNamespace(embedder=Model(), late=None))
+    assert _embeds_remotely(SimpleNamespace(embedder=HashingEmbedder(), late=object()))
 
 
 def test_hang_bomb_and_a_dying_worker_cost_only_their_file(tmp_path, cluster, monkeypatch):

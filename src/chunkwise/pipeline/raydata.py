@@ -1,28 +1,37 @@
-"""Ingest on Ray Data: *prepare* as a ``map`` over file paths, *embed* as ``map_batches`` on an actor
-pool holding the model, *write* on the driver from a streamed iterator (``ingest --executor ray``).
+"""Ingest on Ray Data: *prepare* as a map over file paths (``map_batches``, a batch of paths per
+call), *embed* as ``map_batches`` on an actor pool holding the model, *write* on the driver from a
+streamed iterator or on the cluster (``ingest --executor ray``).
 
-Why this shape: the walk (hashing, skipping unchanged files) and the writes stay where the store is,
-so every guarantee of the local run holds unchanged — per-document transactions with the diff taken
-inside the store's lock, set-difference stats, removal of vanished files. What is expensive and has
-no store state moves to the cluster:
+Why this shape: the walk (hashing, skipping unchanged files) stays where the store is and the
+writes go through the store interface, so every guarantee of the local run holds unchanged —
+per-document transactions with the diff taken inside the store's lock, set-difference stats,
+removal of vanished files. What is expensive and has no store state moves to the cluster:
 
 - *prepare*: each Ray Data row is one file's path and identity (``PrepareTask``'s fields); the bytes
-  are read on the worker. Each prepare actor holds a one-process ``sandbox.Pool``, so a file runs
-  under the same ``Limits`` (``RLIMIT_AS``, wall time) as in the local pool and a segfault, panic,
-  bomb or hang becomes that file's ``PrepareFailure`` with the very same message. An actor that dies
-  anyway (a node lost, Ray's memory monitor) is restarted by Ray Data and its rows retried — prepare
-  is pure, so a retry changes nothing.
-- *embed*: an actor runs the local ``EmbedStage`` over a batch of prepared documents (``num_gpus``
-  per actor on a cluster), asking the store (opened read-only on the worker) which embed keys lack
-  a vector, so kept chunks are not re-embedded. A worker that cannot open the store embeds every key
-  (correct, only slower). Vectors for one key are the model's, whichever actor computed them.
-- *write*: on a store that takes several writers (PostgreSQL: ``Store.parallel_writes``), write
-  actors open the store themselves and write each document in its own transaction (the diff taken
-  under the store's per-document lock, as on the driver); only a summary of each write (its stats
-  and errors) comes back. On SQLite (one writer at a time, so nothing to gain) documents are written
-  by the driver. Either way rows come back in input order (``preserve_order``) through
-  ``iter_batches``; the driver holds one window of tasks (``window`` files) and Ray's bounded
-  read-ahead, never the corpus. ``writes`` forces one or the other.
+  are read on the worker. A call takes a batch of files (``prepare_batch``: per-call costs shared,
+  few files held back by a slow one). Each prepare actor holds a ``sandbox.Pool`` of as many
+  contained processes as a node's CPUs allow (up to 4; ``actor_workers``), so each file runs under
+  the same ``Limits`` (``RLIMIT_AS``, wall time) as in the local pool and a segfault, panic, bomb
+  or hang becomes that file's ``PrepareFailure`` with the very same message while the rest of the
+  batch comes back. An actor that dies anyway (a node lost, Ray's memory monitor) is restarted by
+  Ray Data and its batch retried — prepare is pure, so a retry changes nothing.
+- *embed*: a model runs on an actor pool of its own: an actor runs the local ``EmbedStage`` over a
+  batch of prepared documents (``num_gpus`` per actor on a cluster), asking the store (opened
+  read-only on the worker) which embed keys lack a vector, so kept chunks are not re-embedded. A
+  worker that cannot open the store embeds every key (correct, only slower). Vectors for one key
+  are the model's, whichever actor computed them. A cheap embedder (hashing) needs no actors: it
+  runs where each file is prepared, as in the local pool, and the writer keeps the vectors the
+  store lacks.
+- *write*: on a store that takes several writers (PostgreSQL: ``Store.parallel_writes``), actors
+  open the store themselves (one connection each, kept for the run) and write each document in
+  its own transaction (the diff taken under the store's per-document lock, as on the driver); only
+  a summary of each write (its stats and errors) comes back. With a cheap embedder or none the
+  prepare actors write what they prepared (one pool, no hop through the object store); after
+  embed actors (or with ``write_actors`` given) a write pool does. On SQLite (one writer at a
+  time, so nothing to gain) documents are written by the driver. Either way rows come back in
+  input order (``preserve_order``) through ``iter_batches``; the driver holds one window of tasks
+  (``window`` files) and Ray's bounded read-ahead, never the corpus. ``writes`` forces the driver
+  or the cluster.
 
 A run whose files are all unchanged creates no dataset and starts no cluster (a no-op stays fast).
 This process starts a local cluster (and stops it) unless Ray is already initialised or ``address``
@@ -34,6 +43,7 @@ import contextlib
 import contextvars
 import logging
 import pickle
+import threading
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
@@ -43,8 +53,9 @@ from chunkwise.sandbox.outcome import Limits
 RAY_INSTALL_HINT = "pip install 'chunkwise[ray]'"
 _NOTHING = object()
 _SESSION: contextvars.ContextVar = contextvars.ContextVar("chunkwise_ray_session")
-_FILES_PER_BLOCK = 4
-_BLOCKS = 1000
+_FILES_PER_BATCH = 16
+_BATCHES = 1000
+_ACTOR_WORKERS = 4
 _TASK_FIELDS = ("path", "rel", "doc_id", "media_type", "sha256", "size")
 WRITES = ("auto", "driver", "workers")
 log = logging.getLogger(__name__)
@@ -63,18 +74,23 @@ def _ray():
 class RayExecutor:
     """Where and how wide the Ray stages run. ``address``: a running cluster (``ray://…`` or
     ``HOST:PORT``; None: start a local one with ``num_cpus``, or use the one this process already
-    initialised). ``prepare_actors``: actors preparing files (None: the cluster's CPUs left after
-    the embedders, at least 1); ``embed_actors`` holding the model, each with ``num_gpus``;
+    initialised). ``prepare_actors``: actors preparing files, ``actor_workers`` files at once each
+    in contained processes (None: the cluster's CPUs left after the embedders shared out, up to 4
+    per actor and no more than the smallest node has); ``prepare_batch``: files per prepare call;
+    ``embed_actors`` holding a model (not started for a cheap embedder), each with ``num_gpus``;
     ``embed_batch``: documents per embed batch; ``window``: files per Ray Data run (what the
     driver holds at once); ``limits``: memory and wall time per file, as in the local pool;
-    ``writes``: ``auto`` (write actors when the store takes parallel writers, else the driver),
-    ``driver`` or ``workers``; ``write_actors``: how many (None: as many as prepare actors)."""
+    ``writes``: ``auto`` (on the cluster when the store takes parallel writers, else the driver),
+    ``driver`` or ``workers``; ``write_actors``: a write pool of its own of this size (None: the
+    prepare actors write, or after embed actors as many write actors as prepare actors)."""
 
     address: str | None = None
     prepare_actors: int | None = None
     embed_actors: int = 1
     num_gpus: float = 0.0
     embed_batch: int = 16
+    prepare_batch: int = _FILES_PER_BATCH
+    actor_workers: int | None = None
     window: int = 50_000
     limits: Limits = field(default_factory=Limits)
     num_cpus: int | None = None
@@ -84,7 +100,8 @@ class RayExecutor:
     def __post_init__(self):
         if self.writes not in WRITES:
             raise ConfigError(f"Ray executor: writes must be one of {', '.join(WRITES)}, got {self.writes!r}")
-        for name in ("prepare_actors", "embed_actors", "embed_batch", "window", "num_cpus", "write_actors"):
+        for name in ("prepare_actors", "embed_actors", "embed_batch", "prepare_batch", "actor_workers", "window",
+                     "num_cpus", "write_actors"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise ConfigError(f"Ray executor: {name} must be a positive integer, got {value!r}")
@@ -112,13 +129,23 @@ class RayExecutor:
             yield item
 
     def prepare_and_embed(self, preparer, items: Iterable, embed, progress=None) -> Iterator[tuple[object, dict]]:
-        """(prepared item, vectors it needs) in input order, like ``embed.run(executor.map(...))``."""
-        for item, vectors in self._run(preparer, items, embed if embed.embedder is not None else None):
-            if progress is not None:
-                progress.prepared()
-                if vectors and embed.on_embedded:
-                    embed.on_embedded(len(vectors))
-            yield item, vectors
+        """(prepared item, vectors it needs) in input order, like ``embed.run(executor.map(...))``.
+        A model runs on embed actors; a cheap embedder (hashing) already ran where each file was
+        prepared, so this process only takes the vectors the store lacks, as a local run does."""
+        remote = embed if _embeds_remotely(embed) else None
+
+        def prepared():
+            for item, vectors in self._run(preparer, items, remote):
+                if progress is not None:
+                    progress.prepared()
+                    if vectors and embed.on_embedded:
+                        embed.on_embedded(len(vectors))
+                yield item, vectors
+
+        if remote is not None:
+            yield from prepared()
+        else:
+            yield from embed.run(item for item, _ in prepared())
 
     def writes_in_workers(self, store) -> bool:
         """Whether documents are written by write actors (see ``writes``) rather than the driver."""
@@ -176,23 +203,32 @@ class RayExecutor:
             yield pickle.loads(item), pickle.loads(vectors) if vectors is not None else {}
 
     def _results(self, ray, rows: list[dict], preparer, embed, spec=None) -> Iterator[tuple[int, bytes, bytes | None]]:
-        prepare_n, embed_n, cpus = self._widths(ray, embed is not None)
-        # Blocks of a few files (a slow file holds back few others), at most _BLOCKS per window.
-        per_block = max(_FILES_PER_BLOCK, -(-len(rows) // _BLOCKS))
-        ds = ray.data.from_items(rows, override_num_blocks=-(-len(rows) // per_block))
+        remote = embed is not None and _embeds_remotely(embed)
+        # No model to hold (a cheap embedder ran inside prepare): the writes fold into the prepare
+        # actors, one pool doing every stage (unless write actors were counted out); else an embed
+        # pool and a write pool follow.
+        fused = spec is not None and not remote and self.write_actors is None
+        (prepare_n, per_actor), embed_n, write_n, cpus = self._widths(ray, remote, spec is not None and not fused)
+        # Batches of files per prepare call (per-call costs shared; a slow file holds back few
+        # others), at most _BATCHES per window; a block is one batch.
+        per_batch = max(self.prepare_batch, -(-len(rows) // _BATCHES))
+        ds = ray.data.from_items(rows, override_num_blocks=-(-len(rows) // per_batch))
         pool = ray.data.ActorPoolStrategy
-        ds = ds.map(_Prepare, fn_constructor_args=(preparer, self.limits), compute=pool(size=prepare_n), num_cpus=cpus)
-        if embed is not None:
-            ds = ds.map_batches(_Embed, fn_constructor_args=(embed.embedder, embed.late, embed.store.opens_with, embed.batch_size,
-                                                             embed.pool, self.num_gpus),
+        repair = (embed.embedder, embed.late) if embed is not None else (None, None)
+        ds = ds.map_batches(_Prepare, fn_constructor_args=(preparer, self.limits, per_actor, spec if fused else None,
+                                                           *repair),
+                            batch_size=None, batch_format="numpy", compute=pool(size=prepare_n),
+                            num_cpus=cpus * per_actor)
+        if remote:
+            ds = ds.map_batches(_Embed, fn_constructor_args=(embed.embedder, embed.late, embed.store.opens_with,
+                                                             embed.batch_size, embed.pool, self.num_gpus),
                                 batch_size=self.embed_batch, batch_format="numpy", compute=pool(size=embed_n),
                                 num_cpus=cpus, **({"num_gpus": self.num_gpus} if self.num_gpus else {}))
-        if spec is not None:  # write actors: each document in its own transaction, on the cluster
-            repair = (embed.embedder, embed.late) if embed is not None else (None, None)
+        if write_n:  # write actors: each document in its own transaction
             ds = ds.map_batches(_Write, fn_constructor_args=(spec, *repair), batch_size=self.embed_batch,
-                                batch_format="numpy", compute=pool(size=self.write_actors or prepare_n), num_cpus=cpus)
+                                batch_format="numpy", compute=pool(size=write_n), num_cpus=cpus)
         try:
-            for batch in ds.iter_batches(batch_size=self.embed_batch, batch_format="numpy", prefetch_batches=1):
+            for batch in ds.iter_batches(batch_size=None, batch_format="numpy", prefetch_batches=2):
                 vectors = batch["vectors"] if "vectors" in batch else [None] * len(batch["seq"])
                 yield from zip((int(s) for s in batch["seq"]), batch["item"], vectors)
         except ray.exceptions.RayError as exc:
@@ -201,30 +237,58 @@ class RayExecutor:
                 raise inner from None
             raise ChunkwiseError(f"the Ray pipeline failed: {_cause(exc)}") from exc
 
-    def _widths(self, ray, embedding: bool) -> tuple[int, int, float]:
-        """(prepare actors, embed actors, CPUs each): what was asked, or the cluster's CPUs shared
-        out; actors that ask more CPUs than the cluster has get a share each (they would never start)."""
+    def _widths(self, ray, embedding: bool, writing: bool) -> tuple[tuple[int, int], int, int, float]:
+        """((prepare actors, sandbox workers each), embed actors, write actors, CPUs per worker):
+        what was asked, or the cluster's CPUs shared out. A prepare actor prepares files in as many
+        contained processes at once as a node's CPUs allow (up to 4): fewer Ray processes to start
+        and feed for the same cores. All pools together ask no more CPUs than the cluster has (an
+        actor that cannot get its CPUs would never start)."""
         total = max(1, int(ray.cluster_resources().get("CPU", 1)))
         embed_n = self.embed_actors if embedding else 0
-        prepare_n = self.prepare_actors or max(1, total - embed_n)
-        return prepare_n, embed_n, min(1.0, total / (prepare_n + embed_n))
+        free = max(1, total - embed_n)
+        if self.actor_workers is not None:
+            per_actor = self.actor_workers
+        elif self.prepare_actors is not None:
+            per_actor = max(1, free // self.prepare_actors)
+        else:
+            per_actor = max(1, min(_ACTOR_WORKERS, free, _smallest_node(ray)))
+        prepare_n = self.prepare_actors or max(1, free // per_actor)
+        write_n = (self.write_actors or prepare_n) if writing else 0
+        cpus = min(1.0, total / (prepare_n * per_actor + embed_n + write_n))
+        return (prepare_n, per_actor), embed_n, write_n, cpus
+
+
+def _smallest_node(ray) -> int:
+    """The CPUs of the cluster's smallest node: an actor asking more could never be placed."""
+    cpus = [int(n.get("Resources", {}).get("CPU", 0)) for n in ray.nodes() if n.get("Alive")]
+    return min((c for c in cpus if c > 0), default=1)
+
+
+def _embeds_remotely(embed) -> bool:
+    """Whether the run's embedder needs actors of its own: a model does; a cheap embedder (hashing)
+    ran where each document was prepared and only its vectors the store lacks are kept."""
+    return embed.embedder is not None and (embed.late is not None or not getattr(embed.embedder, "cheap", False))
 
 
 class _Prepare:
-    """A Ray Data actor: one file per row, contained in this actor's sandbox worker process."""
+    """A Ray Data actor: a batch of files, each contained in this actor's sandbox worker process
+    (a crash, a bomb or a hang is that file's ``PrepareFailure``; the worker is replaced). With a
+    ``spec`` it then writes them as a write actor does (the stages folded into one pool)."""
 
-    def __init__(self, preparer, limits: Limits) -> None:
+    def __init__(self, preparer, limits: Limits, workers: int = 1, spec=None, embedder=None, late=None) -> None:
         from chunkwise.sandbox import Pool
+        self.pool = Pool(preparer, workers=workers, limits=limits, isolate=True)
+        self.writer = _Write(spec, embedder, late) if spec is not None else None
 
-        self.pool = Pool(preparer, workers=1, limits=limits, isolate=True)
-
-    def __call__(self, row: dict) -> dict:
+    def __call__(self, batch: dict) -> dict:
         from chunkwise.pipeline.prepare import PrepareFailure, PrepareTask
 
-        task = PrepareTask(*(str(row[f]) for f in _TASK_FIELDS[:-1]), int(row["size"]))
-        (out,) = list(self.pool.map([task]))
-        item = out.value if out.ok else PrepareFailure(task, out.failure.reason)
-        return {"seq": int(row["seq"]), "item": pickle.dumps(item, protocol=5)}
+        columns = [batch[f] for f in _TASK_FIELDS]
+        tasks = [PrepareTask(*(str(v) for v in row[:-1]), int(row[-1])) for row in zip(*columns)]
+        items = [out.value if out.ok else PrepareFailure(out.item, out.failure.reason) for out in self.pool.map(tasks)]
+        if self.writer is not None:
+            return {"seq": batch["seq"], "item": self.writer.write(items, [None] * len(items))}
+        return {"seq": batch["seq"], "item": [pickle.dumps(item, protocol=5) for item in items]}
 
     def __del__(self) -> None:
         pool = getattr(self, "pool", None)
@@ -278,37 +342,59 @@ class _Embed:
 
 class _Write:
     """A Ray Data actor writing prepared documents, one short transaction each, through the store
-    interface (a connection per batch: Ray may call from any thread). ``embedder``/``late``: to
-    re-embed keys a concurrent run collected between embedding and writing (loaded only then)."""
+    interface; only a summary of each write (``Written``) goes back. ``embedder``/``late``: to take
+    a cheap embedder's vectors the store lacks, and to re-embed keys a concurrent run collected
+    between embedding and writing (a model loads only then). The store stays open for the actor's
+    life, one connection per thread Ray calls from (an SQLite connection serves its own thread)."""
 
     def __init__(self, spec: WriteSpec, embedder=None, late=None) -> None:
         self.spec, self.embedder, self.late = spec, embedder, late
+        self.local, self.opened = threading.local(), []
+
+    def _store(self):
+        store = getattr(self.local, "store", None)
+        if store is None:
+            from chunkwise.store import open_store
+
+            store = self.local.store = open_store(self.spec.location, timeout=self.spec.timeout)
+            self.opened.append(store)
+        return store
 
     def __call__(self, batch: dict) -> dict:
+        vectors = batch["vectors"] if "vectors" in batch else [None] * len(batch["item"])
+        items = [pickle.loads(raw) for raw in batch["item"]]
+        return {"seq": batch["seq"], "item": self.write(items, [pickle.loads(v) if v is not None else None
+                                                                for v in vectors])}
+
+    def write(self, items: list, vectors: list) -> list[bytes]:
+        """Pickled ``Written`` summaries (``PrepareFailure``s as they are), in order. ``vectors``: a
+        document's from the embed actors, or None (a cheap embedder's: the ones the store lacks)."""
         from chunkwise.pipeline.embed import EmbedStage
         from chunkwise.pipeline.prepare import PrepareFailure
         from chunkwise.pipeline.write import IngestStats, WriteStage, Written
-        from chunkwise.store import open_store
 
-        spec, out = self.spec, []
-        vectors = batch["vectors"] if "vectors" in batch else [None] * len(batch["item"])
-        with open_store(spec.location, timeout=spec.timeout) as store:
-            embed = EmbedStage(store, self.embedder, late=self.late)
-            for raw, packed in zip(batch["item"], vectors):
-                item = pickle.loads(raw)
-                if isinstance(item, PrepareFailure):
-                    out.append(raw)
-                    continue
-                got = pickle.loads(packed) if packed is not None else {}
-                stats = IngestStats(errors=[{"path": item.task.rel, "error": p} for p in item.problems])
-                write = WriteStage(store, root=spec.root, inputs=spec.inputs, now=spec.now, model=spec.model,
-                                   embedding=spec.embedding, stats=stats)
-                try:
-                    write.write(item, got, repair=embed.repair)
-                except ChunkwiseError as exc:
-                    stats.errors.append({"path": item.task.rel, "error": str(exc)})
-                out.append(pickle.dumps(Written(item.task, stats, len(got)), protocol=5))
-        return {"seq": batch["seq"], "item": out}
+        spec, store, out = self.spec, self._store(), []
+        embed = EmbedStage(store, self.embedder, late=self.late)
+        for item, got in zip(items, vectors):
+            if isinstance(item, PrepareFailure):
+                out.append(pickle.dumps(item, protocol=5))
+                continue
+            if got is None:  # what the store lacks of the vectors made with the document
+                ((_, got),) = embed.run([item]) if self.embedder is not None else ((item, {}),)
+            stats = IngestStats(errors=[{"path": item.task.rel, "error": p} for p in item.problems])
+            write = WriteStage(store, root=spec.root, inputs=spec.inputs, now=spec.now, model=spec.model,
+                               embedding=spec.embedding, stats=stats)
+            try:
+                write.write(item, got, repair=embed.repair)
+            except ChunkwiseError as exc:
+                stats.errors.append({"path": item.task.rel, "error": str(exc)})
+            out.append(pickle.dumps(Written(item.task, stats, len(got)), protocol=5))
+        return out
+
+    def __del__(self) -> None:
+        for store in getattr(self, "opened", ()):
+            with contextlib.suppress(Exception):  # another thread's SQLite connection: the process exit closes it
+                store.close()
 
 
 @contextlib.contextmanager
