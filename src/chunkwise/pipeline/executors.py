@@ -48,7 +48,8 @@ def make_executor(name: str = "local", *, workers: int | None = None, limits=Non
                   ray_gpus: float = 0.0, ray_embedders: int = 1) -> Executor:
     """An executor by name: ``local`` (``workers`` contained processes, default 1) or ``ray``
     (``pipeline.raydata.RayExecutor``: ``workers`` prepare actors, default the cluster's CPUs left
-    after ``ray_embedders`` embed actors with ``ray_gpus`` each; ``ray_address`` a running cluster)."""
+    after ``ray_embedders`` embed actors with ``ray_gpus`` each (none for a cheap embedder), shared
+    out as actors of several contained processes; ``ray_address`` a running cluster)."""
     if name == "local":
         if ray_address or ray_gpus or ray_embedders != 1:
             raise ConfigError("--ray-address, --ray-gpus and --ray-embedders need --executor ray")
