@@ -302,13 +302,15 @@ class _Cluster:
 
 
 def test_pools_are_sized_from_the_cluster_and_ask_no_more_cpus_than_it_has():
-    """This machine: one prepare actor with 2 contained processes and nothing else for hashing; a
-    model gets an embed actor of its own, and a write pool follows it. Any cluster: the defaults
-    never ask more CPUs than the cluster has, nor put more on one actor than its smallest node has."""
+    """This machine: one prepare actor with 2 contained processes and nothing else for hashing (two
+    of one each when they also write); a model gets an embed actor of its own, and a write pool
+    follows it. Any cluster: the defaults never ask more CPUs than the cluster has, nor put more on
+    one actor than its smallest node has."""
     from hypothesis import given, settings, strategies as st
 
     two = _Cluster([2])
     assert ray_executor()._widths(two, False, False) == ((1, 2), 0, 0, 1.0)
+    assert ray_executor()._widths(two, False, False, fused=True) == ((2, 1), 0, 0, 1.0)
     assert ray_executor()._widths(two, True, True) == ((1, 1), 1, 1, pytest.approx(2 / 3))
     assert ray_executor(prepare_actors=2)._widths(two, False, False) == ((2, 1), 0, 0, 1.0)
     assert ray_executor()._widths(_Cluster([4] * 4), False, False) == ((4, 4), 0, 0, 1.0)
@@ -316,10 +318,10 @@ def test_pools_are_sized_from_the_cluster_and_ask_no_more_cpus_than_it_has():
 
     @settings(max_examples=200, deadline=None)
     @given(st.lists(st.integers(1, 64), min_size=1, max_size=8), st.booleans(), st.booleans(),
-           st.integers(1, 4), st.none() | st.integers(1, 8), st.none() | st.integers(1, 8))
-    def sized(nodes, embedding, writing, embedders, prepare_actors, write_actors):
+           st.integers(1, 4), st.none() | st.integers(1, 8), st.none() | st.integers(1, 8), st.booleans())
+    def sized(nodes, embedding, writing, embedders, prepare_actors, write_actors, fused):
         executor = ray_executor(embed_actors=embedders, prepare_actors=prepare_actors, write_actors=write_actors)
-        (prepare_n, per_actor), embed_n, write_n, cpus = executor._widths(_Cluster(nodes), embedding, writing)
+        (prepare_n, per_actor), embed_n, write_n, cpus = executor._widths(_Cluster(nodes), embedding, writing, fused)
         assert prepare_n >= 1 and per_actor >= 1 and embed_n == (embedders if embedding else 0)
         assert (write_n >= 1) == writing
         assert (prepare_n * per_actor + embed_n + write_n) * cpus <= sum(nodes) + 1e-9

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import itertools
 import logging
 import pickle
 import threading
@@ -76,7 +77,7 @@ class RayExecutor:
     ``HOST:PORT``; None: start a local one with ``num_cpus``, or use the one this process already
     initialised). ``prepare_actors``: actors preparing files, ``actor_workers`` files at once each
     in contained processes (None: the cluster's CPUs left after the embedders shared out, up to 4
-    per actor and no more than the smallest node has); ``prepare_batch``: files per prepare call;
+    per actor and no more than the smallest node has, 1 per actor when it also writes); ``prepare_batch``: files per prepare call;
     ``embed_actors`` holding a model (not started for a cheap embedder), each with ``num_gpus``;
     ``embed_batch``: documents per embed batch; ``window``: files per Ray Data run (what the
     driver holds at once); ``limits``: memory and wall time per file, as in the local pool;
@@ -208,7 +209,7 @@ class RayExecutor:
         # actors, one pool doing every stage (unless write actors were counted out); else an embed
         # pool and a write pool follow.
         fused = spec is not None and not remote and self.write_actors is None
-        (prepare_n, per_actor), embed_n, write_n, cpus = self._widths(ray, remote, spec is not None and not fused)
+        (prepare_n, per_actor), embed_n, write_n, cpus = self._widths(ray, remote, spec is not None and not fused, fused)
         # Batches of files per prepare call (per-call costs shared; a slow file holds back few
         # others), at most _BATCHES per window; a block is one batch.
         per_batch = max(self.prepare_batch, -(-len(rows) // _BATCHES))
@@ -237,12 +238,13 @@ class RayExecutor:
                 raise inner from None
             raise ChunkwiseError(f"the Ray pipeline failed: {_cause(exc)}") from exc
 
-    def _widths(self, ray, embedding: bool, writing: bool) -> tuple[tuple[int, int], int, int, float]:
+    def _widths(self, ray, embedding: bool, writing: bool, fused: bool = False) -> tuple[tuple[int, int], int, int, float]:
         """((prepare actors, sandbox workers each), embed actors, write actors, CPUs per worker):
         what was asked, or the cluster's CPUs shared out. A prepare actor prepares files in as many
         contained processes at once as a node's CPUs allow (up to 4): fewer Ray processes to start
-        and feed for the same cores. All pools together ask no more CPUs than the cluster has (an
-        actor that cannot get its CPUs would never start)."""
+        and feed for the same cores; one that also writes (``fused``) has one, as its own writes
+        keep pace with one process preparing. All pools together ask no more CPUs than the cluster
+        has (an actor that cannot get its CPUs would never start)."""
         total = max(1, int(ray.cluster_resources().get("CPU", 1)))
         embed_n = self.embed_actors if embedding else 0
         free = max(1, total - embed_n)
@@ -251,7 +253,7 @@ class RayExecutor:
         elif self.prepare_actors is not None:
             per_actor = max(1, free // self.prepare_actors)
         else:
-            per_actor = max(1, min(_ACTOR_WORKERS, free, _smallest_node(ray)))
+            per_actor = 1 if fused else max(1, min(_ACTOR_WORKERS, free, _smallest_node(ray)))
         prepare_n = self.prepare_actors or max(1, free // per_actor)
         write_n = (self.write_actors or prepare_n) if writing else 0
         cpus = min(1.0, total / (prepare_n * per_actor + embed_n + write_n))
@@ -285,9 +287,9 @@ class _Prepare:
 
         columns = [batch[f] for f in _TASK_FIELDS]
         tasks = [PrepareTask(*(str(v) for v in row[:-1]), int(row[-1])) for row in zip(*columns)]
-        items = [out.value if out.ok else PrepareFailure(out.item, out.failure.reason) for out in self.pool.map(tasks)]
-        if self.writer is not None:
-            return {"seq": batch["seq"], "item": self.writer.write(items, [None] * len(items))}
+        items = (out.value if out.ok else PrepareFailure(out.item, out.failure.reason) for out in self.pool.map(tasks))
+        if self.writer is not None:  # each written as it comes, while the sandbox prepares the next files
+            return {"seq": batch["seq"], "item": self.writer.write(items, itertools.repeat(None))}
         return {"seq": batch["seq"], "item": [pickle.dumps(item, protocol=5) for item in items]}
 
     def __del__(self) -> None:
@@ -366,7 +368,7 @@ class _Write:
         return {"seq": batch["seq"], "item": self.write(items, [pickle.loads(v) if v is not None else None
                                                                 for v in vectors])}
 
-    def write(self, items: list, vectors: list) -> list[bytes]:
+    def write(self, items: Iterable, vectors: Iterable) -> list[bytes]:
         """Pickled ``Written`` summaries (``PrepareFailure``s as they are), in order. ``vectors``: a
         document's from the embed actors, or None (a cheap embedder's: the ones the store lacks)."""
         from chunkwise.pipeline.embed import EmbedStage
