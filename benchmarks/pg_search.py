@@ -92,47 +92,85 @@ def bulk_write(db, docs, vecs) -> None:
                 copy.write_row([r["embed_key"], MODEL, DIM, v])
 
 
-def load(url: str, n: int, seed: int, loader: str, batch: int = 5_000):
+BATCH = 5_000  # chunks per batch (one transaction)
+DOCS_PER_BATCH = BATCH // 4 + 1  # documents hold >= 4 chunks: each batch numbers its own documents
+_worker: dict = {}
+
+
+def _centres(seed: int, n: int) -> np.ndarray:
+    c = np.random.default_rng([seed, n, 1]).standard_normal((CENTRES, DIM), dtype=np.float32)
+    return c / np.linalg.norm(c, axis=1, keepdims=True)
+
+
+def _open_worker(url: str, seed: int, n: int, loader: str) -> None:
+    """A loading process: its own connection (its own staging table), the shared vocabulary and centres."""
+    import atexit
+
+    from chunkwise.store import open_store
+
+    store = open_store(url)
+    atexit.register(store.close)
+    if loader == "copy":
+        store.db.execute(f"CREATE TEMP TABLE bench_stage ({_STAGE})")
+    _worker.update(store=store, seed=seed, n=n, loader=loader, words=vocabulary(), centres=_centres(seed, n))
+
+
+def _load_batch(b: int) -> tuple[int, int, np.ndarray]:
+    """Batch ``b``: its own random stream (``[seed, n, 0, b]``) and document numbers, so the data is
+    the same whichever process makes it and in whatever order; returns (b, chunks, sample vectors)."""
+    from chunkwise.store import DocumentDiff, DocumentRow
+
+    w, store = _worker, _worker["store"]
+    rng = np.random.default_rng([w["seed"], w["n"], 0, b])
+    size = min(BATCH, w["n"] - b * BATCH)
+    docs, _ = make_docs(rng, w["words"], zipf_sampler(rng), b * DOCS_PER_BATCH, size)
+    vecs = clustered(rng, w["centres"], sum(len(r) for _, r in docs))
+    with store.atomic():
+        if w["loader"] == "copy":
+            bulk_write(store.db, docs, vecs)
+        else:
+            at = 0
+            for doc_row, records in docs:  # many documents per transaction: the store's own apply step
+                vectors = {r["embed_key"]: vecs[at + i] for i, r in enumerate(records)}
+                at += len(records)
+                store._apply(DocumentRow(path=doc_row["doc_id"], **doc_row),
+                             DocumentDiff(added=records, vectors=vectors, vector_model=MODEL))
+    return b, len(vecs), vecs[rng.integers(0, len(vecs), 8)]
+
+
+def load(url: str, n: int, seed: int, loader: str, processes: int = 2):
     """Generate ``n`` chunks into the store at ``url``; returns (load s, index build s, sample vectors, sizes).
 
-    ``apply``: the store's own per-document apply step (what ingest runs; many documents per
-    transaction). ``copy``: the same rows by COPY with the secondary indexes dropped during the load
-    and rebuilt after it, and the per-tag-set statistics summed once (a bulk load, not an ingest)."""
-    from chunkwise.store import DocumentDiff, DocumentRow, open_store
+    Batches of ``BATCH`` chunks are made and written by ``processes`` loading processes at once
+    (each one connection, one transaction per batch: the generator's Python and the server's work
+    overlap on the two cores). ``apply``: the store's own per-document apply step (what ingest
+    runs; many documents per transaction). ``copy``: the same rows by COPY with the secondary
+    indexes dropped during the load and rebuilt after it, and the per-tag-set statistics summed
+    once (a bulk load, not an ingest)."""
+    import multiprocessing
 
-    rng = np.random.default_rng([seed, n])
-    words, sample = vocabulary(), zipf_sampler(rng)
-    centres = rng.standard_normal((CENTRES, DIM), dtype=np.float32)
-    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
-    kept = []  # a sample of stored vectors, for queries
+    from chunkwise.store import open_store
+
     t0 = time.perf_counter()
     with open_store(url) as store:
         schema = dict(store.db.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'chunks'"))
         if loader == "copy":
             for name in _DROPPED:
                 store.db.execute(f"DROP INDEX {name}")
-            store.db.execute(f"CREATE UNLOGGED TABLE bench_stage ({_STAGE})")
-        made, next_doc = 0, 0
-        while made < n:
-            docs, next_doc = make_docs(rng, words, sample, next_doc, min(batch, n - made))
-            vecs = clustered(rng, centres, sum(len(r) for _, r in docs))
-            with store.atomic():
-                if loader == "copy":
-                    bulk_write(store.db, docs, vecs)
-                else:
-                    at = 0
-                    for doc_row, records in docs:  # many documents per transaction: the store's own apply step
-                        vectors = {r["embed_key"]: vecs[at + i] for i, r in enumerate(records)}
-                        at += len(records)
-                        store._apply(DocumentRow(path=doc_row["doc_id"], **doc_row),
-                                     DocumentDiff(added=records, vectors=vectors, vector_model=MODEL))
-            kept.append(vecs[rng.integers(0, len(vecs), 8)])
-            made += len(vecs)
-            print(f"  {made:,}/{n:,} chunks, {made / (time.perf_counter() - t0):,.0f} chunks/s", file=sys.stderr,
-                  flush=True)
-        store.db.execute("SET maintenance_work_mem = '1GB'")  # the graph fits: no slow second build phase
+        kept, made = {}, 0
+        ctx = multiprocessing.get_context("spawn")  # no inherited connection
+        with ctx.Pool(processes, initializer=_open_worker, initargs=(url, seed, n, loader)) as pool:
+            for b, count, sample in pool.imap_unordered(_load_batch, range(-(-n // BATCH))):
+                kept[b] = sample
+                made += count
+                print(f"  {made:,}/{n:,} chunks, {made / (time.perf_counter() - t0):,.0f} chunks/s", file=sys.stderr,
+                      flush=True)
+            pool.close()
+            pool.join()
+        # The graph fits in memory (no slow second build phase); one parallel worker beside the leader.
+        store.db.execute(f"SET maintenance_work_mem = '{max(1, -(-n * 4 // 1_000_000))}GB'")
+        store.db.execute("SET max_parallel_maintenance_workers = 1")
         if loader == "copy":
-            store.db.execute("DROP TABLE bench_stage")
             for name in _DROPPED:
                 store.db.execute(schema[name])
             store.db.execute("INSERT INTO roots (root) VALUES ('synthetic') ON CONFLICT DO NOTHING")
@@ -145,7 +183,7 @@ def load(url: str, n: int, seed: int, loader: str, batch: int = 5_000):
         built = time.perf_counter() - t1
         size = store.db.execute("SELECT pg_database_size(current_database())").fetchone()[0]
         index = store.db.execute("SELECT pg_relation_size('chunks_hnsw')").fetchone()[0]
-    return loaded, built, np.vstack(kept), size, index
+    return loaded, built, np.vstack([kept[b] for b in sorted(kept)]), size, index
 
 
 class Vectors:
@@ -224,7 +262,8 @@ def server(url: str | None):
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="100k")
-    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--queries", default="200", help="queries per size: one number, or one per size (200,100)")
+    ap.add_argument("--processes", type=int, default=2, help="loading processes")
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--url", help="an existing server's maintenance database URL (default: a pgserver in /tmp)")
@@ -242,17 +281,20 @@ def main() -> int:
     try:
         with psycopg.connect(base, autocommit=True) as admin:
             report["server"] = admin.execute("SHOW server_version").fetchone()[0]
-        for n in (parse_size(s) for s in args.sizes.split(",")):
+        sizes = [parse_size(s) for s in args.sizes.split(",")]
+        per_size = [int(q) for q in args.queries.split(",")]
+        for i, n in enumerate(sizes):
+            n_queries = per_size[min(i, len(per_size) - 1)]
             name = f"bench_{n}_{uuid.uuid4().hex[:6]}"
             with psycopg.connect(base, autocommit=True) as admin:
                 admin.execute(f"CREATE DATABASE {name}")
             url = base.replace("/postgres?", f"/{name}?") if "/postgres?" in base else base.rsplit("/", 1)[0] + "/" + name
             try:
                 print(f"loading {n:,} chunks", file=sys.stderr, flush=True)
-                loaded, built, samples, size, index = load(url, n, args.seed, args.loader)
+                loaded, built, samples, size, index = load(url, n, args.seed, args.loader, args.processes)
                 row = {"chunks": n, "loader": args.loader, "load_s": loaded, "hnsw_build_s": built, "database_mb": size / 2**20,
                        "hnsw_mb": index / 2**20}
-                row.update(measure(url, args.queries, args.seed, samples, args.k))
+                row.update(measure(url, n_queries, args.seed, samples, args.k))
                 row["load_after"] = os.getloadavg()
                 report["sizes"][str(n)] = row
                 print(json.dumps(row, indent=1), flush=True)
