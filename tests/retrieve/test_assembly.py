@@ -5,7 +5,7 @@ import json
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
-from conftest import ItemSource as Source, sizer, words
+from conftest import BACKENDS, ItemSource as Source, module_location, sizer, words
 
 from chunkwise.cli.main import main
 from chunkwise.config import ChunkConfig
@@ -126,8 +126,8 @@ def test_a_parent_holding_two_passages_makes_one_and_the_next_hit_refills_k():
 
 # --- k distinct passages through a real store ----------------------------------------------------
 
-@pytest.fixture(scope="module")
-def transcript_store(tmp_path_factory):
+@pytest.fixture(scope="module", params=BACKENDS)
+def transcript_store(request, tmp_path_factory):
     root = tmp_path_factory.mktemp("docs")
     (root / "call.md").write_text(
         "# Call\n\n" + "\n\n".join(f"Rollback turn {i}: the rollback of release {i} was rolled back, rollback "
@@ -135,7 +135,7 @@ def transcript_store(tmp_path_factory):
     (root / "runbook.md").write_text(
         "# Runbook\n\n" + "Deploys go out on Tuesdays after the freeze lifts and the pager is handed over. " * 3
         + "A rollback is done from the release page.\n", encoding="utf-8")
-    db = tmp_path_factory.mktemp("db") / "s.db"
+    db = module_location(request, tmp_path_factory, request.param)
     ingest([root], db, ChunkConfig(strategy="paragraphs", size=40), acl=("staff",))
     return db
 

@@ -1,9 +1,10 @@
 """Idempotent ingestion into SQLite and PostgreSQL (``db_location``: once per backend), on the seed-001 router guide (steps 1-4 and 7 of block 7)."""
+import os
 from dataclasses import dataclass
 
 from chunkwise.config import ChunkConfig
 from chunkwise.pipeline import ingest
-from backends import acl_rows, chunk_ids, consistent, count, query
+from backends import acl_rows, chunk_ids, consistent, count, is_pg, query
 
 GUIDE = """# Router X200 Guide
 
@@ -119,12 +120,15 @@ def test_ids_do_not_depend_on_hash_seed(tmp_path):
     assert len(outs) == 1
 
 
-def test_dry_run_writes_nothing(tmp_path):
+def test_dry_run_writes_nothing(tmp_path, db_location):
     root = tmp_path / "kb"
     root.mkdir()
     (root / "a.md").write_text(GUIDE, encoding="utf-8")
-    s = ingest([root], tmp_path / "i.db", CONFIG, dry_run=True, acl=("public",))
+    s = ingest([root], db_location, CONFIG, dry_run=True, acl=("public",))
     assert s.added > 0 and s.in_store == 0
+    if is_pg(db_location) or os.path.exists(db_location):  # a server database exists; a file may not be made
+        assert query(db_location, "SELECT count(*) FROM chunks")[0][0] == 0
+    assert ingest([root], db_location, CONFIG, acl=("public",)).added == s.added  # what the dry run said
 
 
 def test_acl_change_retags_without_reembedding(tmp_path, db_location):

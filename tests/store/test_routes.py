@@ -3,11 +3,11 @@ in ``chunkwise manifest``; recording it changed no chunk id, and a store written
 existed is refreshed in place on re-ingest (nothing added, removed or re-embedded)."""
 import json
 import shutil
-import sqlite3
 import sys
 
 import pytest
 
+from backends import query
 from chunkwise import api
 from chunkwise.cli.main import main
 from chunkwise.enrich import records as records_mod
@@ -25,15 +25,11 @@ def corpus(tmp_path):
 
 
 def _records(db):
-    con = sqlite3.connect(db)
-    try:
-        return {cid: (doc, json.loads(rec)) for cid, doc, rec in con.execute("SELECT chunk_id, doc_id, record FROM chunks")}
-    finally:
-        con.close()
+    return {cid: (doc, json.loads(rec)) for cid, doc, rec in query(db, "SELECT chunk_id, doc_id, record FROM chunks")}
 
 
-def test_records_and_manifest_say_the_route(corpus, tmp_path, capsys):
-    db = str(tmp_path / "i.db")
+def test_records_and_manifest_say_the_route(corpus, db_location, capsys):
+    db = db_location
     api.ingest([corpus], db, api.ChunkConfig(strategy="auto", size=192), embedder="hashing", acl=["staff"])
     routes = {}
     for doc, rec in _records(db).values():
@@ -52,10 +48,10 @@ def test_records_and_manifest_say_the_route(corpus, tmp_path, capsys):
     assert "routes" in out and "auto>code:code 1" in out and "auto:transcript" in out
 
 
-def test_an_old_store_is_refreshed_in_place(corpus, tmp_path, monkeypatch, capsys):
+def test_an_old_store_is_refreshed_in_place(corpus, db_location, monkeypatch, capsys):
     """Records written by a chunkwise without routes (format 1) get them on re-ingest: same chunk
     ids, same vectors, every kept record updated in place; a second run is a no-op."""
-    db = str(tmp_path / "old.db")
+    db = db_location
     config = api.ChunkConfig(strategy="auto", size=192)
     real = records_mod.build_records
     with monkeypatch.context() as m:
