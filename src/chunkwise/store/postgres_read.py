@@ -74,16 +74,26 @@ def lexical(record: Mapping) -> tuple[LexicalFields, list[str], dict[str, list[i
     return fields, sorted(counts), counts, len(split[0])
 
 
-def in_fields(fields: Sequence[str], lexeme_sql: str) -> str:
+def in_fields(fields: Sequence[str], lexeme_sql: str, counts_sql: str | None = None) -> str:
     """SQL: the row holds the lexeme in one of ``fields`` (nothing to add when all are asked for:
-    the tsvector holds every field's terms). Field positions come from ``FIELDS``, never from input."""
+    the tsvector holds every field's terms). ``counts_sql``: the lexeme's per-field counts (a JSON
+    array) when the query has already taken them out of ``lex_tf``. Field positions come from
+    ``FIELDS``, never from input."""
     unknown = [f for f in fields if f not in FIELDS]
     if unknown or not fields:
         raise ValueError(f"lexical fields must be a non-empty subset of {FIELDS}, got {tuple(fields)}")
     if set(fields) == set(FIELDS):
         return ""
-    return " AND (" + " OR ".join(f"coalesce((c.lex_tf -> {lexeme_sql} ->> {FIELDS.index(f)})::int, 0) > 0"
-                                  for f in fields) + ")"
+    counts = counts_sql or f"(c.lex_tf -> {lexeme_sql})"
+    return " AND (" + " OR ".join(f"coalesce(({counts} ->> {FIELDS.index(f)})::int, 0) > 0" for f in fields) + ")"
+
+
+def per_field(counts_sql: str, cast: str, names: str = "") -> str:
+    """SQL: the per-field counts of one posting, from its JSON array ``counts_sql`` (one small value:
+    taking it out of ``lex_tf`` once per posting, not once per field, saves two de-TOASTings of the
+    row's whole term-count map, which were most of a BM25 query's time)."""
+    return ", ".join(f"coalesce(({counts_sql} ->> {i})::{cast}, 0)" + (f" AS {names}{i}" if names else "")
+                     for i in range(len(FIELDS)))
 
 
 def tsquery(term: str) -> str:
@@ -220,11 +230,11 @@ class PostgresReads:
         found: dict[str, list] = {t: [] for t in terms}
         if not terms:
             return {}
-        counts = ", ".join(f"coalesce((c.lex_tf -> t.lexeme ->> {i})::int, 0)" for i in range(len(FIELDS)))
         rows = self.db.execute(
-            f"SELECT t.i, c.key, c.lex_len, {counts}"
+            f"WITH p AS MATERIALIZED (SELECT t.i, c.key, c.lex_len, c.lex_tf -> t.lexeme AS tf"
             f" FROM unnest(%(qs)s::text[], %(ls)s::text[]) WITH ORDINALITY AS t(q, lexeme, i)"
-            f" JOIN chunks c ON c.lex @@ t.q::tsquery WHERE {_PERMITTED}{in_fields(fields, 't.lexeme')}",
+            f" JOIN chunks c ON c.lex @@ t.q::tsquery WHERE {_PERMITTED})"
+            f" SELECT i, key, lex_len, {per_field('tf', 'int')} FROM p WHERE true{in_fields(fields, '', 'tf')}",
             {"qs": [tsquery(t) for t in terms], "ls": [lexeme(t) for t in terms], "groups": _groups(groups)})
         for i, *row in rows:
             found[terms[i - 1]].append(row)
@@ -250,13 +260,14 @@ class PostgresReads:
         terms = list(terms)
         if not terms or n < 1:
             return 0, {}
-        counts = ", ".join(f"coalesce((c.lex_tf -> q.lexeme ->> {i})::float8, 0) AS f{i}" for i in range(len(FIELDS)))
         weighted = " + ".join(f"%(w{i})s * f{i}" for i in range(len(FIELDS)))
         rows = self.db.execute(
             "WITH q AS (SELECT * FROM unnest(%(qs)s::text[], %(ls)s::text[], %(idf)s::float8[])"
             " WITH ORDINALITY AS t(q, lexeme, idf, i)),"
-            f" p AS MATERIALIZED (SELECT c.key, q.i, c.lex_len AS len, q.idf, {counts}"
-            f" FROM q JOIN chunks c ON c.lex @@ q.q::tsquery WHERE {_PERMITTED}{in_fields(fields, 'q.lexeme')}),"
+            f" r AS MATERIALIZED (SELECT c.key, q.i, c.lex_len AS len, q.idf, c.lex_tf -> q.lexeme AS counts"
+            f" FROM q JOIN chunks c ON c.lex @@ q.q::tsquery WHERE {_PERMITTED}),"
+            f" p AS MATERIALIZED (SELECT key, i, len, idf, {per_field('counts', 'float8', 'f')} FROM r"
+            f" WHERE true{in_fields(fields, '', 'counts')}),"
             f" w AS (SELECT key, idf, len, {weighted} AS tf FROM p),"
             " s AS MATERIALIZED (SELECT key, sum(idf * tf * (%(k1)s + 1) / (tf + %(k1)s * (1 - %(b)s + %(b)s * len"
             " / %(avgdl)s))) AS score FROM w GROUP BY key),"
