@@ -38,15 +38,17 @@ def main() -> int:
     queries = make_queries(args.queries, SEED)
     rng = np.random.default_rng([SEED, 98])
     out = {"src": str(Path(chunkwise.__file__).resolve().parents[1]), "load_before": os.getloadavg()}
-    with Retriever(args.url, embedder=Vectors({})) as r:
+    modes = args.modes.split(",")
+    dense = any(m != "bm25" for m in modes)  # BM25 alone needs no query vectors (nor the store's model)
+    with Retriever(args.url, embedder=Vectors({}) if dense else None) as r:
         from chunkwise.store.postgres_read import as_array
 
         stored = [as_array(v) for (v,) in r.store.db.execute(
-            "SELECT vector FROM chunks WHERE servable ORDER BY key LIMIT 8")]
-        for i, (q, _) in enumerate(queries):
+            "SELECT vector FROM chunks WHERE servable ORDER BY key LIMIT 8")] if dense else []
+        for i, (q, _) in enumerate(queries if dense else ()):
             v = stored[i % len(stored)] + QUERY_NOISE * rng.standard_normal(DIM).astype(np.float32) / np.sqrt(DIM)
             r.embedder.table[q] = (v / np.linalg.norm(v)).astype(np.float32)
-        for mode in args.modes.split(","):
+        for mode in modes:
             r.rank(queries[0][0], queries[0][1], args.k, mode)  # warm
             walls, digest = [], hashlib.sha256()
             for q, g in queries:
