@@ -248,8 +248,9 @@ def frequent_terms_dropped(index, query: str, share: float) -> str:
     from chunkwise.retrieve.bm25 import query_terms
 
     bm = index.bm25
+    body = bm.indptr[0]  # the body field's postings (SparseBM25 keeps one array per lexical field)
     keep = [t for t in query_terms(query)
-            if t not in bm.vocab or (bm.indptr[bm.vocab[t] + 1] - bm.indptr[bm.vocab[t]]) <= share * bm.n_rows]
+            if t not in bm.vocab or (body[bm.vocab[t] + 1] - body[bm.vocab[t]]) <= share * bm.n_rows]
     return " ".join(keep)
 
 

@@ -268,6 +268,19 @@ def test_on_postgresql_write_actors_write_what_a_local_run_writes(tmp_path, clus
     assert remote.to_dict() == local.to_dict() and local.added > 12
     assert [e["path"] for e in remote.errors] == ["deep.md"]
     assert rows(local_url) == rows(ray_url) and rows(ray_url)["vectors"]
+    # and they search alike: the actors' rows got other keys (in the order they committed), and no
+    # ranking looks at keys (exact ties, of which this corpus has many, go by chunk id)
+    from backends import key_to_chunk
+    from chunkwise.retrieve import Retriever
+
+    ranked = []
+    for url in (local_url, ray_url):
+        names = key_to_chunk(url)
+        with Retriever(url) as r:
+            ranked.append({(q, mode, n): [(names[k], s) for k, s in r.rank(q, ["staff"], n, mode)]
+                           for q in ("rollback", "page the owner", "rollback service minutes")
+                           for mode in ("bm25", "dense", "hybrid") for n in (3, 10)})
+    assert ranked[0] == ranked[1] and all(ranked[0].values())
     again = run(docs, ray_url, ray_executor())
     assert (again.added, again.removed, again.embedded, again.skipped_documents) == (0, 0, 0, 12)
 

@@ -76,7 +76,7 @@ def test_postgres_ranks_without_loading_rows(pair):
 def test_ties_cut_by_n_are_broken_the_same_way(tmp_path, pg_server):
     """Rows with the same score straddling the n-th place (terms at the idf floor, the informative
     term matching fewer than n rows): the server returns every candidate tied with the cut, and both
-    backends keep the smaller keys (the same chunks)."""
+    backends keep the smaller chunk ids (the same chunks)."""
     from conftest import PgDatabases
 
     root = tmp_path / "ties"

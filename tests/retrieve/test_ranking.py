@@ -10,7 +10,8 @@ from chunkwise.access import acl_index, permitted
 from chunkwise.errors import ConfigError
 from chunkwise.retrieve.bm25 import SparseBM25, keep_informative, tokenize
 from chunkwise.store.sqlite_read import fts_match
-from chunkwise.retrieve.fusion import rrf, top_k
+from chunkwise.retrieve.fusion import rrf
+from chunkwise.retrieve.ties import top_k
 from chunkwise.retrieve.index import Item, MemoryIndex, SearchIndex
 
 WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()

@@ -19,6 +19,7 @@ from chunkwise.errors import StoreBusy
 from chunkwise.lexical import FieldWeights
 from chunkwise.retrieve.bm25 import at_floor, combine_fields, query_terms, term_weights
 from chunkwise.retrieve.layout import AccessLayout
+from chunkwise.retrieve.ties import best_first
 
 _CACHE = 32
 _RETRIES = 8  # a concurrent ingest commits one document per transaction
@@ -79,7 +80,8 @@ class FTSRanker:
         return found.keys, found.lengths, combine_fields(found.tf, weights)
 
     def rank(self, query: str, groups, n: int, weights: FieldWeights | None = None) -> list[tuple[int, float]]:
-        """Top ``n`` (rowid, score), best first, ties by rowid; the same terms left out as the
+        """Top ``n`` (rowid, score), best first, exact ties by ascending chunk id (retrieve/ties.py,
+        asked of the store only for a tie that decides); the same terms left out as the
         in-memory engine (those at the idf floor among the permitted rows, when others remain).
         Rows written since the sizes were read make it re-read them; an ingest writing while the
         query runs can make that happen again, so it retries a few times before giving up."""
@@ -95,8 +97,6 @@ class FTSRanker:
             raise StoreBusy("the store changed during every attempt to rank this query; retry") from None
 
     def _rank(self, query: str, groups, n: int, weights: FieldWeights) -> list[tuple[int, float]]:
-        import numpy as np
-
         fields = weights.active()
         terms = [t for t in query_terms(query) if self._global_df(t, fields)]
         if not terms or n < 1:
@@ -120,9 +120,7 @@ class FTSRanker:
             ranked = self._score(present, fetched, rows, avgdl)
             if len(ranked[0]) >= n:
                 break
-        ids, vals = ranked
-        order = np.lexsort((ids, -vals))[:n]
-        return [(int(ids[i]), float(vals[i])) for i in order]
+        return best_first(*ranked, n, self.store.chunk_ids)
 
     def _score(self, terms: Sequence[str], fetched: dict, rows: int, avgdl: float):
         return score_terms(terms, fetched, rows, avgdl)

@@ -1,4 +1,4 @@
-"""Reciprocal rank fusion and deterministic top-k: pure functions over plain arrays."""
+"""Reciprocal rank fusion: a pure function over ranked lists, ties in the one order of retrieve/ties.py."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -6,15 +6,17 @@ from typing import Hashable, Mapping, Sequence
 
 from chunkwise.errors import ConfigError
 from chunkwise.lexical import check_weight, parse_weights
+from chunkwise.retrieve.ties import ChunkIds, settle
 
 RRF_K = 60  # Cormack et al.'s constant; damps the head so one list cannot dominate
 
 
-def rrf(rankings: Sequence[Sequence[Hashable]], k: int = RRF_K,
-        weights: Sequence[float] | None = None) -> list[tuple[Hashable, float]]:
+def rrf(rankings: Sequence[Sequence[Hashable]], k: int = RRF_K, weights: Sequence[float] | None = None,
+        chunk_ids: ChunkIds | None = None, n: int | None = None) -> list[tuple[Hashable, float]]:
     """Fuse ranked lists of ids: score(id) = sum over lists of weight / (k + rank) (weights 1 unless
-    given; an id only in a list weighted 0 still comes back, after the others). Ties are broken by
-    the best single rank, then by the id itself, so the order never depends on dict order."""
+    given; an id only in a list weighted 0 still comes back, after the others). The first ``n``
+    (None: all), best first; equal fused scores by the best single rank, then by ascending chunk id
+    (retrieve/ties.py: ``chunk_ids`` names the ids of such ties; None: the ids are chunk ids)."""
     weights = [1.0] * len(rankings) if weights is None else list(weights)
     if len(weights) != len(rankings):
         raise ValueError(f"{len(weights)} weights for {len(rankings)} rankings")
@@ -24,7 +26,9 @@ def rrf(rankings: Sequence[Sequence[Hashable]], k: int = RRF_K,
         for rank, item in enumerate(ranking, start=1):
             scores[item] = scores.get(item, 0.0) + w / (k + rank)
             best[item] = min(best.get(item, rank), rank)
-    return sorted(scores.items(), key=lambda kv: (-kv[1], best[kv[0]], kv[0]))
+    primary = {item: (-score, best[item]) for item, score in scores.items()}
+    ordered = sorted(scores, key=primary.__getitem__)
+    return [(item, scores[item]) for item in settle(ordered, [primary[i] for i in ordered], n, chunk_ids)]
 
 
 @dataclass(frozen=True)
@@ -63,26 +67,7 @@ class Fusion:
         """The CLI's form, ``bm25=N,dense=N,k=N`` (parses back to an equal value)."""
         return f"bm25={self.bm25:g},dense={self.dense:g},k={self.k}"
 
-    def fuse(self, bm25: Sequence[Hashable], dense: Sequence[Hashable]) -> list[tuple[Hashable, float]]:
-        return rrf([bm25, dense], self.k, (self.bm25, self.dense))
-
-
-def top_k(scores, k: int, tiebreak, candidates=None):
-    """Indices of the ``k`` largest ``scores`` (numpy), ties broken by ascending ``tiebreak``
-    (an integer array aligned with ``scores``). Only positions in ``candidates`` (if given) and
-    with a score above zero are considered by callers that pass pre-masked candidates.
-
-    Uses argpartition, then keeps every element tied with the k-th so that the tie-break, not
-    the partition's internal order, decides who is in."""
-    import numpy as np
-
-    idx = np.arange(len(scores)) if candidates is None else np.asarray(candidates)
-    if k <= 0 or idx.size == 0:
-        return idx[:0]
-    vals = scores[idx] if candidates is not None else scores
-    if idx.size > k:
-        kth = np.partition(vals, idx.size - k)[idx.size - k]
-        keep = vals >= kth
-        idx, vals = idx[keep], vals[keep]
-    order = np.lexsort((tiebreak[idx], -vals))
-    return idx[order[:k]]
+    def fuse(self, bm25: Sequence[Hashable], dense: Sequence[Hashable], chunk_ids: ChunkIds | None = None,
+             n: int | None = None) -> list[tuple[Hashable, float]]:
+        """The first ``n`` of the fused list (``rrf``; ``chunk_ids`` names the ids for ties)."""
+        return rrf([bm25, dense], self.k, (self.bm25, self.dense), chunk_ids, n)

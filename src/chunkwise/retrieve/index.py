@@ -14,8 +14,9 @@ from chunkwise.errors import ConfigError
 from chunkwise.lexical import FieldWeights, LexicalFields
 from chunkwise.retrieve.bm25 import SparseBM25, query_terms
 from chunkwise.retrieve.dense import DenseMatrix, near_top, normalise
-from chunkwise.retrieve.fusion import Fusion, top_k
+from chunkwise.retrieve.fusion import Fusion
 from chunkwise.retrieve.layout import AccessLayout
+from chunkwise.retrieve.ties import ranks, top_k
 from chunkwise.retrieve.types import MODES, Hit
 
 HYBRID_DEPTH = 50  # each ranker's list length fed to RRF (at least k)
@@ -41,7 +42,8 @@ class SearchIndex:
                  field_weights: FieldWeights | None = None, fusion: Fusion | None = None) -> None:
         """``keys[i]``, ``tags[i]``, ``tiebreak[i]``, ``texts``/``vectors`` row i: one servable row each.
         ``texts``: analysed fields (``LexicalFields``) or plain texts (analysed as a body).
-        ``tiebreak``: integers, smaller wins a tie (e.g. the rank of the chunk id in sorted order).
+        ``tiebreak``: row i's place in the tie order of retrieve/ties.py (``ties.ranks`` of the chunk
+        ids); every mode, hybrid fusion included, breaks exact ties by it.
         ``field_weights`` and ``fusion``: the defaults of ``rank`` (BM25 fields, hybrid RRF)."""
         import numpy as np
 
@@ -54,6 +56,7 @@ class SearchIndex:
             texts = list(texts)
             self.bm25 = SparseBM25.build((texts[i] for i in order), len(order))
         self._stats: dict = {}
+        self._by_key = None  # (sorted integer keys, their tie ranks), built by the first tie_ranks call
         self.field_weights = field_weights or FieldWeights()
         self.fusion = fusion or Fusion()
         self.dense: DenseMatrix | None = None
@@ -67,6 +70,13 @@ class SearchIndex:
         return self.layout.size
 
     def rank_bm25(self, query: str, groups, k: int, weights: FieldWeights | None = None) -> list[tuple[object, float]]:
+        return self._keyed(*self._bm25(query, groups, k, weights))
+
+    def rank_dense(self, query_vector, groups, k: int) -> list[tuple[object, float]]:
+        return self._keyed(*self._dense(query_vector, groups, k))
+
+    def _bm25(self, query: str, groups, k: int, weights: FieldWeights | None = None):
+        """(positions, scores) of the top ``k``, best first."""
         if self.bm25 is None:
             raise ConfigError("this index was built without texts; BM25 needs them (build with texts=...)")
         terms = query_terms(query)
@@ -83,7 +93,7 @@ class SearchIndex:
                 break  # else: rows matching only the skipped common terms are needed to reach k
         return self._top(pos, vals, k)
 
-    def rank_dense(self, query_vector, groups, k: int) -> list[tuple[object, float]]:
+    def _dense(self, query_vector, groups, k: int):
         if self.dense is None:
             raise ConfigError("this index has no vectors; ingest with an embedder (e.g. --embedder minilm) "
                               "or use --mode bm25")
@@ -93,14 +103,31 @@ class SearchIndex:
 
     def _top(self, pos, vals, k):
         if not pos.size:
-            return []
+            return pos, vals
         chosen = top_k(vals, k, self.tiebreak[pos])
-        return [(self.keys[int(pos[i])], float(vals[i])) for i in chosen]
+        return pos[chosen], vals[chosen]
+
+    def tie_ranks(self, keys: Sequence[int]) -> dict[int, int]:
+        """key -> tie rank of the (integer) ``keys`` this index holds: what a caller fusing lists of
+        these keys breaks ties by without asking the store (ranks compare like the chunk ids)."""
+        import numpy as np
+
+        if self._by_key is None:
+            held = np.asarray(self.keys, dtype=np.int64)
+            order = np.argsort(held, kind="stable")
+            self._by_key = (held[order], self.tiebreak[order])
+        held, rank = self._by_key
+        wanted = np.asarray(keys, dtype=np.int64)
+        at = np.minimum(np.searchsorted(held, wanted), max(len(held) - 1, 0))
+        return {int(k): int(rank[i]) for k, i in zip(wanted, at) if len(held) and held[i] == k}
+
+    def _keyed(self, pos, vals) -> list[tuple[object, float]]:
+        return [(self.keys[int(p)], float(v)) for p, v in zip(pos, vals)]
 
     def rank(self, query: str, groups, k: int, mode: str = "hybrid", query_vector=None,
              depth: int = HYBRID_DEPTH) -> list[tuple[object, float]]:
         """Top ``k`` (key, score) the caller may see, best first (hybrid: ``self.fusion`` over the
-        BM25 and dense lists)."""
+        BM25 and dense lists, its ties in the same tie order)."""
         check_mode(mode)
         groups = check_groups(groups)
         if k < 1:
@@ -112,8 +139,9 @@ class SearchIndex:
         if mode == "dense":
             return self.rank_dense(query_vector, groups, k)
         n = max(k, depth)
-        return self.fusion.fuse([key for key, _ in self.rank_bm25(query, groups, n)],
-                                [key for key, _ in self.rank_dense(query_vector, groups, n)])[:k]
+        fused = self.fusion.fuse(self._bm25(query, groups, n)[0].tolist(), self._dense(query_vector, groups, n)[0].tolist(),
+                                 lambda pos: {p: int(self.tiebreak[p]) for p in pos}, k)
+        return [(self.keys[p], score) for p, score in fused]
 
     @property
     def nbytes(self) -> int:
@@ -166,10 +194,9 @@ class MemoryIndex:
         elif vectors is not None:
             vectors = np.asarray(vectors, dtype=np.float32)[keep] if len(keep) else None
         ids = [it.chunk_id for it in self.items]
-        rank_of = {c: r for r, c in enumerate(sorted(ids))}
         self.embedder = embedder
         self.index = SearchIndex(
-            ids, [it.acl for it in self.items], [rank_of[c] for c in ids],
+            ids, [it.acl for it in self.items], ranks(ids),
             texts=[it.lexical() for it in self.items] if bm25 else None,
             vectors=vectors if vectors is not None and len(self.items) else None,
             field_weights=field_weights, fusion=fusion,

@@ -5,10 +5,11 @@ into the process.
 BM25F formula and field weights, the same tie-break) with the scoring done by the server:
 ``store.lexical_top`` sums the BM25 of the permitted rows with the permitted statistics and returns
 only the candidates for the top n (their body lengths and per-field counts), which are re-scored
-here with ``fts.score_terms`` — the function the SQLite ranker scores with — so scores and the
-order of ties (smaller key first) are those the SQLite store gives for the same content. The whole
-ranking reads one snapshot. ``dense_rank`` asks the store for the permitted rows nearest the query
-(exact or HNSW, the filter inside the query) and re-scores those candidates with
+here with ``fts.score_terms`` — the function the SQLite ranker scores with — so scores are those
+the SQLite store gives for the same content, and exact ties are cut in the one tie order
+(retrieve/ties.py: ascending chunk id), as on SQLite. The whole ranking reads one snapshot.
+``dense_rank`` asks the store for the permitted rows nearest the query (exact or HNSW, the filter
+inside the query, every row tied with the n-th included) and re-scores those candidates with
 ``dense.exact_scores`` the same way.
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ from chunkwise.access import caller_groups
 from chunkwise.lexical import FIELDS, FieldWeights
 from chunkwise.retrieve.bm25 import at_floor, combine_fields, query_terms
 from chunkwise.retrieve.fts import score_terms
+from chunkwise.retrieve.ties import best_first
 
 
 class ServerBM25:
@@ -27,9 +29,10 @@ class ServerBM25:
         self.weights = weights or FieldWeights()
 
     def rank(self, query: str, groups, n: int, weights: FieldWeights | None = None) -> list[tuple[int, float]]:
-        """Top ``n`` (key, score), best first, ties by key. Three round trips for most queries: the
-        caller's statistics, every term's document frequency, the scored candidates (a fourth when
-        the informative terms match fewer than ``n`` rows and every term is scored, as in FTSRanker)."""
+        """Top ``n`` (key, score), best first, exact ties by ascending chunk id. Three round trips for
+        most queries: the caller's statistics, every term's document frequency, the scored
+        candidates (a fourth when the informative terms match fewer than ``n`` rows and every term is
+        scored, as in FTSRanker; one more for the chunk ids of a tie that decides the top ``n``)."""
         import numpy as np
 
         from chunkwise.lexical import B, K1, idf
@@ -60,17 +63,13 @@ class ServerBM25:
             counts = np.asarray([found[k][1][t] for k in keys], dtype=np.float64).reshape(len(keys), len(FIELDS))
             fetched[t] = (np.asarray(keys, dtype=np.int64), np.asarray([found[k][0] for k in keys], dtype=np.float64),
                           combine_fields(counts, weights))
-        ids, vals = score_terms(chosen, fetched, rows, avgdl, df)
-        order = np.lexsort((ids, -vals))[:n]
-        return [(int(ids[i]), float(vals[i])) for i in order]
+        return best_first(*score_terms(chosen, fetched, rows, avgdl, df), n, self.store.chunk_ids)
 
 
 def dense_rank(store, query_vector, groups, n: int) -> list[tuple[int, float]]:
-    """Top ``n`` (key, cosine) among the rows ``groups`` may see, best first, ties by key."""
-    import numpy as np
-
+    """Top ``n`` (key, cosine) among the rows ``groups`` may see, best first, exact ties by ascending
+    chunk id."""
     from chunkwise.retrieve.dense import exact_scores, normalise
-    from chunkwise.retrieve.fusion import top_k
 
     if n < 1:
         return []
@@ -80,7 +79,4 @@ def dense_rank(store, query_vector, groups, n: int) -> list[tuple[int, float]]:
     q = normalise(query_vector)[0]
     if q.shape[0] != matrix.shape[1]:
         raise ValueError(f"query vector has {q.shape[0]} dimensions, the store's vectors {matrix.shape[1]}")
-    scores = exact_scores(normalise(matrix), q)
-    keys = np.asarray(keys, dtype=np.int64)
-    chosen = top_k(scores, n, keys)
-    return [(int(keys[i]), float(scores[i])) for i in chosen]
+    return best_first(keys, exact_scores(normalise(matrix), q), n, store.chunk_ids)

@@ -115,8 +115,8 @@ class Retriever:
         if self._index is None:
             want_vectors = self.embedder is not None
             sparse = self.bm25_backend == "sparse"
-            rows = self.store.servable_rows(lexical=sparse, vectors=want_vectors)
-            self._index = SearchIndex(rows.keys, rows.tags, rows.keys, texts=rows.lexical, vectors=rows.vectors,
+            rows = self.store.servable_rows(lexical=sparse, vectors=want_vectors, ranks=True)
+            self._index = SearchIndex(rows.keys, rows.tags, rows.ranks, texts=rows.lexical, vectors=rows.vectors,
                                       field_weights=self.field_weights, fusion=self.fusion)
         return self._index
 
@@ -145,7 +145,8 @@ class Retriever:
                 f"one); run chunkwise check, then re-ingest, or use --mode bm25")
 
     def rank(self, query: str, groups, n: int, mode: str) -> list[tuple[int, float]]:
-        """Top ``n`` (rowid, score) the caller may see; the filter is inside every query."""
+        """Top ``n`` (row key, score) the caller may see, best first, exact ties by ascending chunk id
+        in every mode (retrieve/ties.py); the filter is inside every query."""
         if mode == "bm25":
             if self.bm25_backend == "fts5":
                 return self.fts.rank(query, groups, n)
@@ -155,7 +156,17 @@ class Retriever:
             return self._rank_dense(vector, groups, n)
         depth = max(n, HYBRID_DEPTH)
         dense = self._rank_dense(vector, groups, depth)
-        return self.fusion.fuse([r for r, _ in self.rank(query, groups, depth, "bm25")], [r for r, _ in dense])[:n]
+        return self.fusion.fuse([r for r, _ in self.rank(query, groups, depth, "bm25")], [r for r, _ in dense],
+                                self._tie_order, n)
+
+    def _tie_order(self, keys: list) -> dict:
+        """Sort keys in chunk id order for fused ties: the in-memory index's ranks when it holds every
+        key (no query), else the store's chunk ids (a server store; a row written since the index)."""
+        if self._index is not None:
+            ranks = self._index.tie_ranks(keys)
+            if len(ranks) == len(set(keys)):
+                return ranks
+        return self.store.chunk_ids(keys)
 
     def _rank_dense(self, vector, groups, n: int) -> list[tuple[int, float]]:
         if self.native:

@@ -100,15 +100,49 @@ class StoredChunk:
 class ServableRows:
     """The rows a reader may ever be served (``ready``, at least one tag), for in-memory indexes.
 
-    ``texts`` (the embedded text), ``vectors`` (float32 matrix, one row per key) and ``lexical``
-    (each row's stored ``chunkwise.lexical.LexicalFields``, for the in-memory BM25) are present only
-    when asked for; with vectors, rows without one are left out."""
+    ``texts`` (the embedded text), ``vectors`` (float32 matrix, one row per key), ``lexical``
+    (each row's stored ``chunkwise.lexical.LexicalFields``, for the in-memory BM25) and ``ranks``
+    (each row's place in ascending chunk id order: the tie order of retrieve/ties.py, as int64, so
+    no index holds the id strings) are present only when asked for; with vectors, rows without one
+    are left out."""
 
     keys: list[int]
     tags: list[tuple[str, ...]]
     texts: list[str] | None = None
     vectors: object | None = None  # numpy.ndarray (n, dim) float32
     lexical: list | None = None  # list[LexicalFields]
+    ranks: object | None = None  # numpy.ndarray (n,) int64
+
+
+def servable_columns(rows: Iterable[tuple], decode: Callable, *, vectors: bool, lexical: bool) -> tuple[list, ...]:
+    """(keys, tags, texts, lexical fields, vector values) of ``rows`` as a backend reads them:
+    (key, acl column, embed_text, lex_body, lex_title, lex_heading[, vector]); ``decode`` turns an
+    acl column into tags; with ``vectors``, a row without one is left out (nothing to rank it by)."""
+    from chunkwise.lexical import LexicalFields
+
+    keys, tags, texts, fields, values = [], [], [], [], []
+    for row in rows:
+        if vectors and row[6] is None:
+            continue
+        keys.append(row[0])
+        tags.append(decode(row[1]))
+        texts.append(row[2])
+        if lexical:
+            fields.append(LexicalFields(row[3], row[4], row[5]))
+        if vectors:
+            values.append(row[6])
+    return keys, tags, texts, fields, values
+
+
+def tie_ranks(keys: Sequence[int], by_chunk_id: Sequence[int]):
+    """Each of ``keys``' place in ``by_chunk_id`` (every row key, in ascending chunk id order; read in
+    the same snapshot as ``keys``): ``ServableRows.ranks``."""
+    import numpy as np
+
+    order = np.asarray(by_chunk_id, dtype=np.int64)
+    inverse = np.argsort(order, kind="stable")
+    at = np.searchsorted(order[inverse], np.asarray(keys, dtype=np.int64))
+    return inverse[at].astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -220,8 +254,12 @@ class Store(Protocol):
     def term_matches(self, term: str, groups: Sequence[str], fields: Sequence[str] = FIELDS) -> Postings:
         """The rows the groups may see holding ``term`` in one of ``fields`` (filter in the query),
         with body lengths and per-field counts; retrieve/ scores them with the caller's statistics."""
-    def servable_rows(self, *, texts: bool = False, vectors: bool = False, lexical: bool = False) -> ServableRows: ...
+    def servable_rows(self, *, texts: bool = False, vectors: bool = False, lexical: bool = False,
+                      ranks: bool = False) -> ServableRows: ...
     def chunks_by_key(self, keys: Sequence[int]) -> dict[int, StoredChunk]: ...
+    def chunk_ids(self, keys: Sequence[int]) -> dict[int, str]:
+        """key -> chunk_id of the rows among ``keys`` that exist: what a ranker holding row keys
+        breaks an exact tie by (retrieve/ties.py)."""
     def document_chunks(self, doc_id: str) -> list[StoredChunk]:
         """A document's chunks in order (neighbours, parents)."""
     def document_version(self, doc_id: str) -> str | None: ...
@@ -270,4 +308,4 @@ class Store(Protocol):
 
 
 __all__ = ["DocumentDiff", "DocumentRow", "DocumentState", "Postings", "ServableRows", "Store", "StoreBusy", "StoreCounts",
-           "StoredChunk", "VersionLink", "kept_links"]
+           "StoredChunk", "VersionLink", "kept_links", "servable_columns", "tie_ranks"]

@@ -26,12 +26,13 @@ import json
 import math
 import re
 from collections import Counter
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Iterator, Mapping, Sequence
 
 from chunkwise.access import AccessTags, caller_groups
 from chunkwise.lexical import FIELDS, LexicalFields
-from chunkwise.store.base import DocumentRow, Postings, ServableRows, StoreCounts, StoredChunk, VersionLink
+from chunkwise.store.base import (DocumentRow, Postings, ServableRows, StoreCounts, StoredChunk, VersionLink,
+                                  servable_columns, tie_ranks)
 
 EXACT_ROWS = 20_000  # permitted rows up to which an exact scan is cheaper than a filtered HNSW walk
 DISTANCE_SLACK = 1e-5  # > the float32 rounding between the server's cosine and the retriever's
@@ -154,28 +155,29 @@ class PostgresReads:
         """The permitted rows holding ``term`` in one of ``fields``, with body lengths and per-field counts."""
         return self.lexical_postings([term], groups, fields)[term]
 
-    def servable_rows(self, *, texts: bool = False, vectors: bool = False, lexical: bool = False) -> ServableRows:
+    def servable_rows(self, *, texts: bool = False, vectors: bool = False, lexical: bool = False,
+                      ranks: bool = False) -> ServableRows:
         sql = ("SELECT key, acl, embed_text, lex_body, lex_title, lex_heading" + (", vector" if vectors else "")
                + " FROM chunks WHERE servable" + (" AND vector IS NOT NULL" if vectors else "") + " ORDER BY key")
-        keys, tags, out_texts, fields, rows = [], [], [], [], []
-        for row in self.db.execute(sql):
-            keys.append(row[0])
-            tags.append(_tags(row[1]))
-            out_texts.append(row[2])
-            if lexical:
-                fields.append(LexicalFields(row[3], row[4], row[5]))
-            if vectors:
-                rows.append(row[6])
+        with self.snapshot() if ranks else nullcontext():  # the tie order read from the same state
+            keys, tags, out_texts, fields, rows = servable_columns(self.db.execute(sql), _tags, vectors=vectors,
+                                                                   lexical=lexical)
+            order = ([r for (r,) in self.db.execute('SELECT key FROM chunks ORDER BY chunk_id COLLATE "C"')]
+                     if ranks else None)
         matrix = None
         if vectors and rows:
             import numpy as np
 
             matrix = np.vstack([as_array(v) for v in rows])
-        return ServableRows(keys, tags, out_texts if texts else None, matrix, fields if lexical else None)
+        return ServableRows(keys, tags, out_texts if texts else None, matrix, fields if lexical else None,
+                            tie_ranks(keys, order) if ranks else None)
 
     def chunks_by_key(self, keys: Sequence[int]) -> dict[int, StoredChunk]:
         rows = self.db.execute(_CHUNK_SQL + " WHERE c.key = ANY(%s)", ([int(k) for k in keys],))
         return {r[0]: self._chunk(r) for r in rows}
+
+    def chunk_ids(self, keys: Sequence[int]) -> dict[int, str]:
+        return dict(self.db.execute("SELECT key, chunk_id FROM chunks WHERE key = ANY(%s)", ([int(k) for k in keys],)))
 
     def document_chunks(self, doc_id: str) -> list[StoredChunk]:
         return [self._chunk(r) for r in self.db.execute(
@@ -285,10 +287,13 @@ class PostgresReads:
         return (rows[0][0] if rows else 0), out
 
     def dense_candidates(self, vector, groups, n: int):
-        """(keys, float32 matrix) of the permitted rows nearest ``vector`` (cosine): on the exact path
-        every row within ``DISTANCE_SLACK`` of the ``n``-th nearest (so the caller, re-scoring them
-        with its own float32 arithmetic, finds the same top ``n`` whatever the server's rounding);
-        through HNSW, the ``n + HNSW_MARGIN`` nearest the index returns."""
+        """(keys, float32 matrix) of the permitted rows nearest ``vector`` (cosine), every row within
+        ``DISTANCE_SLACK`` of the ``n``-th nearest included (so the caller, re-scoring them with its
+        own float32 arithmetic, finds the same top ``n`` whatever the server's rounding, and an exact
+        tie straddling the ``n``-th place is whole for the chunk id order to cut): on the exact path
+        by the query itself; through HNSW by asking for ``n + HNSW_MARGIN`` neighbours, twice as many
+        while the last one returned is still tied with the ``n``-th, up to ``MAX_EF_SEARCH``, then
+        the exact scan (also when the filter leaves the index's candidates short)."""
         import numpy as np
 
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
@@ -301,9 +306,7 @@ class PostgresReads:
         dim = self._hnsw_dim()
         rows = None
         if dim == query.shape[0] and permitted > EXACT_ROWS:
-            rows = self._hnsw({**args, "n": n + HNSW_MARGIN}, dim, n + HNSW_MARGIN, permitted, total)
-            if len(rows) < min(n, permitted):
-                rows = None  # the filter left the index's candidates short: scan exactly instead
+            rows = self._hnsw_whole_ties(args, dim, n, permitted, total)
         if rows is None:
             # A zero vector's distance is NaN in pgvector; the retriever scores it 0 (distance 1).
             rows = self.db.execute(
@@ -311,21 +314,37 @@ class PostgresReads:
                 f" FROM chunks c WHERE {_PERMITTED} AND c.vector IS NOT NULL),"
                 " cut AS (SELECT d FROM s ORDER BY d LIMIT 1 OFFSET %(last)s)"
                 " SELECT c.key, c.vector FROM s JOIN chunks c ON c.key = s.key"
-                " WHERE s.d <= coalesce((SELECT d FROM cut), 'Infinity'::float8) + %(slack)s ORDER BY s.d, s.key",
+                " WHERE s.d <= coalesce((SELECT d FROM cut), 'Infinity'::float8) + %(slack)s"
+                ' ORDER BY s.d, c.chunk_id COLLATE "C"',
                 {**args, "last": n - 1, "slack": DISTANCE_SLACK}).fetchall()
         if not rows:
             return [], np.zeros((0, query.shape[0]), np.float32)
         return [r[0] for r in rows], np.vstack([as_array(r[1]) for r in rows])
 
+    def _hnsw_whole_ties(self, args: dict, dim: int, n: int, permitted: int, total: int) -> list | None:
+        """HNSW's candidates with the tie at the ``n``-th place whole, or None (scan exactly)."""
+        limit = n + HNSW_MARGIN
+        while True:
+            rows = self._hnsw({**args, "n": limit}, dim, limit, permitted, total)
+            if len(rows) < min(n, permitted):
+                return None  # the filter left the index's candidates short
+            if len(rows) > n and rows[-1][2] > rows[n - 1][2] + DISTANCE_SLACK:
+                return [r[:2] for r in rows]  # the last row is past the n-th's tie: none was cut off
+            if limit >= MAX_EF_SEARCH:
+                return None  # more rows tied with the n-th than the index can return
+            limit = min(2 * limit, MAX_EF_SEARCH)
+
     def _hnsw(self, args: dict, dim: int, n: int, permitted: int, total: int) -> list:
+        """(key, vector, distance) of the ``n`` nearest the index returns (a zero vector: distance 1)."""
         ef = min(MAX_EF_SEARCH, max(40, math.ceil(4 * n * total / permitted)))
+        distance = f"c.vector::vector({int(dim)}) <=> %(q)s::vector({int(dim)})"
         with self.db.transaction():
             self.db.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
             if pgvector_at_least(self.pgvector_version, (0, 8)):
                 self.db.execute("SET LOCAL hnsw.iterative_scan = strict_order")
             return self.db.execute(
-                f"SELECT c.key, c.vector FROM chunks c WHERE {_PERMITTED} AND c.vector IS NOT NULL"
-                f" ORDER BY c.vector::vector({int(dim)}) <=> %(q)s::vector({int(dim)}) LIMIT %(n)s", args).fetchall()
+                f"SELECT c.key, c.vector, coalesce(nullif({distance}, 'NaN'), 1) FROM chunks c"
+                f" WHERE {_PERMITTED} AND c.vector IS NOT NULL ORDER BY {distance} LIMIT %(n)s", args).fetchall()
 
     def _hnsw_dim(self) -> int | None:
         row = self.db.execute("SELECT pg_get_indexdef(indexrelid) FROM pg_index i JOIN pg_class c ON c.oid ="

@@ -12,8 +12,9 @@ from contextlib import contextmanager
 from typing import Iterator, Sequence
 
 from chunkwise.access import AccessTags, caller_groups
-from chunkwise.lexical import B, FIELDS, K1, LexicalFields
-from chunkwise.store.base import DocumentRow, Postings, ServableRows, StoreCounts, StoredChunk, VersionLink
+from chunkwise.lexical import B, FIELDS, K1
+from chunkwise.store.base import (DocumentRow, Postings, ServableRows, StoreCounts, StoredChunk, VersionLink,
+                                  servable_columns, tie_ranks)
 
 _CHUNK_SQL = """SELECT c.rowid, c.chunk_id, c.doc_id, c.chunk_index, c.record, c.text, c.embed_text, c.acl, c.quality,
     d.source_uri, d.source_version FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"""
@@ -154,27 +155,24 @@ class ReadMixin:
         values = _varints(row[0]) if row else []
         return (values[0], sum(values[1:])) if values else (0, 0)
 
-    def servable_rows(self, *, texts: bool = False, vectors: bool = False, lexical: bool = False) -> ServableRows:
+    def servable_rows(self, *, texts: bool = False, vectors: bool = False, lexical: bool = False,
+                      ranks: bool = False) -> ServableRows:
         sql = ("SELECT c.rowid, c.acl, c.embed_text, c.lex_body, c.lex_title, c.lex_heading" + (", v.vector" if vectors else "")
                + " FROM chunks c" + (" LEFT JOIN vectors v ON v.embed_key = c.embed_key" if vectors else "")
                + " WHERE c.acl_index != '' ORDER BY c.rowid")
-        keys, tags, out_texts, fields, blobs = [], [], [], [], []
-        for row in self.db.execute(sql):
-            if vectors and row[6] is None:
-                continue  # a chunk whose vector is missing cannot be ranked by similarity
-            keys.append(row[0])
-            tags.append(decode_tags(row[1]))
-            out_texts.append(row[2])
-            if lexical:
-                fields.append(LexicalFields(row[3], row[4], row[5]))
-            if vectors:
-                blobs.append(row[6])
+        with self._snapshot():
+            keys, tags, out_texts, fields, blobs = servable_columns(self.db.execute(sql), decode_tags, vectors=vectors,
+                                                                    lexical=lexical)
+            # The table is read in rowid order (sequential pages); the tie order comes from the
+            # chunk_id index alone (a covering scan), in the same snapshot.
+            order = [r for (r,) in self.db.execute("SELECT rowid FROM chunks ORDER BY chunk_id")] if ranks else None
         matrix = None
         if vectors and blobs:
             import numpy as np
 
             matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
-        return ServableRows(keys, tags, out_texts if texts else None, matrix, fields if lexical else None)
+        return ServableRows(keys, tags, out_texts if texts else None, matrix, fields if lexical else None,
+                            tie_ranks(keys, order) if ranks else None)
 
     def chunks_by_key(self, keys: Sequence[int]) -> dict[int, StoredChunk]:
         keys = list(keys)
@@ -183,6 +181,15 @@ class ReadMixin:
             part = keys[i : i + 500]
             out.update((r[0], self._chunk(r)) for r in self.db.execute(
                 _CHUNK_SQL + f" WHERE c.rowid IN ({','.join('?' * len(part))})", part))
+        return out
+
+    def chunk_ids(self, keys: Sequence[int]) -> dict[int, str]:
+        keys = [int(k) for k in keys]
+        out: dict[int, str] = {}
+        for i in range(0, len(keys), 500):
+            part = keys[i : i + 500]
+            out.update(self.db.execute(f"SELECT rowid, chunk_id FROM chunks WHERE rowid IN ({','.join('?' * len(part))})",
+                                       part))
         return out
 
     def document_chunks(self, doc_id: str) -> list[StoredChunk]:
