@@ -18,6 +18,9 @@ index on ``acl``), so a row the caller may not see is never matched, counted or 
 
 ``snapshot`` runs a ranking's statements in one repeatable-read read-only transaction, so the
 statistics and postings it combines describe one state of the store even while ingests write.
+``as_caller(groups)`` is that transaction with the caller's groups set for the row-level security
+policies (store/pg_security.py) of a secured store; every read that takes ``groups`` runs in it,
+and the retriever runs a whole search (ranking, rows, version links, expansion) in one.
 """
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ from typing import Iterator, Mapping, Sequence
 from chunkwise.access import AccessTags, caller_groups
 from chunkwise.lexical import FIELDS, LexicalFields
 from chunkwise.store.base import DocumentRow, Postings, ServableRows, StoreCounts, StoredChunk, VersionLink
+from chunkwise.store.pg_security import GROUPS_SETTING, permitted, visible_document
 
 EXACT_ROWS = 20_000  # permitted rows up to which an exact scan is cheaper than a filtered HNSW walk
 DISTANCE_SLACK = 1e-5  # > the float32 rounding between the server's cosine and the retriever's
@@ -41,7 +45,7 @@ MAX_LEXEME_BYTES = 2046  # PostgreSQL's limit for one tsvector lexeme
 
 _CHUNK_SQL = """SELECT c.key, c.chunk_id, c.doc_id, c.chunk_index, c.record, c.text, c.embed_text, c.acl, c.quality,
     d.source_uri, d.source_version FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"""
-_PERMITTED = "c.servable AND c.acl && %(groups)s"
+_PERMITTED = permitted("c", "%(groups)s")
 
 
 def lexeme(term: str) -> str:
@@ -111,6 +115,8 @@ class PostgresReads:
     db: object
     location: str
     pgvector_version: str
+    filtered_reads = False  # row-level security applies to this connection's role (a pg-secure reader)
+    _caller: tuple[str, ...] | None = None  # the groups of the caller transaction we are in
 
     def _chunk(self, row) -> StoredChunk:
         key, cid, doc, index, record, text, embed_text, acl, quality, uri, version = row
@@ -126,9 +132,11 @@ class PostgresReads:
     def term_count(self, term: str, groups: Sequence[str] | None = None, fields: Sequence[str] = FIELDS) -> int:
         args = {"q": tsquery(term), "l": lexeme(term)}
         where = "c.lex @@ %(q)s::tsquery" + in_fields(fields, "%(l)s")
-        if groups is not None:
-            where, args["groups"] = f"{_PERMITTED} AND {where}", _groups(groups)
-        return self.db.execute(f"SELECT count(*) FROM chunks c WHERE {where}", args).fetchone()[0]
+        if groups is None:
+            return self.db.execute(f"SELECT count(*) FROM chunks c WHERE {where}", args).fetchone()[0]
+        args["groups"] = _groups(groups)
+        with self.as_caller(groups):
+            return self.db.execute(f"SELECT count(*) FROM chunks c WHERE {_PERMITTED} AND {where}", args).fetchone()[0]
 
     def term_matches(self, term: str, groups: Sequence[str], fields: Sequence[str] = FIELDS) -> Postings:
         """The permitted rows holding ``term`` in one of ``fields``, with body lengths and per-field counts."""
@@ -158,15 +166,30 @@ class PostgresReads:
         return {r[0]: self._chunk(r) for r in rows}
 
     def document_chunks(self, doc_id: str) -> list[StoredChunk]:
-        return [self._chunk(r) for r in self.db.execute(
+        rows = [self._chunk(r) for r in self.db.execute(
             _CHUNK_SQL + " WHERE c.doc_id = %s ORDER BY c.chunk_index", (doc_id,))]
+        if self.filtered_reads and rows:
+            rows = sorted([*rows, *self._hidden(doc_id, rows[0])], key=lambda c: c.record["chunk_index"])
+        return rows
+
+    def _hidden(self, doc_id: str, seen: StoredChunk) -> list[StoredChunk]:
+        """Stand-ins for the chunks of ``doc_id`` the caller may not see (``chunkwise_hidden_chunks``:
+        their positions, their section when a visible chunk shares it; no text, no tags, never
+        permitted), so expansion stops at them or refuses their section as on the owner's connection."""
+        out = []
+        for index, section in self.db.execute("SELECT chunk_index, section_id FROM chunkwise_hidden_chunks(%s)", (doc_id,)):
+            rec = {"chunk_id": f"hidden:{index}", "doc_id": doc_id, "chunk_index": index, "start_char": 0,
+                   "end_char": 0, "text": "", "embed_text": "", "section_id": section}
+            out.append(StoredChunk(-1 - index, rec, (), "hidden", seen.source_uri, seen.doc_version))
+        return out
 
     def document_version(self, doc_id: str) -> str | None:
         row = self.db.execute("SELECT source_version FROM documents WHERE doc_id = %s", (doc_id,)).fetchone()
         return row[0] if row else None
 
     def has_vectors(self) -> bool:
-        return self.db.execute("SELECT 1 FROM chunks WHERE servable AND vector IS NOT NULL LIMIT 1").fetchone() is not None
+        """Store-wide (``chunkwise_has_vectors()``: the same answer for a reader under row-level security)."""
+        return bool(self.db.execute("SELECT chunkwise_has_vectors()").fetchone()[0])
 
     def access_tags(self) -> set[str]:
         return {t for (acl,) in self.db.execute("SELECT DISTINCT acl FROM chunks") for t in _tags(acl)}
@@ -179,14 +202,44 @@ class PostgresReads:
     @contextmanager
     def snapshot(self):
         """The statements inside see one consistent state of the store (repeatable read, read only)."""
+        if self._caller is not None:  # a caller transaction is one already
+            yield self
+            return
         with self.db.transaction():
             self.db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             yield self
 
+    @contextmanager
+    def as_caller(self, groups):
+        """The reads inside are a caller's holding ``groups``: one repeatable-read, read-only
+        transaction (a savepoint in one already open) whose transaction-local ``chunkwise.groups``
+        is the JSON array of the canonical groups, so a secured store's policies show exactly the
+        rows those groups may see (no groups: none). Nested with the same groups it adds nothing;
+        with others it is a bug and raises."""
+        tags = tuple(_groups(groups))
+        if self._caller is not None:
+            if tags != self._caller:
+                raise ValueError(f"already reading as groups {list(self._caller)}, not {list(tags)}")
+            yield self
+            return
+        from psycopg.pq import TransactionStatus
+
+        fresh = self.db.info.transaction_status == TransactionStatus.IDLE
+        with self.db.transaction():
+            if fresh:
+                self.db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            self.db.execute("SELECT set_config(%s, %s, true)", (GROUPS_SETTING, json.dumps(list(tags), ensure_ascii=False)))
+            self._caller = tags
+            try:
+                yield self
+            finally:
+                self._caller = None
+
     def lexical_stats(self, groups) -> tuple[int, float]:
         """(rows, mean text length in terms) of the servable rows ``groups`` may see."""
-        n, total = self.db.execute("SELECT coalesce(sum(rows), 0), coalesce(sum(total_len), 0) FROM acl_stats"
-                                   " WHERE acl && %s", (_groups(groups),)).fetchone()
+        with self.as_caller(groups):
+            n, total = self.db.execute("SELECT coalesce(sum(rows), 0), coalesce(sum(total_len), 0) FROM acl_stats"
+                                       " WHERE acl && %s", (_groups(groups),)).fetchone()
         return int(n), (float(total) / int(n)) if n else 1.0
 
     def lexical_df(self, terms: Sequence[str], groups, fields: Sequence[str] = FIELDS) -> dict[str, int]:
@@ -195,10 +248,11 @@ class PostgresReads:
         terms = list(dict.fromkeys(terms))
         if not terms:
             return {}
-        rows = self.db.execute(
-            f"SELECT t.i, (SELECT count(*) FROM chunks c WHERE {_PERMITTED} AND c.lex @@ t.q::tsquery"
-            f"{in_fields(fields, 't.lexeme')}) FROM unnest(%(qs)s::text[], %(ls)s::text[]) WITH ORDINALITY AS t(q, lexeme, i)",
-            {"qs": [tsquery(t) for t in terms], "ls": [lexeme(t) for t in terms], "groups": _groups(groups)}).fetchall()
+        with self.as_caller(groups):
+            rows = self.db.execute(
+                f"SELECT t.i, (SELECT count(*) FROM chunks c WHERE {_PERMITTED} AND c.lex @@ t.q::tsquery"
+                f"{in_fields(fields, 't.lexeme')}) FROM unnest(%(qs)s::text[], %(ls)s::text[]) WITH ORDINALITY AS t(q, lexeme, i)",
+                {"qs": [tsquery(t) for t in terms], "ls": [lexeme(t) for t in terms], "groups": _groups(groups)}).fetchall()
         return {terms[i - 1]: n for i, n in rows}
 
     def lexical_postings(self, terms: Sequence[str], groups, fields: Sequence[str] = FIELDS) -> dict[str, Postings]:
@@ -211,11 +265,12 @@ class PostgresReads:
         if not terms:
             return {}
         counts = ", ".join(f"coalesce((c.lex_tf -> t.lexeme ->> {i})::int, 0)" for i in range(len(FIELDS)))
-        rows = self.db.execute(
-            f"SELECT t.i, c.key, c.lex_len, {counts}"
-            f" FROM unnest(%(qs)s::text[], %(ls)s::text[]) WITH ORDINALITY AS t(q, lexeme, i)"
-            f" JOIN chunks c ON c.lex @@ t.q::tsquery WHERE {_PERMITTED}{in_fields(fields, 't.lexeme')}",
-            {"qs": [tsquery(t) for t in terms], "ls": [lexeme(t) for t in terms], "groups": _groups(groups)})
+        with self.as_caller(groups):
+            rows = self.db.execute(
+                f"SELECT t.i, c.key, c.lex_len, {counts}"
+                f" FROM unnest(%(qs)s::text[], %(ls)s::text[]) WITH ORDINALITY AS t(q, lexeme, i)"
+                f" JOIN chunks c ON c.lex @@ t.q::tsquery WHERE {_PERMITTED}{in_fields(fields, 't.lexeme')}",
+                {"qs": [tsquery(t) for t in terms], "ls": [lexeme(t) for t in terms], "groups": _groups(groups)}).fetchall()
         for i, *row in rows:
             found[terms[i - 1]].append(row)
         out = {}
@@ -240,9 +295,18 @@ class PostgresReads:
         terms = list(terms)
         if not terms or n < 1:
             return 0, {}
+        with self.as_caller(groups):
+            rows = self._top(terms, idf, groups, avgdl, n, k1, b, fields, weights)
+        out: dict[int, tuple[int, dict[str, tuple[int, ...]]]] = {}
+        for _, key, i, length, *tf in rows:
+            out.setdefault(key, (length, {}))[1][terms[i - 1]] = tuple(tf)
+        return (rows[0][0] if rows else 0), out
+
+    def _top(self, terms, idf, groups, avgdl, n, k1, b, fields, weights) -> list:
+        """``lexical_top``'s one statement (the caller's transaction is open)."""
         counts = ", ".join(f"coalesce((c.lex_tf -> q.lexeme ->> {i})::float8, 0) AS f{i}" for i in range(len(FIELDS)))
         weighted = " + ".join(f"%(w{i})s * f{i}" for i in range(len(FIELDS)))
-        rows = self.db.execute(
+        return self.db.execute(
             "WITH q AS (SELECT * FROM unnest(%(qs)s::text[], %(ls)s::text[], %(idf)s::float8[])"
             " WITH ORDINALITY AS t(q, lexeme, idf, i)),"
             f" p AS MATERIALIZED (SELECT c.key, q.i, c.lex_len AS len, q.idf, {counts}"
@@ -258,10 +322,6 @@ class PostgresReads:
             {"qs": [tsquery(t) for t in terms], "ls": [lexeme(t) for t in terms], "idf": [float(x) for x in idf],
              "groups": _groups(groups), "k1": float(k1), "b": float(b), "avgdl": float(avgdl or 1.0),
              "last": int(n) - 1, "slack": SCORE_SLACK, **{f"w{i}": float(x) for i, x in enumerate(weights)}}).fetchall()
-        out: dict[int, tuple[int, dict[str, tuple[int, ...]]]] = {}
-        for _, key, i, length, *tf in rows:
-            out.setdefault(key, (length, {}))[1][terms[i - 1]] = tuple(tf)
-        return (rows[0][0] if rows else 0), out
 
     def dense_candidates(self, vector, groups, n: int):
         """(keys, float32 matrix) of the permitted rows nearest ``vector`` (cosine): on the exact path
@@ -271,30 +331,36 @@ class PostgresReads:
         import numpy as np
 
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
-        args = {"groups": _groups(groups), "q": query, "n": int(n)}
-        permitted, total = self.db.execute(
-            "SELECT coalesce(sum(rows) FILTER (WHERE acl && %(groups)s), 0), coalesce(sum(rows), 0) FROM acl_stats",
-            args).fetchone()
-        if not permitted or n < 1:
-            return [], np.zeros((0, query.shape[0]), np.float32)
-        dim = self._hnsw_dim()
-        rows = None
-        if dim == query.shape[0] and permitted > EXACT_ROWS:
-            rows = self._hnsw({**args, "n": n + HNSW_MARGIN}, dim, n + HNSW_MARGIN, permitted, total)
-            if len(rows) < min(n, permitted):
-                rows = None  # the filter left the index's candidates short: scan exactly instead
-        if rows is None:
-            # A zero vector's distance is NaN in pgvector; the retriever scores it 0 (distance 1).
-            rows = self.db.execute(
-                f"WITH s AS MATERIALIZED (SELECT c.key, coalesce(nullif(c.vector <=> %(q)s, 'NaN'), 1) AS d"
-                f" FROM chunks c WHERE {_PERMITTED} AND c.vector IS NOT NULL),"
-                " cut AS (SELECT d FROM s ORDER BY d LIMIT 1 OFFSET %(last)s)"
-                " SELECT c.key, c.vector FROM s JOIN chunks c ON c.key = s.key"
-                " WHERE s.d <= coalesce((SELECT d FROM cut), 'Infinity'::float8) + %(slack)s ORDER BY s.d, s.key",
-                {**args, "last": n - 1, "slack": DISTANCE_SLACK}).fetchall()
+        with self.as_caller(groups):
+            rows = self._nearest(query, groups, n)
         if not rows:
             return [], np.zeros((0, query.shape[0]), np.float32)
         return [r[0] for r in rows], np.vstack([as_array(r[1]) for r in rows])
+
+    def _nearest(self, query, groups, n: int) -> list:
+        """``dense_candidates``' rows (the caller's transaction is open). The store's servable total
+        (it sizes ``ef_search``) comes from ``chunkwise_servable_rows()``: the same number for a
+        reader under row-level security, whose ``acl_stats`` shows only its own tag sets."""
+        args = {"groups": _groups(groups), "q": query, "n": int(n)}
+        allowed, total = self.db.execute(
+            "SELECT (SELECT coalesce(sum(rows), 0) FROM acl_stats WHERE acl && %(groups)s), chunkwise_servable_rows()",
+            args).fetchone()
+        if not allowed or n < 1:
+            return []
+        dim = self._hnsw_dim()
+        if dim == query.shape[0] and allowed > EXACT_ROWS:
+            rows = self._hnsw({**args, "n": n + HNSW_MARGIN}, dim, n + HNSW_MARGIN, allowed, total)
+            if len(rows) >= min(n, allowed):
+                return rows
+            # else the filter left the index's candidates short: scan exactly instead
+        # A zero vector's distance is NaN in pgvector; the retriever scores it 0 (distance 1).
+        return self.db.execute(
+            f"WITH s AS MATERIALIZED (SELECT c.key, coalesce(nullif(c.vector <=> %(q)s, 'NaN'), 1) AS d"
+            f" FROM chunks c WHERE {_PERMITTED} AND c.vector IS NOT NULL),"
+            " cut AS (SELECT d FROM s ORDER BY d LIMIT 1 OFFSET %(last)s)"
+            " SELECT c.key, c.vector FROM s JOIN chunks c ON c.key = s.key"
+            " WHERE s.d <= coalesce((SELECT d FROM cut), 'Infinity'::float8) + %(slack)s ORDER BY s.d, s.key",
+            {**args, "last": n - 1, "slack": DISTANCE_SLACK}).fetchall()
 
     def _hnsw(self, args: dict, dim: int, n: int, permitted: int, total: int) -> list:
         ef = min(MAX_EF_SEARCH, max(40, math.ceil(4 * n * total / permitted)))
@@ -365,10 +431,14 @@ class PostgresReads:
             args["groups"] = _groups(groups)
             if not args["groups"]:
                 return []
-            seen = f"EXISTS (SELECT 1 FROM chunks c WHERE c.doc_id = l.{{end}} AND {_PERMITTED})"
-            where += [seen.format(end="newer"), seen.format(end="older")]
+            where += [visible_document("l.newer", "%(groups)s"), visible_document("l.older", "%(groups)s")]
         sql = "SELECT l.newer, l.older, l.how, l.similarity FROM version_links l"
         if where:
             sql += " WHERE " + " AND ".join(where)
-        rows = self.db.execute(sql + ' ORDER BY l.newer COLLATE "C", l.older COLLATE "C"', args)
+        sql += ' ORDER BY l.newer COLLATE "C", l.older COLLATE "C"'
+        if groups is None:  # the gate and the manifest (the owner's view)
+            rows = self.db.execute(sql, args).fetchall()
+        else:
+            with self.as_caller(groups):
+                rows = self.db.execute(sql, args).fetchall()
         return [VersionLink(n, o, h, float(s)) for n, o, h, s in rows]
