@@ -17,10 +17,10 @@ import urllib.parse
 from contextlib import contextmanager
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
+import chunkwise.store.pg_security as pg_security
 from chunkwise.access import READY, AccessTags
 from chunkwise.errors import DependencyError, IdentityConflict, InputError, StoreBusy, StoreError
 from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState, VersionLink, kept_links
-from chunkwise.store import pg_security
 from chunkwise.store.pg_schema import LATEST, MIGRATIONS, REANALYSE, ROW_SECURITY
 from chunkwise.store.postgres_read import PostgresReads, as_array, lexical
 
