@@ -375,3 +375,19 @@ def test_dense_search_of_a_store_with_nothing_servable_is_refused_for_the_reader
             assert _results(mine, "salary", ["hr"], mode="bm25") == _results(theirs, "salary", ["hr"], mode="bm25")
     finally:
         drop_role(admin, role, pg_url)
+
+
+def test_the_readers_indexed_match_applies_the_rule_itself(secured):
+    """``chunkwise_matching`` (a reader's lexical match through both GIN indexes, SECURITY DEFINER)
+    returns the rows holding a term that the caller's groups permit, and none without groups."""
+    owner, reader, _ = secured
+    from backends import query
+
+    term = query_terms("salary")[0]
+    for groups in CALLERS:
+        want = {k for k, acl, q in query(owner, "SELECT key, acl, quality FROM chunks WHERE lex @@ %s::tsquery",
+                                         (f"'{term}'",)) if q == "ready" and set(acl) & set(caller_groups(groups).tags)}
+        got = {k for (k,) in as_reader(reader, "SELECT * FROM chunkwise_matching(%s::tsquery)", groups_json(groups),
+                                       (f"'{term}'",))}
+        assert got == want, groups
+    assert as_reader(reader, "SELECT * FROM chunkwise_matching(%s::tsquery)", None, (f"'{term}'",)) == []

@@ -106,8 +106,10 @@ ALTER TABLE chunks ADD COLUMN lex_heading TEXT NOT NULL DEFAULT '';
     # (``pg_security.install``: the definitions live there once). Inert until ``chunkwise pg-secure``
     # enables RLS on the tables; a secured store gets them re-applied after every migration.
     (4, "row-level security policies and functions (inert until chunkwise pg-secure)", ""),
+    # A reader's lexical match through the GIN indexes (``chunkwise_matching``): the functions again.
+    (5, "row-level security: the indexed lexical match for readers", ""),
 ]
 REANALYSE = 3  # the migration after whose SQL every row is re-analysed
-ROW_SECURITY = 4  # the migration whose work is pg_security.install
+ROW_SECURITY = (4, 5)  # the migrations whose work is pg_security.install
 
 LATEST = MIGRATIONS[-1][0]

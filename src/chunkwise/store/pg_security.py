@@ -74,7 +74,7 @@ SELECT ARRAY(SELECT x.v OPERATOR(pg_catalog.#>>) '{{}}'::text[]
       THEN pg_catalog.current_setting('{GROUPS_SETTING}', true)::jsonb ELSE '[]'::jsonb END) AS x(v)
   WHERE pg_catalog.jsonb_typeof(x.v) OPERATOR(pg_catalog.=) 'string')
 $$"""
-# What a reader's search needs and no policy would let it compute, and nothing more: how many rows
+# What a reader's search needs and no policy would let it compute (or only slowly), and nothing more: how many rows
 # the whole store serves (it sizes the HNSW search, as for the owner), whether any has a vector
 # (search mode auto), and where a document the caller may partly see has chunks they may not: their
 # positions, and their section only when a visible chunk shares it (expansion stops at such a
@@ -84,6 +84,13 @@ _DEFINER_FUNCTIONS = {
     "chunkwise_servable_rows() RETURNS bigint": "SELECT coalesce(sum(rows), 0)::bigint FROM {schema}.acl_stats",
     "chunkwise_has_vectors() RETURNS boolean": "SELECT EXISTS (SELECT 1 FROM {schema}.chunks WHERE servable"
                                                " AND vector IS NOT NULL)",
+    # The rows holding a lexeme that the caller may see, found through the text and tag GIN indexes
+    # together: under RLS a query's own ``lex @@ q`` (not leakproof) must wait until the policy has
+    # filtered, so PostgreSQL would test every permitted row instead. Applies the policy's rule
+    # itself; a reader calling it learns what its own SELECT would tell it.
+    "chunkwise_matching(q tsquery) RETURNS SETOF bigint":
+        f"SELECT c.key FROM {{schema}}.chunks c WHERE c.lex @@ q AND"
+        f" {permitted('c', '(SELECT {schema}.chunkwise_caller_groups())')}",
     "chunkwise_hidden_chunks(doc text) RETURNS TABLE (chunk_index integer, section_id text)":
         "WITH mine AS (SELECT c.chunk_index, c.record::jsonb ->> 'section_id' AS section,"
         f" ({permitted('c', '{schema}.chunkwise_caller_groups()')}) AS ok FROM {{schema}}.chunks c WHERE c.doc_id = doc)"

@@ -140,7 +140,7 @@ class PostgresStore(PostgresReads):
                         self.db.execute(sql)
                     if number == REANALYSE:
                         self._reanalyse()
-                    if number == ROW_SECURITY:
+                    if number in ROW_SECURITY:
                         pg_security.install(self.db)
                     self.db.execute("INSERT INTO migrations (number, name) VALUES (%s, %s)", (number, name))
             pg_security.reapply(self.db)  # a secured store stays secured whatever a migration rebuilt

@@ -124,6 +124,21 @@ class PostgresReads:
                "embed_text": embed_text}
         return StoredChunk(key, rec, _tags(acl), quality, uri, version)
 
+    def _holding(self, tsquery_sql: str) -> str:
+        """SQL from FROM to WHERE (the caller adds the conditions): the chunks ``c`` holding a
+        lexeme. A reader under row-level security finds them through ``chunkwise_matching`` (both
+        GIN indexes; its own ``lex @@`` would have to test every permitted row); the policy and the
+        caller's filter still apply to ``c``."""
+        if self.filtered_reads:
+            return f"FROM chunkwise_matching({tsquery_sql}) AS m(key) JOIN chunks c ON c.key = m.key WHERE"
+        return f"FROM chunks c WHERE c.lex @@ {tsquery_sql} AND"
+
+    def _joined(self, tsquery_sql: str) -> str:
+        """``_holding`` as a join to the rows of a term list on its left."""
+        if self.filtered_reads:
+            return f"CROSS JOIN LATERAL chunkwise_matching({tsquery_sql}) AS m(key) JOIN chunks c ON c.key = m.key"
+        return f"JOIN chunks c ON c.lex @@ {tsquery_sql}"
+
     # -- retrieval primitives (the Store protocol) -----------------------------------------------
     def lexical_row_sizes(self) -> Iterator[tuple[int, int]]:
         """``(key, terms in the body)`` of every row."""
@@ -131,12 +146,13 @@ class PostgresReads:
 
     def term_count(self, term: str, groups: Sequence[str] | None = None, fields: Sequence[str] = FIELDS) -> int:
         args = {"q": tsquery(term), "l": lexeme(term)}
-        where = "c.lex @@ %(q)s::tsquery" + in_fields(fields, "%(l)s")
         if groups is None:
-            return self.db.execute(f"SELECT count(*) FROM chunks c WHERE {where}", args).fetchone()[0]
+            return self.db.execute("SELECT count(*) FROM chunks c WHERE c.lex @@ %(q)s::tsquery"
+                                   + in_fields(fields, "%(l)s"), args).fetchone()[0]
         args["groups"] = _groups(groups)
         with self.as_caller(groups):
-            return self.db.execute(f"SELECT count(*) FROM chunks c WHERE {_PERMITTED} AND {where}", args).fetchone()[0]
+            return self.db.execute(f"SELECT count(*) {self._holding('%(q)s::tsquery')} {_PERMITTED}"
+                                   + in_fields(fields, "%(l)s"), args).fetchone()[0]
 
     def term_matches(self, term: str, groups: Sequence[str], fields: Sequence[str] = FIELDS) -> Postings:
         """The permitted rows holding ``term`` in one of ``fields``, with body lengths and per-field counts."""
@@ -250,7 +266,7 @@ class PostgresReads:
             return {}
         with self.as_caller(groups):
             rows = self.db.execute(
-                f"SELECT t.i, (SELECT count(*) FROM chunks c WHERE {_PERMITTED} AND c.lex @@ t.q::tsquery"
+                f"SELECT t.i, (SELECT count(*) {self._holding('t.q::tsquery')} {_PERMITTED}"
                 f"{in_fields(fields, 't.lexeme')}) FROM unnest(%(qs)s::text[], %(ls)s::text[]) WITH ORDINALITY AS t(q, lexeme, i)",
                 {"qs": [tsquery(t) for t in terms], "ls": [lexeme(t) for t in terms], "groups": _groups(groups)}).fetchall()
         return {terms[i - 1]: n for i, n in rows}
@@ -269,7 +285,7 @@ class PostgresReads:
             rows = self.db.execute(
                 f"SELECT t.i, c.key, c.lex_len, {counts}"
                 f" FROM unnest(%(qs)s::text[], %(ls)s::text[]) WITH ORDINALITY AS t(q, lexeme, i)"
-                f" JOIN chunks c ON c.lex @@ t.q::tsquery WHERE {_PERMITTED}{in_fields(fields, 't.lexeme')}",
+                f" {self._joined('t.q::tsquery')} WHERE {_PERMITTED}{in_fields(fields, 't.lexeme')}",
                 {"qs": [tsquery(t) for t in terms], "ls": [lexeme(t) for t in terms], "groups": _groups(groups)}).fetchall()
         for i, *row in rows:
             found[terms[i - 1]].append(row)
@@ -310,7 +326,7 @@ class PostgresReads:
             "WITH q AS (SELECT * FROM unnest(%(qs)s::text[], %(ls)s::text[], %(idf)s::float8[])"
             " WITH ORDINALITY AS t(q, lexeme, idf, i)),"
             f" p AS MATERIALIZED (SELECT c.key, q.i, c.lex_len AS len, q.idf, {counts}"
-            f" FROM q JOIN chunks c ON c.lex @@ q.q::tsquery WHERE {_PERMITTED}{in_fields(fields, 'q.lexeme')}),"
+            f" FROM q {self._joined('q.q::tsquery')} WHERE {_PERMITTED}{in_fields(fields, 'q.lexeme')}),"
             f" w AS (SELECT key, idf, len, {weighted} AS tf FROM p),"
             " s AS MATERIALIZED (SELECT key, sum(idf * tf * (%(k1)s + 1) / (tf + %(k1)s * (1 - %(b)s + %(b)s * len"
             " / %(avgdl)s))) AS score FROM w GROUP BY key),"
