@@ -140,6 +140,26 @@ def store_missing(db) -> bool:
     return not is_store_url(db) and not Path(db).exists()
 
 
+def row_security(db, *, reader: str | None = None, revoke: str | None = None, off: bool = False):
+    """PostgreSQL row-level security (``chunkwise pg-secure``; store/pg_security.py): with ``reader``,
+    secure the store (policies on every table holding or revealing row content) and let that role
+    SELECT through them only; ``revoke``: take a role's access away; ``off``: turn it off (refused
+    while a reader remains). Nothing asked: how it is. Changes need the tables' owner in ``db``;
+    idempotent. Returns a ``RowSecurity`` (``.to_dict()``)."""
+    from chunkwise.store import open_store
+
+    if not is_store_url(db):
+        raise ConfigError(f"--db {db}: row-level security is for postgresql:// stores; a SQLite file has no roles "
+                          f"(whoever may read the file reads every row: protect it with file permissions)")
+    for flag, role in (("--reader", reader), ("--revoke", revoke)):
+        if role is not None and (not role or len(role.encode("utf-8")) > 63
+                                 or any(ord(ch) < 32 or ord(ch) == 127 for ch in role)):
+            raise ConfigError(f"{flag} {role!r}: not a PostgreSQL role name (1-63 bytes, no control characters)")
+    change = reader is not None or revoke is not None or off
+    with open_store(db, readonly=not change, create=change) as store:
+        return store.row_security(reader=reader, revoke=revoke, off=off)
+
+
 def caller_groups(groups) -> tuple[str, ...]:
     """A caller's groups (a list, or one comma-separated string) in canonical form, sorted: the same
     tag grammar as the stored tags (see chunkwise.access). Raises ConfigError for a tag outside it;
@@ -208,5 +228,5 @@ __all__ = [
     "default_workers", "open_retriever", "visible_document", "chunk_file", "chunk_text", "evaluate", "for_document",
     "ingest", "iter_documents",
     "load_config", "load_document", "make_chunker", "make_embedder", "manifest", "n_windows", "normalised_view",
-    "plan", "search", "straddle_probability",
+    "plan", "row_security", "search", "straddle_probability",
 ]

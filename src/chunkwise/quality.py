@@ -44,9 +44,16 @@ class CheckReport:
 
 
 def _open(db):
+    from chunkwise.errors import StoreError
     from chunkwise.store import open_store
 
-    return open_store(db, readonly=True)
+    store = open_store(db, readonly=True)
+    if store.filtered_reads:  # a reader under row-level security would count only rows nobody's groups chose
+        location = store.location
+        store.close()
+        raise StoreError(f"{location}: this role reads the store through row-level security (it sees only a "
+                         f"caller's rows); check and manifest need the store's owner role in --db")
+    return store
 
 
 def check(db: str | Path, strict: bool = False) -> CheckReport:

@@ -1,11 +1,11 @@
-"""The PostgreSQL row's lexical columns (``postgres_read.lexical``): each analysed term's count per
+"""The PostgreSQL row's lexical columns (``pg_lexemes.lexical``): each analysed term's count per
 field, keyed by its tsvector lexeme — the term itself, or a digest for a term over PostgreSQL's
 lexeme limit. The counting is written for speed (it runs for every chunk written); these tests hold
 it to the plain definition, and check that a long word is indexed and found on a real server."""
 from hypothesis import given, settings, strategies as st
 
 from chunkwise.lexical import FIELDS, LexicalFields
-from chunkwise.store.postgres_read import MAX_LEXEME_BYTES, lexeme, lexical
+from chunkwise.store.pg_lexemes import MAX_LEXEME_BYTES, lexeme, lexical
 
 # Words near the limit in one-, three- and four-byte characters, and short ones.
 WORDS = st.one_of(

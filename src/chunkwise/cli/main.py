@@ -408,6 +408,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_serve_parser(sub)
 
+    from chunkwise.cli.secure import add_secure_parser
+
+    add_secure_parser(sub)
+
     p = sub.add_parser("check", help="quality gate over a store; exit 1 when it fails")
     p.add_argument("--db", required=True, help="SQLite file or postgresql://... URL written by chunkwise ingest")
     p.add_argument("--strict", action="store_true", help="also fail when some chunks can never be served")

@@ -7,6 +7,7 @@ themselves, never from the document row.
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from chunkwise.access import permitted
@@ -36,8 +37,10 @@ def visible_document(store, doc_id: str, groups) -> VisibleDocument | None:
     """The records of ``doc_id`` that ``groups`` may see (the one visibility rule, per record), or
     ``None`` when there are none. ``store`` is anything with ``records_of(doc_id)``."""
     groups = check_groups(groups)
-    records = [r for r in store.records_of(doc_id).values()
-               if permitted(r.get("acl") or (), r.get("quality", ""), groups)]
+    as_caller = getattr(store, "as_caller", None)  # a secured PostgreSQL store shows only these groups' rows
+    with as_caller(groups) if as_caller else nullcontext():
+        stored = store.records_of(doc_id)
+    records = [r for r in stored.values() if permitted(r.get("acl") or (), r.get("quality", ""), groups)]
     if not records:
         return None
     records.sort(key=lambda r: (r["chunk_index"], r["start_char"]))

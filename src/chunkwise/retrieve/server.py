@@ -7,7 +7,8 @@ BM25F formula and field weights, the same tie-break) with the scoring done by th
 only the candidates for the top n (their body lengths and per-field counts), which are re-scored
 here with ``fts.score_terms`` — the function the SQLite ranker scores with — so scores are those
 the SQLite store gives for the same content, and exact ties are cut in the one tie order
-(retrieve/ties.py: ascending chunk id), as on SQLite. The whole ranking reads one snapshot.
+(retrieve/ties.py: ascending chunk id), as on SQLite. The whole ranking reads one snapshot
+(``store.as_caller``: the caller's groups set for a secured store's row-level security).
 ``dense_rank`` asks the store for the permitted rows nearest the query (exact or HNSW, the filter
 inside the query, every row tied with the n-th included) and re-scores those candidates with
 ``dense.exact_scores`` the same way.
@@ -43,7 +44,7 @@ class ServerBM25:
         terms = query_terms(query)
         if not terms or n < 1 or not tags:
             return []
-        with self.store.snapshot():
+        with self.store.as_caller(tags):  # one snapshot, the groups set for row-level security
             rows, avgdl = self.store.lexical_stats(tags)
             if not rows:
                 return []
@@ -73,7 +74,9 @@ def dense_rank(store, query_vector, groups, n: int) -> list[tuple[int, float]]:
 
     if n < 1:
         return []
-    keys, matrix = store.dense_candidates(query_vector, caller_groups(groups).tags, n)
+    tags = caller_groups(groups).tags
+    with store.as_caller(tags):
+        keys, matrix = store.dense_candidates(query_vector, tags, n)
     if not len(keys):
         return []
     q = normalise(query_vector)[0]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from contextlib import nullcontext
 from typing import Callable, Sequence
 
 from chunkwise.access import permitted
@@ -66,6 +67,11 @@ class Retriever:
         if bm25 not in BM25_BACKENDS:
             raise ConfigError(f"unknown BM25 backend {bm25!r}; use one of: {', '.join(BM25_BACKENDS)}")
         self.store = open_store(db, readonly=True) if isinstance(db, (str, os.PathLike)) else db
+        if bm25 == "sparse" and getattr(self.store, "filtered_reads", False):
+            self.store.close()
+            raise ConfigError("--bm25 sparse loads every servable row into this process, and this role reads the "
+                              "store through row-level security (it sees only each caller's rows): use --bm25 fts5, "
+                              "which ranks inside the server")
         self.bm25_backend = bm25
         self.field_weights = FieldWeights.parse(field_weights)
         self.fusion = Fusion.parse(fusion)
@@ -98,6 +104,12 @@ class Retriever:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    def as_caller(self, groups):
+        """The store's reads inside are ``groups``' (``Store.as_caller``): a secured PostgreSQL store
+        shows only their rows, so every read of a search runs in one (rows, versions, expansion)."""
+        scope = getattr(self.store, "as_caller", None)
+        return scope(groups) if scope is not None else nullcontext()
 
     # -- ChunkSource (expansion) ---------------------------------------------------------------
     def document_version(self, doc_id: str) -> str | None:
@@ -134,6 +146,9 @@ class Retriever:
 
     def _why_no_vectors(self) -> str:
         """What is really wrong when dense ranking has no row to rank."""
+        if getattr(self.store, "filtered_reads", False):  # a reader under row-level security cannot count the store
+            return ("no chunk this store can serve has a vector: its owner's chunkwise check --db says why; use "
+                    "--mode bm25 meanwhile")
         c = self.store.counts()
         if not c.chunks:
             return "this store holds no chunks yet; ingest documents into it first"
@@ -147,6 +162,10 @@ class Retriever:
     def rank(self, query: str, groups, n: int, mode: str) -> list[tuple[int, float]]:
         """Top ``n`` (row key, score) the caller may see, best first, exact ties by ascending chunk id
         in every mode (retrieve/ties.py); the filter is inside every query."""
+        with self.as_caller(groups):
+            return self._rank(query, groups, n, mode)
+
+    def _rank(self, query: str, groups, n: int, mode: str) -> list[tuple[int, float]]:
         if mode == "bm25":
             if self.bm25_backend == "fts5":
                 return self.fts.rank(query, groups, n)
@@ -156,7 +175,7 @@ class Retriever:
             return self._rank_dense(vector, groups, n)
         depth = max(n, HYBRID_DEPTH)
         dense = self._rank_dense(vector, groups, depth)
-        return self.fusion.fuse([r for r, _ in self.rank(query, groups, depth, "bm25")], [r for r, _ in dense],
+        return self.fusion.fuse([r for r, _ in self._rank(query, groups, depth, "bm25")], [r for r, _ in dense],
                                 self._tie_order, n)
 
     def _tie_order(self, keys: list) -> dict:
@@ -180,7 +199,8 @@ class Retriever:
     def hits(self, ranked: Sequence[tuple[int, float]], groups) -> list[Hit]:
         if not ranked:
             return []
-        rows = self.store.chunks_by_key([r for r, _ in ranked])
+        with self.as_caller(groups):
+            rows = self.store.chunks_by_key([r for r, _ in ranked])
         out = []
         for rowid, score in ranked:
             row = rows.get(rowid)
@@ -194,7 +214,8 @@ class Retriever:
 
     def resolve_versions(self, hits: Sequence[Hit], groups, *, latest_only: bool = True) -> list[Hit]:
         """Identical passages collapsed, superseded versions dropped (``latest_only``), for ``groups``."""
-        return resolve_versions(hits, lambda docs: self.store.version_links(docs, groups), latest_only=latest_only)
+        with self.as_caller(groups):
+            return resolve_versions(hits, lambda docs: self.store.version_links(docs, groups), latest_only=latest_only)
 
     # -- the whole pipeline --------------------------------------------------------------------
     def search(self, query: str, groups, *, k: int = 5, mode: str = "auto", expand: str = "none",
@@ -223,8 +244,9 @@ class Retriever:
             hits = self.resolve_versions(self.hits(ranked, groups), groups, latest_only=versions == "latest")
             return hits, len(ranked) < n
 
-        ctx = assemble_ranked(fetch, k=k, overfetch=overfetch, measure=self.sizer.count, budget=budget,
-                              passage_budget=passage_budget, expand=expand, source=self, groups=groups)
+        with self.as_caller(groups):  # one snapshot for the whole search, rows filtered by a secured store too
+            ctx = assemble_ranked(fetch, k=k, overfetch=overfetch, measure=self.sizer.count, budget=budget,
+                                  passage_budget=passage_budget, expand=expand, source=self, groups=groups)
         return SearchResult(query, mode, ctx.passages, ctx.text, ctx.tokens, ctx.omitted)
 
 

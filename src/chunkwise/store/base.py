@@ -270,6 +270,16 @@ class Store(Protocol):
     def iter_chunks(self) -> Iterator[StoredChunk]:
         """Every chunk, by source_uri then chunk_index (evaluation reads what was stored)."""
 
+    # Whether the database itself filters this connection's reads (a PostgreSQL reader role under
+    # row-level security, store/pg_security.py): rows outside the caller's groups are then invisible
+    # to every query, so whole-store reads (the gate, the manifest, an in-memory index) cannot work.
+    filtered_reads: bool
+
+    def as_caller(self, groups: Sequence[str]):
+        """Context manager: the reads inside are those of a caller holding ``groups`` (PostgreSQL:
+        one read-only snapshot with the groups set for row-level security; SQLite: nothing to do).
+        The retriever runs each search in one; reads that take ``groups`` open one themselves."""
+
     # -- server-side search (``native_search``; retrieve/server.py) --------------------------------
     # A backend that sets ``native_search = True`` (PostgreSQL) ranks inside its own indexes and
     # provides the six methods below; the retriever then never calls ``servable_rows`` for search.

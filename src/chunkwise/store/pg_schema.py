@@ -101,7 +101,15 @@ ALTER TABLE chunks ADD COLUMN lex_body TEXT NOT NULL DEFAULT '';
 ALTER TABLE chunks ADD COLUMN lex_title TEXT NOT NULL DEFAULT '';
 ALTER TABLE chunks ADD COLUMN lex_heading TEXT NOT NULL DEFAULT '';
 """),
+    # Row-level security (issue 12; store/pg_security.py): the caller-groups function, the two
+    # store-wide facts a reader may ask (SECURITY DEFINER) and the policies, created in Python
+    # (``pg_security.install``: the definitions live there once). Inert until ``chunkwise pg-secure``
+    # enables RLS on the tables; a secured store gets them re-applied after every migration.
+    (4, "row-level security policies and functions (inert until chunkwise pg-secure)", ""),
+    # A reader's lexical match through the GIN indexes (``chunkwise_matching``): the functions again.
+    (5, "row-level security: the indexed lexical match for readers", ""),
 ]
 REANALYSE = 3  # the migration after whose SQL every row is re-analysed
+ROW_SECURITY = (4, 5)  # the migrations whose work is pg_security.install
 
 LATEST = MIGRATIONS[-1][0]

@@ -17,11 +17,13 @@ import urllib.parse
 from contextlib import contextmanager
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
+import chunkwise.store.pg_security as pg_security
 from chunkwise.access import READY, AccessTags
 from chunkwise.errors import DependencyError, IdentityConflict, InputError, StoreBusy, StoreError
 from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState, VersionLink, kept_links
-from chunkwise.store.pg_schema import LATEST, MIGRATIONS, REANALYSE
-from chunkwise.store.postgres_read import PostgresReads, as_array, lexical
+from chunkwise.store.pg_schema import LATEST, MIGRATIONS, REANALYSE, ROW_SECURITY
+from chunkwise.store.pg_lexemes import lexical
+from chunkwise.store.postgres_read import PostgresReads, as_array
 
 _HINT = "install the PostgreSQL extra: pip install 'chunkwise[pg]'"
 _MIGRATION_LOCK = 0x6368756E6B01  # advisory lock keys: constants of this application
@@ -76,6 +78,9 @@ class PostgresStore(PostgresReads):
                 raise StoreError(f"{self.location}: no chunkwise store in this database; create it with chunkwise "
                                  f"ingest PATH --db URL")
             self._migrate()
+            self.filtered_reads = bool(self.db.execute("SELECT row_security_active('chunks')").fetchone()[0])
+            if not readonly:
+                self._check_writable()
             from pgvector.psycopg import register_vector
 
             register_vector(self.db)
@@ -109,6 +114,9 @@ class PostgresStore(PostgresReads):
     def _applied(self) -> set[int]:
         if "migrations" not in self._tables():
             return set()
+        if not self._may("migrations", "SELECT"):
+            raise StoreError(f"{self.location}: role {self._role()} may not read this store; its owner can make it a "
+                             f"reader: chunkwise pg-secure --db OWNER_URL --reader {self._role()}")
         return {n for (n,) in self.db.execute("SELECT number FROM migrations")}
 
     def _migrate(self) -> None:
@@ -118,6 +126,10 @@ class PostgresStore(PostgresReads):
                              f"upgrade chunkwise")
         if all(number in done for number, _, _ in MIGRATIONS):
             return
+        if done and not self._may("migrations", "INSERT"):
+            raise StoreError(f"{self.location} is at schema {max(done)} and this chunkwise needs {LATEST}, but role "
+                             f"{self._role()} may only read it: open it once as its owner (chunkwise ingest or "
+                             f"chunkwise pg-secure with the owner's --db) to migrate it")
         with self._transaction():
             self.db.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
             self.db.execute("CREATE TABLE IF NOT EXISTS migrations (number INTEGER PRIMARY KEY, name TEXT,"
@@ -125,10 +137,27 @@ class PostgresStore(PostgresReads):
             done = self._applied()
             for number, name, sql in MIGRATIONS:
                 if number not in done:
-                    self.db.execute(sql)
+                    if sql:
+                        self.db.execute(sql)
                     if number == REANALYSE:
                         self._reanalyse()
+                    if number in ROW_SECURITY:
+                        pg_security.install(self.db)
                     self.db.execute("INSERT INTO migrations (number, name) VALUES (%s, %s)", (number, name))
+            pg_security.reapply(self.db)  # a secured store stays secured whatever a migration rebuilt
+
+    def _role(self) -> str:
+        return self.db.execute("SELECT current_user").fetchone()[0]
+
+    def _may(self, table: str, privilege: str) -> bool:
+        return bool(self.db.execute("SELECT has_table_privilege(%s, %s)", (table, privilege)).fetchone()[0])
+
+    def _check_writable(self) -> None:
+        """A role that may only read (a ``pg-secure`` reader) is refused before any write is tried."""
+        if not self._may("chunks", "INSERT"):
+            why = "row-level security is on and it is a reader" if self.filtered_reads else "it has no write privilege"
+            raise StoreError(f"{self.location}: role {self._role()} may only read this store ({why}); write with the "
+                             f"store's owner role in --db (search and serve work with the reader)")
 
     def _reanalyse(self) -> None:
         """Migration 3: every row's lexical columns from ``chunkwise.lexical`` (stems, the title and
@@ -351,6 +380,18 @@ class PostgresStore(PostgresReads):
         self.db.execute("DROP INDEX IF EXISTS chunks_hnsw")
         self.db.execute(f"CREATE INDEX chunks_hnsw ON chunks USING hnsw ((vector::vector({int(dims[0])}))"
                         f" vector_cosine_ops) WHERE servable AND vector IS NOT NULL")
+
+    # -- row-level security (store/pg_security.py; chunkwise pg-secure) --------------------------
+    def row_security(self, *, reader: str | None = None, revoke: str | None = None,
+                     off: bool = False) -> pg_security.RowSecurity:
+        """The store's row-level security after making ``reader`` a reader (securing the store),
+        revoking ``revoke``, or turning it ``off``; nothing asked: as it is. One transaction,
+        under the migration lock."""
+        if reader is not None or revoke is not None or off:
+            with self.atomic() as db:
+                db.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+                pg_security.change(db, self.location, reader=reader, revoke_role=revoke, off=off)
+        return pg_security.status(self.db)
 
     # -- settings and runs ---------------------------------------------------------------------
     def settings(self) -> dict[str, str]:

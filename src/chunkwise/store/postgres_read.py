@@ -18,88 +18,34 @@ index on ``acl``), so a row the caller may not see is never matched, counted or 
 
 ``snapshot`` runs a ranking's statements in one repeatable-read read-only transaction, so the
 statistics and postings it combines describe one state of the store even while ingests write.
+``as_caller(groups)`` is that transaction with the caller's groups set for the row-level security
+policies (store/pg_security.py) of a secured store; every read that takes ``groups`` runs in it,
+and the retriever runs a whole search (ranking, rows, version links, expansion) in one.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
-from collections import Counter
 from contextlib import contextmanager, nullcontext
-from typing import Iterator, Mapping, Sequence
+from typing import Iterator, Sequence
 
 from chunkwise.access import AccessTags, caller_groups
-from chunkwise.lexical import FIELDS, LexicalFields
+from chunkwise.lexical import FIELDS
 from chunkwise.store.base import (DocumentRow, Postings, ServableRows, StoreCounts, StoredChunk, VersionLink,
                                   servable_columns, tie_ranks)
+from chunkwise.store.pg_lexemes import in_fields, lexeme, per_field, tsquery
+from chunkwise.store.pg_security import GROUPS_SETTING, permitted, visible_document
 
 EXACT_ROWS = 20_000  # permitted rows up to which an exact scan is cheaper than a filtered HNSW walk
 DISTANCE_SLACK = 1e-5  # > the float32 rounding between the server's cosine and the retriever's
 SCORE_SLACK = 1e-6  # relative; > float32 rounding (6e-8) plus the server's float8 summation error
 HNSW_MARGIN = 16  # extra neighbours asked of the index, for the same reason
 MAX_EF_SEARCH = 1000  # pgvector's upper bound for hnsw.ef_search
-MAX_LEXEME_BYTES = 2046  # PostgreSQL's limit for one tsvector lexeme
-_SHORT = MAX_LEXEME_BYTES // 4  # characters: a term this short is within the limit in any UTF-8
 
 _CHUNK_SQL = """SELECT c.key, c.chunk_id, c.doc_id, c.chunk_index, c.record, c.text, c.embed_text, c.acl, c.quality,
     d.source_uri, d.source_version FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"""
-_PERMITTED = "c.servable AND c.acl && %(groups)s"
-
-
-def lexeme(term: str) -> str:
-    """A term as its tsvector lexeme: itself, or (a word over PostgreSQL's lexeme limit) a digest,
-    so every term the analyzer finds is indexed and found again the same way."""
-    if len(term.encode("utf-8")) <= MAX_LEXEME_BYTES:
-        return term
-    return "#" + hashlib.sha256(term.encode("utf-8")).hexdigest()
-
-
-def lexical(record: Mapping) -> tuple[LexicalFields, list[str], dict[str, list[int]], int]:
-    """A chunk record's analysed fields (``LexicalFields.of_record``, what SQLite keeps too), the
-    lexemes of all of them (the tsvector), each lexeme's count per field in ``FIELDS`` order, and the
-    body's length in terms (BM25's length)."""
-    fields = LexicalFields.of_record(record)
-    split = fields.terms()
-    # Counted in C, the body (most terms) in one comprehension: this runs for every chunk written.
-    body, *others = (Counter(terms) for terms in split)
-    counts = {t: [n] + [0] * (len(FIELDS) - 1) for t, n in body.items()}
-    for i, counter in enumerate(others, 1):
-        for t, n in counter.items():
-            counts.setdefault(t, [0] * len(FIELDS))[i] += n
-    if any(len(t) > _SHORT for t in counts):  # rare: a term that may be over the lexeme limit
-        long_terms, counts = counts, {}
-        for t, per_field in long_terms.items():
-            merged = counts.setdefault(lexeme(t), [0] * len(FIELDS))
-            merged[:] = [a + b for a, b in zip(merged, per_field)]
-    return fields, sorted(counts), counts, len(split[0])
-
-
-def in_fields(fields: Sequence[str], lexeme_sql: str, counts_sql: str | None = None) -> str:
-    """SQL: the row holds the lexeme in one of ``fields`` (nothing to add when all are asked for:
-    the tsvector holds every field's terms). ``counts_sql``: the lexeme's per-field counts (a JSON
-    array) when the query has already taken them out of ``lex_tf``. Field positions come from
-    ``FIELDS``, never from input."""
-    unknown = [f for f in fields if f not in FIELDS]
-    if unknown or not fields:
-        raise ValueError(f"lexical fields must be a non-empty subset of {FIELDS}, got {tuple(fields)}")
-    if set(fields) == set(FIELDS):
-        return ""
-    counts = counts_sql or f"(c.lex_tf -> {lexeme_sql})"
-    return " AND (" + " OR ".join(f"coalesce(({counts} ->> {FIELDS.index(f)})::int, 0) > 0" for f in fields) + ")"
-
-
-def per_field(counts_sql: str, cast: str, names: str = "") -> str:
-    """SQL: the per-field counts of one posting, from its JSON array ``counts_sql`` (one small value:
-    taking it out of ``lex_tf`` once per posting, not once per field, saves two de-TOASTings of the
-    row's whole term-count map, which were most of a BM25 query's time)."""
-    return ", ".join(f"coalesce(({counts_sql} ->> {i})::{cast}, 0)" + (f" AS {names}{i}" if names else "")
-                     for i in range(len(FIELDS)))
-
-
-def tsquery(term: str) -> str:
-    """One lexeme as a ``tsquery`` literal (quoted: taken verbatim, never re-parsed)."""
-    return "'" + lexeme(term).replace("\\", "\\\\").replace("'", "''") + "'"
+_PERMITTED = permitted("c", "%(groups)s")
 
 
 def as_array(value):
@@ -132,12 +78,29 @@ class PostgresReads:
     db: object
     location: str
     pgvector_version: str
+    filtered_reads = False  # row-level security applies to this connection's role (a pg-secure reader)
+    _caller: tuple[str, ...] | None = None  # the groups of the caller transaction we are in
 
     def _chunk(self, row) -> StoredChunk:
         key, cid, doc, index, record, text, embed_text, acl, quality, uri, version = row
         rec = {**json.loads(record), "chunk_id": cid, "doc_id": doc, "chunk_index": index, "text": text,
                "embed_text": embed_text}
         return StoredChunk(key, rec, _tags(acl), quality, uri, version)
+
+    def _holding(self, tsquery_sql: str) -> str:
+        """SQL from FROM to WHERE (the caller adds the conditions): the chunks ``c`` holding a
+        lexeme. A reader under row-level security finds them through ``chunkwise_matching`` (both
+        GIN indexes; its own ``lex @@`` would have to test every permitted row); the policy and the
+        caller's filter still apply to ``c``."""
+        if self.filtered_reads:
+            return f"FROM chunkwise_matching({tsquery_sql}) AS m(key) JOIN chunks c ON c.key = m.key WHERE"
+        return f"FROM chunks c WHERE c.lex @@ {tsquery_sql} AND"
+
+    def _joined(self, tsquery_sql: str) -> str:
+        """``_holding`` as a join to the rows of a term list on its left."""
+        if self.filtered_reads:
+            return f"CROSS JOIN LATERAL chunkwise_matching({tsquery_sql}) AS m(key) JOIN chunks c ON c.key = m.key"
+        return f"JOIN chunks c ON c.lex @@ {tsquery_sql}"
 
     # -- retrieval primitives (the Store protocol) -----------------------------------------------
     def lexical_row_sizes(self) -> Iterator[tuple[int, int]]:
@@ -146,10 +109,13 @@ class PostgresReads:
 
     def term_count(self, term: str, groups: Sequence[str] | None = None, fields: Sequence[str] = FIELDS) -> int:
         args = {"q": tsquery(term), "l": lexeme(term)}
-        where = "c.lex @@ %(q)s::tsquery" + in_fields(fields, "%(l)s")
-        if groups is not None:
-            where, args["groups"] = f"{_PERMITTED} AND {where}", _groups(groups)
-        return self.db.execute(f"SELECT count(*) FROM chunks c WHERE {where}", args).fetchone()[0]
+        if groups is None:
+            return self.db.execute("SELECT count(*) FROM chunks c WHERE c.lex @@ %(q)s::tsquery"
+                                   + in_fields(fields, "%(l)s"), args).fetchone()[0]
+        args["groups"] = _groups(groups)
+        with self.as_caller(groups):
+            return self.db.execute(f"SELECT count(*) {self._holding('%(q)s::tsquery')} {_PERMITTED}"
+                                   + in_fields(fields, "%(l)s"), args).fetchone()[0]
 
     def term_matches(self, term: str, groups: Sequence[str], fields: Sequence[str] = FIELDS) -> Postings:
         """The permitted rows holding ``term`` in one of ``fields``, with body lengths and per-field counts."""
@@ -180,15 +146,30 @@ class PostgresReads:
         return dict(self.db.execute("SELECT key, chunk_id FROM chunks WHERE key = ANY(%s)", ([int(k) for k in keys],)))
 
     def document_chunks(self, doc_id: str) -> list[StoredChunk]:
-        return [self._chunk(r) for r in self.db.execute(
+        rows = [self._chunk(r) for r in self.db.execute(
             _CHUNK_SQL + " WHERE c.doc_id = %s ORDER BY c.chunk_index", (doc_id,))]
+        if self.filtered_reads and rows:
+            rows = sorted([*rows, *self._hidden(doc_id, rows[0])], key=lambda c: c.record["chunk_index"])
+        return rows
+
+    def _hidden(self, doc_id: str, seen: StoredChunk) -> list[StoredChunk]:
+        """Stand-ins for the chunks of ``doc_id`` the caller may not see (``chunkwise_hidden_chunks``:
+        their positions, their section when a visible chunk shares it; no text, no tags, never
+        permitted), so expansion stops at them or refuses their section as on the owner's connection."""
+        out = []
+        for index, section in self.db.execute("SELECT chunk_index, section_id FROM chunkwise_hidden_chunks(%s)", (doc_id,)):
+            rec = {"chunk_id": f"hidden:{index}", "doc_id": doc_id, "chunk_index": index, "start_char": 0,
+                   "end_char": 0, "text": "", "embed_text": "", "section_id": section}
+            out.append(StoredChunk(-1 - index, rec, (), "hidden", seen.source_uri, seen.doc_version))
+        return out
 
     def document_version(self, doc_id: str) -> str | None:
         row = self.db.execute("SELECT source_version FROM documents WHERE doc_id = %s", (doc_id,)).fetchone()
         return row[0] if row else None
 
     def has_vectors(self) -> bool:
-        return self.db.execute("SELECT 1 FROM chunks WHERE servable AND vector IS NOT NULL LIMIT 1").fetchone() is not None
+        """Store-wide (``chunkwise_has_vectors()``: the same answer for a reader under row-level security)."""
+        return bool(self.db.execute("SELECT chunkwise_has_vectors()").fetchone()[0])
 
     def access_tags(self) -> set[str]:
         return {t for (acl,) in self.db.execute("SELECT DISTINCT acl FROM chunks") for t in _tags(acl)}
@@ -201,14 +182,44 @@ class PostgresReads:
     @contextmanager
     def snapshot(self):
         """The statements inside see one consistent state of the store (repeatable read, read only)."""
+        if self._caller is not None:  # a caller transaction is one already
+            yield self
+            return
         with self.db.transaction():
             self.db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             yield self
 
+    @contextmanager
+    def as_caller(self, groups):
+        """The reads inside are a caller's holding ``groups``: one repeatable-read, read-only
+        transaction (a savepoint in one already open) whose transaction-local ``chunkwise.groups``
+        is the JSON array of the canonical groups, so a secured store's policies show exactly the
+        rows those groups may see (no groups: none). Nested with the same groups it adds nothing;
+        with others it is a bug and raises."""
+        tags = tuple(_groups(groups))
+        if self._caller is not None:
+            if tags != self._caller:
+                raise ValueError(f"already reading as groups {list(self._caller)}, not {list(tags)}")
+            yield self
+            return
+        from psycopg.pq import TransactionStatus
+
+        fresh = self.db.info.transaction_status == TransactionStatus.IDLE
+        with self.db.transaction():
+            if fresh:
+                self.db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            self.db.execute("SELECT set_config(%s, %s, true)", (GROUPS_SETTING, json.dumps(list(tags), ensure_ascii=False)))
+            self._caller = tags
+            try:
+                yield self
+            finally:
+                self._caller = None
+
     def lexical_stats(self, groups) -> tuple[int, float]:
         """(rows, mean text length in terms) of the servable rows ``groups`` may see."""
-        n, total = self.db.execute("SELECT coalesce(sum(rows), 0), coalesce(sum(total_len), 0) FROM acl_stats"
-                                   " WHERE acl && %s", (_groups(groups),)).fetchone()
+        with self.as_caller(groups):
+            n, total = self.db.execute("SELECT coalesce(sum(rows), 0), coalesce(sum(total_len), 0) FROM acl_stats"
+                                       " WHERE acl && %s", (_groups(groups),)).fetchone()
         return int(n), (float(total) / int(n)) if n else 1.0
 
     def lexical_df(self, terms: Sequence[str], groups, fields: Sequence[str] = FIELDS) -> dict[str, int]:
@@ -217,10 +228,11 @@ class PostgresReads:
         terms = list(dict.fromkeys(terms))
         if not terms:
             return {}
-        rows = self.db.execute(
-            f"SELECT t.i, (SELECT count(*) FROM chunks c WHERE {_PERMITTED} AND c.lex @@ t.q::tsquery"
-            f"{in_fields(fields, 't.lexeme')}) FROM unnest(%(qs)s::text[], %(ls)s::text[]) WITH ORDINALITY AS t(q, lexeme, i)",
-            {"qs": [tsquery(t) for t in terms], "ls": [lexeme(t) for t in terms], "groups": _groups(groups)}).fetchall()
+        with self.as_caller(groups):
+            rows = self.db.execute(
+                f"SELECT t.i, (SELECT count(*) {self._holding('t.q::tsquery')} {_PERMITTED}"
+                f"{in_fields(fields, 't.lexeme')}) FROM unnest(%(qs)s::text[], %(ls)s::text[]) WITH ORDINALITY AS t(q, lexeme, i)",
+                {"qs": [tsquery(t) for t in terms], "ls": [lexeme(t) for t in terms], "groups": _groups(groups)}).fetchall()
         return {terms[i - 1]: n for i, n in rows}
 
     def lexical_postings(self, terms: Sequence[str], groups, fields: Sequence[str] = FIELDS) -> dict[str, Postings]:
@@ -232,12 +244,13 @@ class PostgresReads:
         found: dict[str, list] = {t: [] for t in terms}
         if not terms:
             return {}
-        rows = self.db.execute(
-            f"WITH p AS MATERIALIZED (SELECT t.i, c.key, c.lex_len, c.lex_tf -> t.lexeme AS tf"
-            f" FROM unnest(%(qs)s::text[], %(ls)s::text[]) WITH ORDINALITY AS t(q, lexeme, i)"
-            f" JOIN chunks c ON c.lex @@ t.q::tsquery WHERE {_PERMITTED})"
-            f" SELECT i, key, lex_len, {per_field('tf', 'int')} FROM p WHERE true{in_fields(fields, '', 'tf')}",
-            {"qs": [tsquery(t) for t in terms], "ls": [lexeme(t) for t in terms], "groups": _groups(groups)})
+        with self.as_caller(groups):
+            rows = self.db.execute(
+                f"WITH p AS MATERIALIZED (SELECT t.i, c.key, c.lex_len, c.lex_tf -> t.lexeme AS tf"
+                f" FROM unnest(%(qs)s::text[], %(ls)s::text[]) WITH ORDINALITY AS t(q, lexeme, i)"
+                f" {self._joined('t.q::tsquery')} WHERE {_PERMITTED})"
+                f" SELECT i, key, lex_len, {per_field('tf', 'int')} FROM p WHERE true{in_fields(fields, '', 'tf')}",
+                {"qs": [tsquery(t) for t in terms], "ls": [lexeme(t) for t in terms], "groups": _groups(groups)}).fetchall()
         for i, *row in rows:
             found[terms[i - 1]].append(row)
         out = {}
@@ -262,12 +275,21 @@ class PostgresReads:
         terms = list(terms)
         if not terms or n < 1:
             return 0, {}
+        with self.as_caller(groups):
+            rows = self._top(terms, idf, groups, avgdl, n, k1, b, fields, weights)
+        out: dict[int, tuple[int, dict[str, tuple[int, ...]]]] = {}
+        for _, key, i, length, *tf in rows:
+            out.setdefault(key, (length, {}))[1][terms[i - 1]] = tuple(tf)
+        return (rows[0][0] if rows else 0), out
+
+    def _top(self, terms, idf, groups, avgdl, n, k1, b, fields, weights) -> list:
+        """``lexical_top``'s one statement (the caller's transaction is open)."""
         weighted = " + ".join(f"%(w{i})s * f{i}" for i in range(len(FIELDS)))
-        rows = self.db.execute(
+        return self.db.execute(
             "WITH q AS (SELECT * FROM unnest(%(qs)s::text[], %(ls)s::text[], %(idf)s::float8[])"
             " WITH ORDINALITY AS t(q, lexeme, idf, i)),"
             f" r AS MATERIALIZED (SELECT c.key, q.i, c.lex_len AS len, q.idf, c.lex_tf -> q.lexeme AS counts"
-            f" FROM q JOIN chunks c ON c.lex @@ q.q::tsquery WHERE {_PERMITTED}),"
+            f" FROM q {self._joined('q.q::tsquery')} WHERE {_PERMITTED}),"
             f" p AS MATERIALIZED (SELECT key, i, len, idf, {per_field('counts', 'float8', 'f')} FROM r"
             f" WHERE true{in_fields(fields, '', 'counts')}),"
             f" w AS (SELECT key, idf, len, {weighted} AS tf FROM p),"
@@ -281,10 +303,6 @@ class PostgresReads:
             {"qs": [tsquery(t) for t in terms], "ls": [lexeme(t) for t in terms], "idf": [float(x) for x in idf],
              "groups": _groups(groups), "k1": float(k1), "b": float(b), "avgdl": float(avgdl or 1.0),
              "last": int(n) - 1, "slack": SCORE_SLACK, **{f"w{i}": float(x) for i, x in enumerate(weights)}}).fetchall()
-        out: dict[int, tuple[int, dict[str, tuple[int, ...]]]] = {}
-        for _, key, i, length, *tf in rows:
-            out.setdefault(key, (length, {}))[1][terms[i - 1]] = tuple(tf)
-        return (rows[0][0] if rows else 0), out
 
     def dense_candidates(self, vector, groups, n: int):
         """(keys, float32 matrix) of the permitted rows nearest ``vector`` (cosine), every row within
@@ -297,16 +315,26 @@ class PostgresReads:
         import numpy as np
 
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
-        args = {"groups": _groups(groups), "q": query, "n": int(n)}
-        permitted, total = self.db.execute(
-            "SELECT coalesce(sum(rows) FILTER (WHERE acl && %(groups)s), 0), coalesce(sum(rows), 0) FROM acl_stats",
-            args).fetchone()
-        if not permitted or n < 1:
+        with self.as_caller(groups):
+            rows = self._nearest(query, groups, n)
+        if not rows:
             return [], np.zeros((0, query.shape[0]), np.float32)
+        return [r[0] for r in rows], np.vstack([as_array(r[1]) for r in rows])
+
+    def _nearest(self, query, groups, n: int) -> list:
+        """``dense_candidates``' rows (the caller's transaction is open). The store's servable total
+        (it sizes ``ef_search``) comes from ``chunkwise_servable_rows()``: the same number for a
+        reader under row-level security, whose ``acl_stats`` shows only its own tag sets."""
+        args = {"groups": _groups(groups), "q": query, "n": int(n)}
+        allowed, total = self.db.execute(
+            "SELECT (SELECT coalesce(sum(rows), 0) FROM acl_stats WHERE acl && %(groups)s), chunkwise_servable_rows()",
+            args).fetchone()
+        if not allowed or n < 1:
+            return []
         dim = self._hnsw_dim()
         rows = None
-        if dim == query.shape[0] and permitted > EXACT_ROWS:
-            rows = self._hnsw_whole_ties(args, dim, n, permitted, total)
+        if dim == query.shape[0] and allowed > EXACT_ROWS:
+            rows = self._hnsw_whole_ties(args, dim, n, allowed, total)
         if rows is None:
             # A zero vector's distance is NaN in pgvector; the retriever scores it 0 (distance 1).
             rows = self.db.execute(
@@ -317,9 +345,7 @@ class PostgresReads:
                 " WHERE s.d <= coalesce((SELECT d FROM cut), 'Infinity'::float8) + %(slack)s"
                 ' ORDER BY s.d, c.chunk_id COLLATE "C"',
                 {**args, "last": n - 1, "slack": DISTANCE_SLACK}).fetchall()
-        if not rows:
-            return [], np.zeros((0, query.shape[0]), np.float32)
-        return [r[0] for r in rows], np.vstack([as_array(r[1]) for r in rows])
+        return rows
 
     def _hnsw_whole_ties(self, args: dict, dim: int, n: int, permitted: int, total: int) -> list | None:
         """HNSW's candidates with the tie at the ``n``-th place whole, or None (scan exactly)."""
@@ -405,10 +431,14 @@ class PostgresReads:
             args["groups"] = _groups(groups)
             if not args["groups"]:
                 return []
-            seen = f"EXISTS (SELECT 1 FROM chunks c WHERE c.doc_id = l.{{end}} AND {_PERMITTED})"
-            where += [seen.format(end="newer"), seen.format(end="older")]
+            where += [visible_document("l.newer", "%(groups)s"), visible_document("l.older", "%(groups)s")]
         sql = "SELECT l.newer, l.older, l.how, l.similarity FROM version_links l"
         if where:
             sql += " WHERE " + " AND ".join(where)
-        rows = self.db.execute(sql + ' ORDER BY l.newer COLLATE "C", l.older COLLATE "C"', args)
+        sql += ' ORDER BY l.newer COLLATE "C", l.older COLLATE "C"'
+        if groups is None:  # the gate and the manifest (the owner's view)
+            rows = self.db.execute(sql, args).fetchall()
+        else:
+            with self.as_caller(groups):
+                rows = self.db.execute(sql, args).fetchall()
         return [VersionLink(n, o, h, float(s)) for n, o, h, s in rows]

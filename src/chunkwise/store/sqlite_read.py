@@ -88,6 +88,13 @@ def _varints(blob: bytes) -> list[int]:
 class ReadMixin:
     db: object
     path: str
+    filtered_reads = False  # a SQLite file has no roles: whoever may open it reads every row
+
+    @contextmanager
+    def as_caller(self, groups):
+        """Nothing to set: SQLite has no row-level security (every query carries the filter)."""
+        caller_groups(groups)
+        yield self
 
     def _chunk(self, row) -> StoredChunk:
         key, cid, doc, index, record, text, embed_text, acl, quality, uri, version = row
