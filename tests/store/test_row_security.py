@@ -123,6 +123,25 @@ def test_the_retriever_through_the_reader_gives_the_owners_results(secured, mode
         assert compared > 20  # most comparisons had results to compare
 
 
+def test_the_readers_hnsw_path_gives_the_owners_results(secured, monkeypatch):
+    """This store is far below ``EXACT_ROWS``: with the threshold lowered, both connections take the
+    HNSW path under the filter (the reader's through the policies) and agree."""
+    from chunkwise.store import postgres_read
+
+    owner, reader, _ = secured
+    monkeypatch.setattr(postgres_read, "EXACT_ROWS", 3)
+    asked = []
+    real = postgres_read.PostgresReads._hnsw
+    monkeypatch.setattr(postgres_read.PostgresReads, "_hnsw",
+                        lambda self, *a: asked.append(self.filtered_reads) or real(self, *a))
+    with Retriever(owner) as mine, Retriever(reader) as theirs:
+        for query in ["salary budget", "rollback deploy pager", "annual leave requested days"]:
+            for groups in CALLERS:
+                for mode in ("dense", "hybrid"):
+                    assert _results(mine, query, groups, mode=mode, k=4) == _results(theirs, query, groups, mode=mode, k=4)
+    assert True in asked and False in asked  # both connections walked the index
+
+
 def test_the_server_side_primitives_agree_through_the_reader(secured):
     """The BM25 statistics (per-tag-set rows and lengths, document frequencies, the server-scored
     top) and the dense candidates are those of the caller's permitted rows on both connections."""

@@ -37,7 +37,11 @@ def cmd_secure(args: argparse.Namespace) -> int:
         ("owner (not filtered)", state.owner),
         ("readers (SELECT through the policies)", ", ".join(state.readers) or "-"),
         ("caller groups setting", d["setting"]),
+        ("other grantees (not readers: cannot search)", ", ".join(state.others) or "-"),
     ]))
+    if state.enabled and state.others:
+        print(f"warning: {safe(', '.join(state.others))} hold privileges on the store's tables granted outside "
+              f"pg-secure; make each a reader (pg-secure --reader ROLE) or take them away (--revoke ROLE)")
     if state.partial:
         print(f"warning: row-level security is off on {safe(', '.join(state.partial))}; run pg-secure --reader "
               f"ROLE again to mend it")

@@ -58,13 +58,14 @@ class ServerBM25:
                                                         n, K1, B, fields, weights.vector())
                 if matched >= n:
                     break
-        fetched = {}
-        for t in chosen:
-            keys = [k for k, (_, tf) in found.items() if t in tf]
-            counts = np.asarray([found[k][1][t] for k in keys], dtype=np.float64).reshape(len(keys), len(FIELDS))
-            fetched[t] = (np.asarray(keys, dtype=np.int64), np.asarray([found[k][0] for k in keys], dtype=np.float64),
-                          combine_fields(counts, weights))
-        return best_first(*score_terms(chosen, fetched, rows, avgdl, df), n, self.store.chunk_ids)
+            fetched = {}
+            for t in chosen:
+                keys = [k for k, (_, tf) in found.items() if t in tf]
+                counts = np.asarray([found[k][1][t] for k in keys], dtype=np.float64).reshape(len(keys), len(FIELDS))
+                fetched[t] = (np.asarray(keys, dtype=np.int64), np.asarray([found[k][0] for k in keys], dtype=np.float64),
+                              combine_fields(counts, weights))
+            # the tie order read as the caller, from the same snapshot
+            return best_first(*score_terms(chosen, fetched, rows, avgdl, df), n, self.store.chunk_ids)
 
 
 def dense_rank(store, query_vector, groups, n: int) -> list[tuple[int, float]]:
@@ -75,11 +76,11 @@ def dense_rank(store, query_vector, groups, n: int) -> list[tuple[int, float]]:
     if n < 1:
         return []
     tags = caller_groups(groups).tags
-    with store.as_caller(tags):
+    with store.as_caller(tags):  # candidates and the tie order from one snapshot, as the caller
         keys, matrix = store.dense_candidates(query_vector, tags, n)
-    if not len(keys):
-        return []
-    q = normalise(query_vector)[0]
-    if q.shape[0] != matrix.shape[1]:
-        raise ValueError(f"query vector has {q.shape[0]} dimensions, the store's vectors {matrix.shape[1]}")
-    return best_first(keys, exact_scores(normalise(matrix), q), n, store.chunk_ids)
+        if not len(keys):
+            return []
+        q = normalise(query_vector)[0]
+        if q.shape[0] != matrix.shape[1]:
+            raise ValueError(f"query vector has {q.shape[0]} dimensions, the store's vectors {matrix.shape[1]}")
+        return best_first(keys, exact_scores(normalise(matrix), q), n, store.chunk_ids)

@@ -43,6 +43,9 @@ CALLER = "(SELECT chunkwise_caller_groups())"
 POLICY = "chunkwise_read"
 # Readers may read these without a policy: what a store is (migrations) and was built with (settings).
 PLAIN_TABLES = ("migrations", "settings")
+# Every table of a store (pg_schema): the only ones pg-secure grants or revokes anything on; other
+# tables in the schema are not chunkwise's to touch.
+STORE_TABLES = ("roots", "documents", "chunks", "vectors", "runs", "settings", "acl_stats", "version_links", "migrations")
 
 
 def permitted(alias: str, groups: str) -> str:
@@ -67,11 +70,11 @@ SECURED = tuple(POLICIES)
 
 # Builtins schema-qualified, so no object a reader creates can stand in for one.
 _CALLER_FUNCTION = f"""CREATE OR REPLACE FUNCTION chunkwise_caller_groups() RETURNS text[] LANGUAGE sql STABLE AS $$
-SELECT ARRAY(SELECT x.v OPERATOR(pg_catalog.#>>) '{{}}'::text[]
+SELECT ARRAY(SELECT x.v OPERATOR(pg_catalog.#>>) '{{}}'::pg_catalog.text[]
   FROM pg_catalog.jsonb_array_elements(CASE
-      WHEN pg_catalog.jsonb_typeof(NULLIF(pg_catalog.current_setting('{GROUPS_SETTING}', true), '')::jsonb)
+      WHEN pg_catalog.jsonb_typeof(NULLIF(pg_catalog.current_setting('{GROUPS_SETTING}', true), '')::pg_catalog.jsonb)
            OPERATOR(pg_catalog.=) 'array'
-      THEN pg_catalog.current_setting('{GROUPS_SETTING}', true)::jsonb ELSE '[]'::jsonb END) AS x(v)
+      THEN pg_catalog.current_setting('{GROUPS_SETTING}', true)::pg_catalog.jsonb ELSE '[]'::pg_catalog.jsonb END) AS x(v)
   WHERE pg_catalog.jsonb_typeof(x.v) OPERATOR(pg_catalog.=) 'string')
 $$"""
 # What a reader's search needs and no policy would let it compute (or only slowly), and nothing more: how many rows
@@ -104,13 +107,18 @@ class RowSecurity:
     """A store's row-level security as the catalog says it is."""
 
     enabled: bool  # on every table holding or revealing row content
-    readers: tuple[str, ...]  # roles (other than the owner) that may SELECT a secured table
+    readers: tuple[str, ...]  # roles pg-secure made readers (SELECT on a secured table, EXECUTE on its functions)
     owner: str
     partial: tuple[str, ...] = ()  # secured tables whose RLS is off while others' is on (mended by reapply)
+    # Other roles (not the owner, not readers) with some privilege on a store table, granted outside
+    # pg-secure: the policies filter their SELECTs too, but they cannot search (no EXECUTE on the
+    # functions) and may read the unfiltered runs and roots; make them readers or revoke them.
+    others: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         return {"row_security": self.enabled, "readers": list(self.readers), "owner": self.owner,
-                "tables": list(SECURED), "unsecured_tables": list(self.partial), "setting": GROUPS_SETTING}
+                "tables": list(SECURED), "unsecured_tables": list(self.partial), "setting": GROUPS_SETTING,
+                "other_grantees": list(self.others)}
 
 
 def install(db) -> None:
@@ -135,27 +143,47 @@ def status(db) -> RowSecurity:
                       " WHERE c.oid = ANY(%s::regclass[])", ([*SECURED],)).fetchall()
     on = {name for name, flag, _ in rows if flag}
     owner = next(o for name, _, o in rows if name == "chunks")
-    readers = db.execute(
-        "SELECT DISTINCT coalesce(r.rolname, 'PUBLIC') FROM pg_class c, aclexplode(c.relacl) a"
-        " LEFT JOIN pg_roles r ON r.oid = a.grantee WHERE c.oid = ANY(%s::regclass[])"
-        " AND a.privilege_type = 'SELECT' AND a.grantee <> c.relowner ORDER BY 1", ([*SECURED],)).fetchall()
+    grantees = db.execute(
+        "SELECT coalesce(r.rolname, 'PUBLIC'), bool_or(c.relname = ANY(%s) AND a.privilege_type = 'SELECT'),"
+        " bool_or(c.relname <> ALL(%s) OR a.privilege_type <> 'SELECT'), coalesce(bool_or(r.rolname IS NOT NULL"
+        " AND has_function_privilege(r.oid, 'chunkwise_matching(tsquery)', 'EXECUTE')), false)"
+        " FROM pg_class c, aclexplode(c.relacl) a LEFT JOIN pg_roles r ON r.oid = a.grantee"
+        " WHERE c.oid = ANY(%s::regclass[]) AND a.grantee <> c.relowner GROUP BY 1 ORDER BY 1",
+        ([*SECURED], [*SECURED, *PLAIN_TABLES], [*STORE_TABLES])).fetchall()
+    readers = tuple(role for role, reads, beyond, runs in grantees if reads and runs and not beyond)
     enabled = bool(on)
-    return RowSecurity(enabled, tuple(r for (r,) in readers), owner,
-                       tuple(t for t in SECURED if t not in on) if enabled else ())
+    return RowSecurity(enabled, readers, owner, tuple(t for t in SECURED if t not in on) if enabled else (),
+                       tuple(role for role, *_ in grantees if role not in readers))
+
+
+def reader_ready(db) -> bool:
+    """The connection's role may run every function a reader's search calls (pg-secure granted it)."""
+    names = [signature.split("(")[0] for signature in _DEFINER_FUNCTIONS]
+    found, runnable = db.execute("SELECT count(*), count(*) FILTER (WHERE has_function_privilege(p.oid, 'EXECUTE'))"
+                                 " FROM pg_proc p WHERE p.proname = ANY(%s)"
+                                 " AND p.pronamespace = current_schema()::regnamespace", (names,)).fetchone()
+    return found == runnable == len(names)
 
 
 def refusal(db, role: str) -> str | None:
     """Why ``role`` cannot be a reader under RLS (it does not exist, or the policies would not
     apply to it), or None."""
+    from psycopg import sql
+
     row = db.execute("SELECT rolsuper, rolbypassrls, pg_has_role(oid, (SELECT relowner FROM pg_class"
-                     " WHERE oid = 'chunks'::regclass), 'MEMBER') FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
+                     " WHERE oid = 'chunks'::regclass), 'MEMBER'), EXISTS (SELECT 1 FROM pg_roles s WHERE"
+                     " (s.rolsuper OR s.rolbypassrls) AND s.oid <> r.oid AND pg_has_role(r.oid, s.oid, 'MEMBER'))"
+                     " FROM pg_roles r WHERE rolname = %s", (role,)).fetchone()
     if row is None:
-        return (f"role {role!r} does not exist; create it first (as an administrator: CREATE ROLE \"{role}\" LOGIN "
-                f"PASSWORD '...')")
-    superuser, bypass, owner = row
+        return (f"role {role!r} does not exist; create it first (as an administrator: CREATE ROLE "
+                f"{sql.Identifier(role).as_string(db)} LOGIN PASSWORD '...')")
+    superuser, bypass, owner, escalates = row
     if superuser or bypass:
         kind = "superuser" if superuser else "BYPASSRLS role"
         return f"role {role!r} is a {kind}: row-level security never applies to it; use an ordinary role"
+    if escalates:
+        return (f"role {role!r} is a member of a superuser or BYPASSRLS role (SET ROLE would bypass row-level "
+                f"security); use a role without such memberships")
     if owner:
         return (f"role {role!r} owns the store's tables (or may act as their owner), so row-level security never "
                 f"applies to it; use a role of its own")
@@ -181,12 +209,12 @@ def grant(db, role: str) -> None:
 
 
 def revoke(db, role: str) -> None:
-    """Take every privilege on the store's tables and functions from ``role``."""
+    """Take every privilege on the store's tables and functions from ``role`` (and none on any other
+    table: a role's rights elsewhere in the database are not the store's to change)."""
     from psycopg import sql
 
     who = sql.Identifier(role)
-    tables = [t for (t,) in db.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")]
-    db.execute(sql.SQL("REVOKE ALL ON " + ", ".join(sorted(tables)) + " FROM {}").format(who))
+    db.execute(sql.SQL("REVOKE ALL ON {} FROM {}").format(sql.SQL(", ").join(map(sql.Identifier, STORE_TABLES)), who))
     for signature in _DEFINER_FUNCTIONS:
         db.execute(sql.SQL("REVOKE ALL ON FUNCTION " + signature.split(" RETURNS")[0] + " FROM {}").format(who))
 
@@ -231,7 +259,8 @@ def change(db, location: str, *, reader: str | None = None, revoke_role: str | N
             raise StoreError(f"{location}: role {revoke_role!r} does not exist")
         revoke(db, revoke_role)
     if off:
-        left = status(db).readers
+        state = status(db)
+        left = (*state.readers, *state.others)
         if left:
             raise StoreError(f"{location}: {', '.join(left)} may still read the tables; with row-level security off "
                              f"they would see every row: revoke them first (chunkwise pg-secure --revoke ROLE)")

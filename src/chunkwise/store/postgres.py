@@ -79,6 +79,10 @@ class PostgresStore(PostgresReads):
                                  f"ingest PATH --db URL")
             self._migrate()
             self.filtered_reads = bool(self.db.execute("SELECT row_security_active('chunks')").fetchone()[0])
+            if self.filtered_reads and not pg_security.reader_ready(self.db):
+                raise StoreError(f"{self.location}: role {self._role()} is under this store's row-level security but "
+                                 f"is not one of its readers (it cannot run the search functions); make it one: "
+                                 f"chunkwise pg-secure --db OWNER_URL --reader ROLE")
             if not readonly:
                 self._check_writable()
             from pgvector.psycopg import register_vector

@@ -168,8 +168,11 @@ class PostgresReads:
         return row[0] if row else None
 
     def has_vectors(self) -> bool:
-        """Store-wide (``chunkwise_has_vectors()``: the same answer for a reader under row-level security)."""
-        return bool(self.db.execute("SELECT chunkwise_has_vectors()").fetchone()[0])
+        """Store-wide: a reader under row-level security asks ``chunkwise_has_vectors()`` (the same
+        answer as the owner's); any other role reads the table, as it may without policies."""
+        if self.filtered_reads:
+            return bool(self.db.execute("SELECT chunkwise_has_vectors()").fetchone()[0])
+        return self.db.execute("SELECT 1 FROM chunks WHERE servable AND vector IS NOT NULL LIMIT 1").fetchone() is not None
 
     def access_tags(self) -> set[str]:
         return {t for (acl,) in self.db.execute("SELECT DISTINCT acl FROM chunks") for t in _tags(acl)}
@@ -214,6 +217,8 @@ class PostgresReads:
                 yield self
             finally:
                 self._caller = None
+                if not fresh:  # the setting would outlive the savepoint, into the enclosing transaction
+                    self.db.execute("SELECT set_config(%s, '', true)", (GROUPS_SETTING,))
 
     def lexical_stats(self, groups) -> tuple[int, float]:
         """(rows, mean text length in terms) of the servable rows ``groups`` may see."""
@@ -323,11 +328,13 @@ class PostgresReads:
 
     def _nearest(self, query, groups, n: int) -> list:
         """``dense_candidates``' rows (the caller's transaction is open). The store's servable total
-        (it sizes ``ef_search``) comes from ``chunkwise_servable_rows()``: the same number for a
-        reader under row-level security, whose ``acl_stats`` shows only its own tag sets."""
+        (it sizes ``ef_search``) comes, for a reader under row-level security (whose ``acl_stats``
+        shows only its own tag sets), from ``chunkwise_servable_rows()``: the owner's number."""
         args = {"groups": _groups(groups), "q": query, "n": int(n)}
         allowed, total = self.db.execute(
-            "SELECT (SELECT coalesce(sum(rows), 0) FROM acl_stats WHERE acl && %(groups)s), chunkwise_servable_rows()",
+            "SELECT (SELECT coalesce(sum(rows), 0) FROM acl_stats WHERE acl && %(groups)s), chunkwise_servable_rows()"
+            if self.filtered_reads else
+            "SELECT coalesce(sum(rows) FILTER (WHERE acl && %(groups)s), 0), coalesce(sum(rows), 0) FROM acl_stats",
             args).fetchone()
         if not allowed or n < 1:
             return []
