@@ -96,7 +96,7 @@ def main() -> int:
                 admin.execute(f"CREATE DATABASE {name}")
             owner = base.replace("/postgres?", f"/{name}?")
             print(f"loading {n:,} chunks", file=sys.stderr, flush=True)
-            loaded, _, samples, _, _ = load(owner, n, args.seed, "copy", batch=min(n, 5_000))
+            loaded, _, samples, _, _ = load(owner, n, args.seed, "copy")
             from chunkwise import api
 
             api.row_security(owner, reader=role)
