@@ -28,8 +28,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pg_search import QUERY_NOISE, Vectors, load, parse_size, server  # noqa: E402
-from search import DIM, SEED, make_queries  # noqa: E402
+from pg_search import Vectors, load, parse_size, query_vectors, server  # noqa: E402
+from search import SEED, make_queries  # noqa: E402
 
 MODES = ("bm25", "dense", "hybrid")
 
@@ -37,12 +37,8 @@ MODES = ("bm25", "dense", "hybrid")
 def measure(owner: str, reader: str, n_queries: int, seed: int, samples: np.ndarray, k: int) -> dict:
     from chunkwise.retrieve import Retriever
 
-    rng = np.random.default_rng([seed, 99])
     queries = make_queries(n_queries, seed)
-    table = {}
-    for i, (q, _) in enumerate(queries):
-        v = samples[i % len(samples)] + QUERY_NOISE * rng.standard_normal(DIM).astype(np.float32) / np.sqrt(DIM)
-        table[q] = (v / np.linalg.norm(v)).astype(np.float32)
+    table = query_vectors(queries, samples, seed)
     out = {}
     with Retriever(owner, embedder=Vectors(table)) as mine, Retriever(reader, embedder=Vectors(table)) as theirs:
         assert theirs.store.filtered_reads and not mine.store.filtered_reads

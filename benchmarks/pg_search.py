@@ -198,16 +198,23 @@ class Vectors:
         return [self.table[t] for t in texts]
 
 
-def measure(url: str, n_queries: int, seed: int, samples: np.ndarray, k: int) -> dict:
-    from chunkwise.retrieve import Retriever
-    from chunkwise.store import postgres_read
-
+def query_vectors(queries, samples: np.ndarray, seed: int) -> dict:
+    """Each query's vector: a stored vector plus noise (unit length), the same for every benchmark
+    that searches these stores."""
     rng = np.random.default_rng([seed, 99])
-    queries = make_queries(n_queries, seed)
     table = {}
     for i, (q, _) in enumerate(queries):
         v = samples[i % len(samples)] + QUERY_NOISE * rng.standard_normal(DIM).astype(np.float32) / np.sqrt(DIM)
         table[q] = (v / np.linalg.norm(v)).astype(np.float32)
+    return table
+
+
+def measure(url: str, n_queries: int, seed: int, samples: np.ndarray, k: int) -> dict:
+    from chunkwise.retrieve import Retriever
+    from chunkwise.store import postgres_read
+
+    queries = make_queries(n_queries, seed)
+    table = query_vectors(queries, samples, seed)
     out = {}
     with Retriever(url, embedder=Vectors(table)) as r:
         assert r.native
