@@ -83,18 +83,20 @@ class FTSRanker:
         """Top ``n`` (rowid, score), best first, exact ties by ascending chunk id (retrieve/ties.py,
         asked of the store only for a tie that decides); the same terms left out as the
         in-memory engine (those at the idf floor among the permitted rows, when others remain).
-        Rows written since the sizes were read make it re-read them; an ingest writing while the
-        query runs can make that happen again, so it retries a few times before giving up."""
+        Rows written since the cached sizes were read make it re-read them, inside the same read
+        snapshot as the postings (``Store.as_caller``), so the second attempt cannot be stale; the
+        retries and ``StoreBusy`` remain for a store whose snapshot is not one transaction."""
         weights = weights or self.weights
-        for _ in range(_RETRIES - 1):
+        with self.store.as_caller(groups):  # one snapshot: sizes re-read inside it match its postings
+            for _ in range(_RETRIES - 1):
+                try:
+                    return self._rank(query, groups, n, weights)
+                except _Stale:
+                    self._loaded, self._df, self._stats = False, {}, {}
             try:
                 return self._rank(query, groups, n, weights)
             except _Stale:
-                self._loaded, self._df, self._stats = False, {}, {}
-        try:
-            return self._rank(query, groups, n, weights)
-        except _Stale:
-            raise StoreBusy("the store changed during every attempt to rank this query; retry") from None
+                raise StoreBusy("the store changed during every attempt to rank this query; retry") from None
 
     def _rank(self, query: str, groups, n: int, weights: FieldWeights) -> list[tuple[int, float]]:
         fields = weights.active()

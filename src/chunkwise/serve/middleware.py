@@ -1,7 +1,8 @@
 """Plain ASGI middleware around the whole app: a request body limit and the security headers.
 
 The body is read (up to the limit) before the app sees it, so an oversized or endless upload is
-answered 413 without being held in memory, whatever the framework would do with it. Every response
+answered 413 without being held in memory, whatever the framework would do with it; the rest of
+a refused upload is read and dropped first (bounded) so that the client gets to read the 413. Every response
 carries a strict Content-Security-Policy: the page loads only its own script and style from this
 origin and talks only to this origin; nothing may frame it.
 """
@@ -24,6 +25,37 @@ def error_bytes(message: str, type_: str, code: str | None = None, param: str | 
     return json.dumps({"error": {"message": message, "type": type_, "param": param, "code": code}}).encode()
 
 
+DRAIN_BYTES = 64 * 1024 * 1024
+DRAIN_SECONDS = 10.0
+
+
+async def _drain(receive, size: int) -> None:
+    """Read and drop what is left of a refused upload (bounded in bytes and time) before answering:
+    the server closes the connection after the 413, and closing a socket with unread data in it
+    makes the kernel send a reset, which can reach the client before it has read the 413. (The
+    server's ``receive`` gives nothing once the response is sent, so this must come first.)"""
+    import asyncio
+
+    async def read() -> None:
+        got = size
+        while got <= DRAIN_BYTES:
+            message = await receive()
+            if message["type"] != "http.request":
+                return
+            got += len(message.get("body", b""))
+            if not message.get("more_body", False):
+                return
+
+    try:
+        await asyncio.wait_for(read(), DRAIN_SECONDS)
+    except asyncio.TimeoutError:
+        pass
+
+
+def _expects_continue(scope) -> bool:
+    return any(k.lower() == b"expect" and v.lower() == b"100-continue" for k, v in scope.get("headers", []))
+
+
 class Guard:
     def __init__(self, app, max_body: int) -> None:
         self.app = app
@@ -43,6 +75,8 @@ class Guard:
 
         declared = [v for k, v in scope.get("headers", []) if k.lower() == b"content-length"]
         if declared and (len(declared) > 1 or not declared[0].isdigit() or int(declared[0]) > self.max_body):
+            if not _expects_continue(scope):  # else the client waits for our answer before sending
+                await _drain(receive, 0)
             return await self._too_large(send_secure)
         body, more = [], True
         size = 0
@@ -53,6 +87,8 @@ class Guard:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_body:
+                if message.get("more_body", False):
+                    await _drain(receive, size)
                 return await self._too_large(send_secure)
             body.append(chunk)
             more = message.get("more_body", False)

@@ -92,9 +92,13 @@ class ReadMixin:
 
     @contextmanager
     def as_caller(self, groups):
-        """Nothing to set: SQLite has no row-level security (every query carries the filter)."""
+        """One read snapshot for every read inside: SQLite has no row-level security (every query
+        carries the filter), but a search reads the store many times (sizes, postings, chunks,
+        versions) and an ingest may commit between two of them; in one WAL read transaction they
+        all see the same rows."""
         caller_groups(groups)
-        yield self
+        with self._snapshot():
+            yield self
 
     def _chunk(self, row) -> StoredChunk:
         key, cid, doc, index, record, text, embed_text, acl, quality, uri, version = row
