@@ -410,3 +410,48 @@ def test_the_readers_indexed_match_applies_the_rule_itself(secured):
                                        (f"'{term}'",))}
         assert got == want, groups
     assert as_reader(reader, "SELECT * FROM chunkwise_matching(%s::tsquery)", None, (f"'{term}'",)) == []
+
+
+def _nearest_as_reader(reader: str, groups_setting: str | None, q, dim: int, n: int, *, index: bool):
+    """``chunkwise_nearest`` as the reader: through the HNSW index only (``index``, ef_search 5:
+    pgvector's filtered index scan returns at most that many), or never through it (an exact scan)."""
+    import psycopg
+    from pgvector.psycopg import register_vector
+
+    with psycopg.connect(reader) as con:
+        register_vector(con)
+        if groups_setting is not None:
+            con.execute("SELECT set_config('chunkwise.groups', %s, true)", (groups_setting,))
+        settings = (("enable_seqscan", "off"), ("enable_bitmapscan", "off"), ("hnsw.ef_search", "5")) if index else (
+            ("enable_indexscan", "off"),)
+        for name, value in settings:
+            con.execute(f"SET LOCAL {name} = {value}")
+        return [(k, float(d)) for k, _, d in con.execute("SELECT * FROM chunkwise_nearest(%s, %s, %s)", (q, dim, n))]
+
+
+def test_the_readers_nearest_neighbours_apply_the_rule_itself(secured):
+    """``chunkwise_nearest`` (a reader's filtered HNSW search, SECURITY DEFINER, planned with the
+    groups as a value) returns only rows the caller's groups permit, nearest first, all of them on
+    an exact scan, and none without groups; it walks the index when the index is the only way."""
+    import numpy as np
+
+    from backends import query
+    from chunkwise.store import open_store
+
+    owner, reader, _ = secured
+    with open_store(owner, readonly=True) as s:
+        dim = s._hnsw_dim()
+    assert dim, "the store has no HNSW index: the test tests nothing"
+    rows = query(owner, "SELECT key, acl, quality, vector::text FROM chunks WHERE vector IS NOT NULL")
+    q = np.asarray(json.loads(rows[0][3]), dtype=np.float32)
+    compared = 0
+    for groups in CALLERS:
+        want = {k for k, acl, quality, _ in rows if quality == "ready" and set(acl) & set(caller_groups(groups).tags)}
+        exact = _nearest_as_reader(reader, groups_json(groups), q, dim, len(rows) + 1, index=False)
+        assert {k for k, _ in exact} == want, groups
+        assert [d for _, d in exact] == sorted(d for _, d in exact)
+        walked = _nearest_as_reader(reader, groups_json(groups), q, dim, len(rows) + 1, index=True)
+        assert {k for k, _ in walked} <= want and len(walked) <= 5, groups
+        compared += len(want) > 5 and len(walked) > 0
+    assert compared, "no caller had more permitted rows than the index walk returns"
+    assert _nearest_as_reader(reader, None, q, dim, 10, index=False) == []

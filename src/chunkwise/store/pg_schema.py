@@ -108,8 +108,10 @@ ALTER TABLE chunks ADD COLUMN lex_heading TEXT NOT NULL DEFAULT '';
     (4, "row-level security policies and functions (inert until chunkwise pg-secure)", ""),
     # A reader's lexical match through the GIN indexes (``chunkwise_matching``): the functions again.
     (5, "row-level security: the indexed lexical match for readers", ""),
+    # A reader's nearest neighbours through the HNSW index (``chunkwise_nearest``): the functions again.
+    (6, "row-level security: the indexed nearest-neighbour search for readers", ""),
 ]
 REANALYSE = 3  # the migration after whose SQL every row is re-analysed
-ROW_SECURITY = (4, 5)  # the migrations whose work is pg_security.install
+ROW_SECURITY = (4, 5, 6)  # the migrations whose work is pg_security.install
 
 LATEST = MIGRATIONS[-1][0]

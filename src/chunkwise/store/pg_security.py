@@ -101,6 +101,37 @@ _DEFINER_FUNCTIONS = {
         " END FROM mine h WHERE NOT h.ok AND EXISTS (SELECT 1 FROM mine WHERE ok) ORDER BY h.chunk_index",
 }
 
+# A reader's filtered nearest neighbours through the HNSW index, as the owner's query finds them:
+# under RLS the policy's ``acl && (SELECT chunkwise_caller_groups())`` is an InitPlan the planner
+# cannot estimate, so it planned the reader's ``ORDER BY distance LIMIT n`` as the tag index and a
+# sort (an exact scan: slower, and not the owner's list). Here the groups are read first and bound
+# as a value, so the statement is planned with them, like the owner's. The owner's statement too:
+# ``hnsw_statement`` is the one text both run. plpgsql for the dimension (the index is on
+# ``vector::vector(dim)``), an integer; ``hnsw.ef_search`` comes from the caller's transaction.
+_DEFINER_PLPGSQL = {
+    "chunkwise_nearest(q vector, dim integer, n integer) RETURNS TABLE (key bigint, vector vector, distance float8)":
+        "DECLARE g pg_catalog.text[] := {schema}.chunkwise_caller_groups(); BEGIN RETURN QUERY EXECUTE"
+        " pg_catalog.format({statement}, dim) USING q, g, n; END",
+}
+
+
+def hnsw_statement(chunks: str, dim: str, *, q: str = "$1", groups: str = "$2", n: str = "$3",
+                   vector_schema: str = "") -> str:
+    """The filtered nearest-neighbour statement over ``chunks``: (key, vector, distance; a zero
+    vector's NaN distance is 1) of the ``n`` permitted rows nearest ``q`` in the order of the
+    HNSW index on ``vector::vector(dim)``. The owner runs it with its parameters, a reader's
+    ``chunkwise_nearest`` with ``$1..$3`` (``vector_schema``: pgvector's schema, as the function's
+    search path holds only pg_catalog)."""
+    qualified = vector_schema + "." if vector_schema else ""
+    typ = f"{qualified}vector({dim})"
+    distance = f"c.vector::{typ} OPERATOR({qualified}<=>) {q}::{typ}"
+    return (f"SELECT c.key, c.vector, coalesce(nullif({distance}, 'NaN'), 1) FROM {chunks} c"
+            f" WHERE {permitted('c', groups)} AND c.vector IS NOT NULL ORDER BY {distance} LIMIT {n}")
+
+
+def _signatures() -> list[str]:
+    return [*_DEFINER_FUNCTIONS, *_DEFINER_PLPGSQL]
+
 
 @dataclass(frozen=True)
 class RowSecurity:
@@ -133,6 +164,14 @@ def install(db) -> None:
         db.execute(sql.SQL("CREATE OR REPLACE FUNCTION " + signature + " LANGUAGE sql STABLE SECURITY DEFINER"
                            " SET search_path = pg_catalog, pg_temp AS {}").format(sql.Literal(text)))
         db.execute("REVOKE ALL ON FUNCTION " + signature.split(" RETURNS")[0] + " FROM PUBLIC")
+    vectors = db.execute("SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace"
+                         " WHERE e.extname = 'vector'").fetchone()[0]
+    statement = hnsw_statement(schema.as_string(db) + ".chunks", "%1$s", vector_schema=sql.Identifier(vectors).as_string(db))
+    for signature, body in _DEFINER_PLPGSQL.items():
+        text = sql.SQL(body).format(schema=schema, statement=sql.Literal(statement)).as_string(db)
+        db.execute(sql.SQL("CREATE OR REPLACE FUNCTION " + signature + " LANGUAGE plpgsql STABLE SECURITY DEFINER"
+                           " SET search_path = pg_catalog, pg_temp AS {}").format(sql.Literal(text)))
+        db.execute("REVOKE ALL ON FUNCTION " + signature.split(" RETURNS")[0] + " FROM PUBLIC")
     for table, using in POLICIES.items():
         db.execute(f"DROP POLICY IF EXISTS {POLICY} ON {table}")
         db.execute(f"CREATE POLICY {POLICY} ON {table} FOR SELECT TO PUBLIC USING ({using})")
@@ -158,7 +197,7 @@ def status(db) -> RowSecurity:
 
 def reader_ready(db) -> bool:
     """The connection's role may run every function a reader's search calls (pg-secure granted it)."""
-    names = [signature.split("(")[0] for signature in _DEFINER_FUNCTIONS]
+    names = [signature.split("(")[0] for signature in _signatures()]
     found, runnable = db.execute("SELECT count(*), count(*) FILTER (WHERE has_function_privilege(p.oid, 'EXECUTE'))"
                                  " FROM pg_proc p WHERE p.proname = ANY(%s)"
                                  " AND p.pronamespace = current_schema()::regnamespace", (names,)).fetchone()
@@ -204,7 +243,7 @@ def grant(db, role: str) -> None:
     db.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(
         sql.Identifier(db.execute("SELECT current_schema()").fetchone()[0]), who))
     db.execute(sql.SQL("GRANT SELECT ON " + ", ".join((*SECURED, *PLAIN_TABLES)) + " TO {}").format(who))
-    for signature in _DEFINER_FUNCTIONS:
+    for signature in _signatures():
         db.execute(sql.SQL("GRANT EXECUTE ON FUNCTION " + signature.split(" RETURNS")[0] + " TO {}").format(who))
 
 
@@ -215,7 +254,7 @@ def revoke(db, role: str) -> None:
 
     who = sql.Identifier(role)
     db.execute(sql.SQL("REVOKE ALL ON {} FROM {}").format(sql.SQL(", ").join(map(sql.Identifier, STORE_TABLES)), who))
-    for signature in _DEFINER_FUNCTIONS:
+    for signature in _signatures():
         db.execute(sql.SQL("REVOKE ALL ON FUNCTION " + signature.split(" RETURNS")[0] + " FROM {}").format(who))
 
 

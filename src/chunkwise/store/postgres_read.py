@@ -35,7 +35,7 @@ from chunkwise.lexical import FIELDS
 from chunkwise.store.base import (DocumentRow, Postings, ServableRows, StoreCounts, StoredChunk, VersionLink,
                                   servable_columns, tie_ranks)
 from chunkwise.store.pg_lexemes import in_fields, lexeme, per_field, tsquery
-from chunkwise.store.pg_security import GROUPS_SETTING, permitted, visible_document
+from chunkwise.store.pg_security import GROUPS_SETTING, hnsw_statement, permitted, visible_document
 
 EXACT_ROWS = 20_000  # permitted rows up to which an exact scan is cheaper than a filtered HNSW walk
 DISTANCE_SLACK = 1e-5  # > the float32 rounding between the server's cosine and the retriever's
@@ -377,14 +377,18 @@ class PostgresReads:
     def _hnsw(self, args: dict, dim: int, n: int, permitted: int, total: int) -> list:
         """(key, vector, distance) of the ``n`` nearest the index returns (a zero vector: distance 1)."""
         ef = min(MAX_EF_SEARCH, max(40, math.ceil(4 * n * total / permitted)))
-        distance = f"c.vector::vector({int(dim)}) <=> %(q)s::vector({int(dim)})"
         with self.db.transaction():
             self.db.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
             if pgvector_at_least(self.pgvector_version, (0, 8)):
                 self.db.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-            return self.db.execute(
-                f"SELECT c.key, c.vector, coalesce(nullif({distance}, 'NaN'), 1) FROM chunks c"
-                f" WHERE {_PERMITTED} AND c.vector IS NOT NULL ORDER BY {distance} LIMIT %(n)s", args).fetchall()
+            if self.filtered_reads:  # the same statement, planned with the groups (pg_security); the
+                # policy filters every row it returns too (the join back to chunks, by primary key)
+                return self.db.execute(
+                    "SELECT n.key, n.vector, n.distance FROM chunkwise_nearest(%(q)s, %(dim)s, %(n)s)"
+                    " WITH ORDINALITY AS n(key, vector, distance, i) JOIN chunks c ON c.key = n.key ORDER BY n.i",
+                    {**args, "dim": int(dim)}).fetchall()
+            return self.db.execute(hnsw_statement("chunks", str(int(dim)), q="%(q)s", groups="%(groups)s", n="%(n)s"),
+                                   args).fetchall()
 
     def _hnsw_dim(self) -> int | None:
         row = self.db.execute("SELECT pg_get_indexdef(indexrelid) FROM pg_index i JOIN pg_class c ON c.oid ="
