@@ -159,19 +159,15 @@ def install(db) -> None:
 
     schema = sql.Identifier(db.execute("SELECT current_schema()").fetchone()[0])
     db.execute(_CALLER_FUNCTION)
-    for signature, body in _DEFINER_FUNCTIONS.items():
-        text = sql.SQL(body).format(schema=schema).as_string(db)
-        db.execute(sql.SQL("CREATE OR REPLACE FUNCTION " + signature + " LANGUAGE sql STABLE SECURITY DEFINER"
-                           " SET search_path = pg_catalog, pg_temp AS {}").format(sql.Literal(text)))
-        db.execute("REVOKE ALL ON FUNCTION " + signature.split(" RETURNS")[0] + " FROM PUBLIC")
     vectors = db.execute("SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace"
                          " WHERE e.extname = 'vector'").fetchone()[0]
     statement = hnsw_statement(schema.as_string(db) + ".chunks", "%1$s", vector_schema=sql.Identifier(vectors).as_string(db))
-    for signature, body in _DEFINER_PLPGSQL.items():
-        text = sql.SQL(body).format(schema=schema, statement=sql.Literal(statement)).as_string(db)
-        db.execute(sql.SQL("CREATE OR REPLACE FUNCTION " + signature + " LANGUAGE plpgsql STABLE SECURITY DEFINER"
-                           " SET search_path = pg_catalog, pg_temp AS {}").format(sql.Literal(text)))
-        db.execute("REVOKE ALL ON FUNCTION " + signature.split(" RETURNS")[0] + " FROM PUBLIC")
+    for language, functions in (("sql", _DEFINER_FUNCTIONS), ("plpgsql", _DEFINER_PLPGSQL)):
+        for signature, body in functions.items():
+            text = sql.SQL(body).format(schema=schema, statement=sql.Literal(statement)).as_string(db)
+            db.execute(sql.SQL(f"CREATE OR REPLACE FUNCTION {signature} LANGUAGE {language} STABLE SECURITY DEFINER"
+                               " SET search_path = pg_catalog, pg_temp AS {}").format(sql.Literal(text)))
+            db.execute("REVOKE ALL ON FUNCTION " + signature.split(" RETURNS")[0] + " FROM PUBLIC")
     for table, using in POLICIES.items():
         db.execute(f"DROP POLICY IF EXISTS {POLICY} ON {table}")
         db.execute(f"CREATE POLICY {POLICY} ON {table} FOR SELECT TO PUBLIC USING ({using})")
