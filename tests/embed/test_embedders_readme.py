@@ -1,4 +1,4 @@
-"""The README's "Embedders" commands, run as written (``chunkwise`` as the module CLI) from a folder
+"""docs/guides/embedders.md's commands, run as written (``chunkwise`` as the module CLI) from a folder
 holding a copy of examples/: ONNX ingest and dense search. The openai: line needs a server: it runs
 in tests/embed/test_openai_serve.py against ``chunkwise serve`` on loopback."""
 import importlib.util
@@ -18,9 +18,7 @@ if importlib.util.find_spec("onnxruntime") is None or importlib.util.find_spec("
 
 
 def readme_commands() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("## Embedders")
-    section = text[start:text.index("\n## ", start + 5)]
+    section = (ROOT / "docs" / "guides" / "embedders.md").read_text(encoding="utf-8")
     lines = []
     for block in re.findall(r"```bash\n(.*?)```", section, flags=re.S):
         lines += [ln.split("  #", 1)[0].strip() for ln in block.splitlines() if ln.strip()]

@@ -1,4 +1,4 @@
-"""The README's "Use from LangChain / LlamaIndex / Haystack" examples, run as written: the shell
+"""docs/integrations.md's examples, run as written: the shell
 lines (with ``chunkwise`` as the module CLI) and then every Python block, each in a fresh process,
 from a folder holding a copy of examples/."""
 import os
@@ -12,14 +12,11 @@ import pytest
 
 from integration_fixtures import ROOT, cli
 
-SECTION = "## Use from LangChain / LlamaIndex / Haystack"
+DOC = ROOT / "docs" / "integrations.md"
 
 
 def blocks(lang: str) -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index(SECTION)
-    end = text.index("\n## ", start + len(SECTION))
-    return re.findall(rf"```{lang}\n(.*?)```", text[start:end], flags=re.S)
+    return re.findall(rf"```{lang}\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S)
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The README's "Serve" commands, run as written (chunkwise via the CLI entry point, curl through a real
+"""docs/guides/serve.md's commands, run as written (chunkwise via the CLI entry point, curl through a real
 HTTP client; the port and the store path are the only substitutions)."""
 from __future__ import annotations
 
@@ -16,9 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def serve_block() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("\n## Serve\n", 1)[1].split("\n## ", 1)[0]
-    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1)
+    text = (ROOT / "docs" / "guides" / "serve.md").read_text(encoding="utf-8")
+    block = re.search(r"```bash\n(.*?)```", text, re.S).group(1)
     return [line.split("   #", 1)[0].strip() for line in block.splitlines() if line.strip()]
 
 
