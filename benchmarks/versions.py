@@ -1,10 +1,13 @@
-"""Two versions of each policy, differing only in a number: hit@1 with and without version resolution.
+"""Two versions of each policy, differing only in a number: hit@1 per kind of question and choice of
+``versions`` (through the public ``Retriever``, as ``chunkwise search`` runs it).
 
 Generates ``--families`` policies (distinct topics, four sections each), each in an old version
-(updated_at 2023) and a new one (2024) in which one number changed, plus one unrelated document per
-family; one question per family asks for the number that changed. hit@1: the first passage is the
-new version's and holds its number. Runs against whatever chunkwise is on the path: on code without
-versions (the commit before them) ``versions`` is not passed. Also times the link pass
+(version 1, updated_at 2023) and a new one (version 2, 2024) in which one number changed, plus one
+unrelated document per family. Three questions per family ask for the number that changed:
+``current`` (no version named: the new number), ``named`` ("... in version 1": the old number) and
+``dated`` ("... in 2023": the old number, the version in force that year). hit@1: the first passage
+is the expected version's and holds its number. Runs against whatever chunkwise is on the path (a
+choice of ``versions`` that code does not know is skipped). Also times the link pass
 (``derive_links``) over ``--link-docs`` synthetic fingerprinted documents.
 
     PYTHONPATH=src python benchmarks/versions.py [--families 40] [--modes bm25,hybrid] [--json]
@@ -28,8 +31,8 @@ ACTIONS = ["request", "submit", "approve", "renew", "report", "file", "confirm",
 UNITS = ["days", "weeks", "hours", "months"]
 
 
-def family(i: int, rng: random.Random) -> tuple[str, str, str, str]:
-    """(old text, new text, question, the new number)."""
+def family(i: int, rng: random.Random) -> tuple[str, str, str, str, str]:
+    """(old text, new text, question, the old number, the new number)."""
     topic = f"{TOPICS[i % len(TOPICS)]} {i // len(TOPICS) + 1}" if i >= len(TOPICS) else TOPICS[i]
     action, unit = rng.choice(ACTIONS), rng.choice(UNITS)
     old, new = rng.sample(range(2, 60), 2)
@@ -43,25 +46,32 @@ def family(i: int, rng: random.Random) -> tuple[str, str, str, str]:
         ("Contacts", f"Questions about {topic} go to the people team, who answer within two working days."),
     ]
 
-    def text(n: int, date: str) -> str:
+    def text(n: int, version: int, date: str) -> str:
         body = "\n\n".join(f"## {h}\n\n{t.format(n=n)}" for h, t in sections)
-        return f"---\ntitle: {topic.title()} policy\nupdated_at: {date}\n---\n# {topic.title()} policy\n\n{body}\n"
+        return (f"---\ntitle: {topic.title()} policy\nversion: {version}\nupdated_at: {date}\n---\n"
+                f"# {topic.title()} policy\n\n{body}\n")
 
     question = f"how many {unit} in advance must employees {action} {topic}"
-    return text(old, "2023-02-01"), text(new, "2024-05-01"), question, f"{new} {unit}"
+    return text(old, 1, "2023-02-01"), text(new, 2, "2024-05-01"), question, f"{old} {unit}", f"{new} {unit}"
 
 
-def corpus(root: Path, n: int, seed: int = 15) -> list[tuple[str, str, str]]:
+KINDS = ("current", "named", "dated")
+
+
+def corpus(root: Path, n: int, seed: int = 15) -> list[tuple[str, str, str, str]]:
+    """Writes the documents; returns (kind, question, expected document, expected answer)."""
     rng = random.Random(seed)
     questions = []
     for i in range(n):
-        old, new, q, answer = family(i, rng)
+        old, new, q, old_answer, answer = family(i, rng)
         (root / f"p{i:03d}-2023.md").write_text(old, encoding="utf-8")
         (root / f"p{i:03d}-2024.md").write_text(new, encoding="utf-8")
         (root / f"note{i:03d}.md").write_text(
             f"# Team note {i}\n\nThe {TOPICS[i % len(TOPICS)]} working group meets on Thursdays; minutes are "
             f"shared in the wiki and actions are tracked in the planning board.\n", encoding="utf-8")
-        questions.append((q, f"p{i:03d}-2024.md", answer))
+        questions.append(("current", q, f"p{i:03d}-2024.md", answer))
+        questions.append(("named", f"{q} in version 1", f"p{i:03d}-2023.md", old_answer))
+        questions.append(("dated", f"{q} in 2023", f"p{i:03d}-2023.md", old_answer))
     return questions
 
 
@@ -100,6 +110,10 @@ def main(argv=None) -> int:
     from chunkwise.retrieve import Retriever
 
     has_versions = "versions" in inspect.signature(Retriever.search).parameters
+    try:
+        from chunkwise.retrieve.types import VERSIONS
+    except ImportError:
+        VERSIONS = ("latest", "all")
     out = {"families": args.families, "versions_supported": has_versions, "rows": []}
     with tempfile.TemporaryDirectory() as tmp:
         root, db = Path(tmp) / "docs", Path(tmp) / "s.db"
@@ -109,31 +123,34 @@ def main(argv=None) -> int:
         ingest([root], db, ChunkConfig(strategy="structure", size=128), embedder=make_embedder("hashing"),
                acl="staff")
         out["ingest_s"] = round(time.perf_counter() - t, 2)
-        choices = ["all", "latest"] if has_versions else [None]
+        known = VERSIONS if has_versions else (None,)
+        choices = [c for c in ("auto", "latest", "all") if c in known] or [None]
         with Retriever(db) as r:
             for mode in args.modes.split(","):
                 for versions in choices:
                     opts = {} if versions is None else {"versions": versions}
-                    hit1 = hit5 = 0
-                    t = time.perf_counter()
-                    for q, doc, answer in questions:
-                        res = r.search(q, "staff", k=5, mode=mode, **opts)
-                        ps = res.passages
-                        hit1 += bool(ps) and ps[0].doc_id == doc and answer in ps[0].text
-                        hit5 += any(p.doc_id == doc and answer in p.text for p in ps)
-                    ms = (time.perf_counter() - t) / len(questions) * 1000
-                    out["rows"].append({"mode": mode, "versions": versions or "(none: before)",
-                                        "hit@1": round(hit1 / len(questions), 3),
-                                        "hit@5": round(hit5 / len(questions), 3), "ms_per_query": round(ms, 1)})
+                    for kind in KINDS:
+                        asked = [q for q in questions if q[0] == kind]
+                        hit1 = hit5 = 0
+                        t = time.perf_counter()
+                        for _, q, doc, answer in asked:
+                            ps = r.search(q, "staff", k=5, mode=mode, **opts).passages
+                            hit1 += bool(ps) and ps[0].doc_id == doc and answer in ps[0].text
+                            hit5 += any(p.doc_id == doc and answer in p.text for p in ps)
+                        ms = (time.perf_counter() - t) / len(asked) * 1000
+                        out["rows"].append({"mode": mode, "versions": versions or "(none: before)", "kind": kind,
+                                            "questions": len(asked), "hit@1": round(hit1 / len(asked), 3),
+                                            "hit@5": round(hit5 / len(asked), 3), "ms_per_query": round(ms, 1)})
     if has_versions and args.link_docs:
         out["link_pass_s"] = {args.link_docs: round(link_pass(args.link_docs), 3)}
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
-    print(f"{args.families} families x 2 versions + {args.families} notes; ingest {out['ingest_s']} s")
+    print(f"{args.families} families x 2 versions + {args.families} notes, {args.families} questions of each kind; "
+          f"ingest {out['ingest_s']} s")
     for row in out["rows"]:
-        print(f"  {row['mode']:7} versions={row['versions']:16} hit@1 {row['hit@1']:.3f}  hit@5 {row['hit@5']:.3f}"
-              f"  {row['ms_per_query']} ms/query")
+        print(f"  {row['mode']:7} versions={row['versions']:8} {row['kind']:8} hit@1 {row['hit@1']:.3f}  "
+              f"hit@5 {row['hit@5']:.3f}  {row['ms_per_query']} ms/query")
     if "link_pass_s" in out:
         print(f"  link pass over {args.link_docs} fingerprinted documents: {out['link_pass_s'][args.link_docs]} s")
     return 0

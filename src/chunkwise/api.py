@@ -111,7 +111,7 @@ def search(db, query: str, groups, **options: Any) -> SearchResult:
     ``SearchResult`` (passages with citations, the assembled context and its token count, and
     whatever was found but not sent, and why). Options: k, mode, expand, budget, passage_budget
     (tokens a merged passage may grow to around its best hit; None: unbounded), overfetch, versions
-    ("latest": only the latest version the caller may see, the default; "all"), embedder, bm25,
+    ("auto", the default: the latest version the caller may see unless the query names a version, a year or an earlier one; "latest"; "all"), embedder, bm25,
     generator_tokenizer. For many queries keep a ``Retriever`` open."""
     from chunkwise.retrieve import search as run
 

@@ -250,7 +250,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     with api.Retriever(args.db, bm25=args.bm25, generator_tokenizer=args.generator_tokenizer, **options) as r:
         result = r.search(args.query, args.groups, k=args.k, mode=args.mode, expand=args.expand,
                           budget=args.budget, overfetch=args.overfetch, passage_budget=args.passage_budget,
-                          versions="all" if args.all_versions else "latest")
+                          versions="all" if args.all_versions else args.versions)
     if args.json:
         emit_json(result.to_dict())
         return 0
@@ -361,8 +361,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tokenizer the budget counts in (default cl100k_base when tiktoken is installed, else minilm)")
     p.add_argument("--overfetch", type=int, default=3, help="fetch k x this many hits before merging (default 3)")
     p.add_argument("--passage-budget", type=_passage_budget, default=api.DEFAULT_PASSAGE_BUDGET, help=_PASSAGE_HELP)
-    p.add_argument("--all-versions", action="store_true",
-                   help="also serve superseded versions of documents (default: only the latest version you may see)")
+    p.add_argument("--versions", default="auto", choices=("auto", "latest", "all"),
+                   help="auto (default): the latest version you may see, unless the query names a version, a "
+                        "year or an earlier version; latest: always the latest; all: every version")
+    p.add_argument("--all-versions", action="store_true", help="every version (= --versions all)")
     p.add_argument("--bm25", default="fts5", choices=("fts5", "sparse"), help="BM25 engine (default fts5)")
     add_ranking_flags(p)
     p.add_argument("--config", help="chunkwise.toml ([search] field_weights, fusion)")

@@ -28,6 +28,7 @@ from chunkwise.retrieve.server import ServerBM25, dense_rank
 from chunkwise.retrieve.index import HYBRID_DEPTH, Item, SearchIndex, check_groups, check_mode
 from chunkwise.retrieve.passages import DEFAULT_PASSAGE_BUDGET, check_passage_budget
 from chunkwise.retrieve.types import EXPANSIONS, VERSIONS, Hit, SearchResult
+from chunkwise.retrieve import version_intent
 from chunkwise.retrieve.versions import resolve_versions
 
 BM25_BACKENDS = ("fts5", "sparse")
@@ -220,12 +221,13 @@ class Retriever:
     # -- the whole pipeline --------------------------------------------------------------------
     def search(self, query: str, groups, *, k: int = 5, mode: str = "auto", expand: str = "none",
                budget: int | None = None, overfetch: int = 3,
-               passage_budget: int | None = DEFAULT_PASSAGE_BUDGET, versions: str = "latest") -> SearchResult:
+               passage_budget: int | None = DEFAULT_PASSAGE_BUDGET, versions: str = "auto") -> SearchResult:
         """Rank ``k x overfetch`` hits (more when they make fewer than ``k`` passages), then
-        assemble them (retrieve/assembly.py). ``versions``: "latest" (default) serves only the latest
-        version of a document the caller may see, "all" every version (each saying which newer ones
-        exist); either way identical passages of several documents come back once, listing the
-        others (retrieve/versions.py), before assembly."""
+        assemble them (retrieve/assembly.py). ``versions``: "auto" (default) serves the latest
+        version of a document the caller may see unless the query names a version, a year or an
+        earlier version (retrieve/version_intent.py), "latest" always the latest, "all" every version
+        (each saying which newer ones exist); identical passages of several documents come back
+        once, listing the others (retrieve/versions.py), before assembly."""
         groups = check_groups(groups)
         if versions not in VERSIONS:
             raise ConfigError(f"unknown versions choice {versions!r}; use one of: {', '.join(VERSIONS)}")
@@ -239,9 +241,17 @@ class Retriever:
         if budget is not None and budget < 1:
             raise ConfigError(f"--budget must be a positive number of tokens, got {budget}")
         check_passage_budget(passage_budget)
+        intent = version_intent.parse(query) if versions == "auto" else version_intent.VersionIntent()
+        history = intent.asks_history
+
         def fetch(n: int):
             ranked = self.rank(query, groups, n, mode)
-            hits = self.resolve_versions(self.hits(ranked, groups), groups, latest_only=versions == "latest")
+            hits = self.resolve_versions(self.hits(ranked, groups), groups,
+                                         latest_only=versions == "latest" or (versions == "auto" and not history))
+            if history:
+                docs = {d for h in hits for d in (h.doc_id, *(r.doc_id for r in h.also_in))}
+                family, newer = version_intent.families(lambda ds: self.store.version_links(ds, groups), docs)
+                hits = version_intent.select(hits, intent, family, newer)
             return hits, len(ranked) < n
 
         with self.as_caller(groups):  # one snapshot for the whole search, rows filtered by a secured store too

@@ -7,7 +7,7 @@ MODES = ("bm25", "dense", "hybrid")
 EXPANSIONS = ("none", "neighbours", "parent")
 
 
-VERSIONS = ("latest", "all")
+VERSIONS = ("auto", "latest", "all")  # auto: latest unless the query names a version or a date
 
 
 @dataclass(frozen=True)

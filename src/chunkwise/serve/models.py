@@ -41,8 +41,9 @@ class SearchRequest(BaseModel):
     passage_budget: int | None = Field(DEFAULT_PASSAGE_BUDGET, ge=1, le=1_000_000,
                                        description="tokens one merged passage may grow to around its best hit "
                                                    "(null: unbounded)")
-    versions: Literal["latest", "all"] = Field(
-        "latest", description="latest: only the latest version of a document the caller may see; all: every version")
+    versions: Literal["auto", "latest", "all"] = Field(
+        "auto", description="auto: the latest version of a document the caller may see unless the query names a "
+                            "version, a year or an earlier version; latest: always the latest; all: every version")
 
 
 class SearchRequestWithGroups(SearchRequest):
