@@ -8,7 +8,7 @@ from pathlib import Path
 
 from chunkwise import api
 from chunkwise.cli.output import emit_json, safe, table
-from chunkwise.cli.ranking import ranking_options
+from chunkwise.cli.ranking import ranking_options, rerank_options
 
 
 def cmd_eval(args: argparse.Namespace, *, defaults: dict, chunk_flags: tuple) -> int:
@@ -27,7 +27,8 @@ def cmd_eval(args: argparse.Namespace, *, defaults: dict, chunk_flags: tuple) ->
         generator_tokenizer=args.generator_tokenizer, gate_k=args.gate_k,
         overfetch=args.overfetch or evaluation.get("overfetch", 3), split=args.split,
         passage_budget=getattr(args, "passage_budget", evaluation.get("passage_budget", api.DEFAULT_PASSAGE_BUDGET)),
-        **{key: value.spec() for key, value in ranking_options(args, conf.search).items()})
+        **{key: value.spec() for key, value in ranking_options(args, conf.search).items()},
+        **rerank_options(args))
     if not args.json:
         print(f"evaluating {len(configs)} chunk config(s) x {len(configs[0][1])} retrieval run(s) "
               f"on {args.golden}, {settings.split} questions (budget {settings.budget} tokens, k {settings.k})",

@@ -12,7 +12,7 @@ from chunkwise.cli.evaluate import cmd_eval
 from chunkwise.cli.extract import add_docx_comments, add_extract_parser, add_path_filters
 from chunkwise.cli.output import counted, emit_json, emit_jsonl, preview, safe, table
 from chunkwise.cli.progress import IngestBar
-from chunkwise.cli.ranking import add_ranking_flags, ranking_options
+from chunkwise.cli.ranking import add_ranking_flags, ranking_options, rerank_options
 
 def _chunk_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategy", default="auto", choices=STRATEGIES, help="chunking strategy (default: auto)")
@@ -247,6 +247,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         raise ConfigError(f"--db {args.db}: no such store; create it with: chunkwise ingest PATH --db {args.db}")
     options = {} if args.embedder is None else {"embedder": args.embedder}
     options.update(ranking_options(args, api.load_config(args.config).search))
+    options.update(rerank_options(args))
     with api.Retriever(args.db, bm25=args.bm25, generator_tokenizer=args.generator_tokenizer, **options) as r:
         result = r.search(args.query, args.groups, k=args.k, mode=args.mode, expand=args.expand,
                           budget=args.budget, overfetch=args.overfetch, passage_budget=args.passage_budget,

@@ -13,6 +13,12 @@ def add_ranking_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fusion", default=None, metavar="bm25=N,dense=N",
                    help="hybrid: weighted reciprocal rank fusion of the BM25 and dense lists "
                         "(default bm25=1,dense=1; k=N sets the RRF constant, default 60)")
+    p.add_argument("--rerank", default=None, metavar="SPEC",
+                   help="a second stage over the permitted candidates: tei:URL (text-embeddings-inference "
+                        "/rerank) or cohere:URL#MODEL / jina:URL#MODEL (/rerank with documents and top_n); "
+                        "the key from CHUNKWISE_RERANK_API_KEY")
+    p.add_argument("--rerank-depth", type=int, default=None, metavar="N",
+                   help="how many first-stage hits the reranker reorders (default 20, at most 200)")
 
 
 def ranking_options(args: argparse.Namespace, search_table) -> dict:
@@ -25,4 +31,14 @@ def ranking_options(args: argparse.Namespace, search_table) -> dict:
             out[key] = parse(value)
         elif key in search_table:
             out[key] = search_table[key]
+    return out
+
+
+def rerank_options(args: argparse.Namespace) -> dict:
+    """``reranker`` and ``rerank_depth`` for a Retriever, from the flags (validated when it opens)."""
+    out = {}
+    if getattr(args, "rerank", None) is not None:
+        out["reranker"] = args.rerank
+    if getattr(args, "rerank_depth", None) is not None:
+        out["rerank_depth"] = args.rerank_depth
     return out

@@ -32,10 +32,10 @@ def add_serve_parser(sub) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from chunkwise import api
-    from chunkwise.cli.ranking import ranking_options
+    from chunkwise.cli.ranking import ranking_options, rerank_options
     from chunkwise.serve.start import run
 
-    ranking = ranking_options(args, api.load_config(args.config).search)
+    ranking = {**ranking_options(args, api.load_config(args.config).search), **rerank_options(args)}
     return run(args.db, args.host, args.port, trust_groups_header=args.trust_groups_header, tokens=args.tokens,
                insecure_groups_in_body=args.insecure_groups_in_body, bm25=args.bm25,
                generator_tokenizer=args.generator_tokenizer, log_level=args.log_level, ready_json=args.json,

@@ -36,6 +36,8 @@ class Settings:
     passage_budget: int | None = DEFAULT_PASSAGE_BUDGET  # tokens a merged passage may grow to (None: unbounded)
     field_weights: str | None = None  # BM25 title/heading weights, "title=N,heading=N" (lexical.FieldWeights)
     fusion: str | None = None  # hybrid's weighted RRF, "bm25=N,dense=N,k=N" (retrieve.fusion.Fusion)
+    reranker: str | None = None  # a second stage, "tei:URL" / "cohere:URL#MODEL" (retrieve.rerank)
+    rerank_depth: int = 20  # first-stage hits the reranker reorders
 
 
 @dataclass(frozen=True)
@@ -124,7 +126,8 @@ def evaluate_chunking(chunk: ChunkConfig, runs: Sequence[tuple[str, str]], docs:
     }
     out = []
     with Retriever(db, embedder=embedder, generator_tokenizer=settings.generator_tokenizer,
-                   field_weights=settings.field_weights, fusion=settings.fusion) as r:
+                   field_weights=settings.field_weights, fusion=settings.fusion, reranker=settings.reranker,
+                   rerank_depth=settings.rerank_depth) as r:
         # Evaluation scores chunking, not permissions: ask as a reader holding every tag in the store
         # (front matter ``acl`` replaces the eval tag on some documents).
         groups = sorted(r.store.access_tags()) or [EVAL_GROUP]

@@ -29,6 +29,7 @@ from chunkwise.retrieve.index import HYBRID_DEPTH, Item, SearchIndex, check_grou
 from chunkwise.retrieve.passages import DEFAULT_PASSAGE_BUDGET, check_passage_budget
 from chunkwise.retrieve.types import EXPANSIONS, VERSIONS, Hit, SearchResult
 from chunkwise.retrieve import version_intent
+from chunkwise.retrieve.rerank import DEFAULT_DEPTH as DEFAULT_RERANK_DEPTH, Reranker, check_depth, make_reranker, rerank
 from chunkwise.retrieve.versions import resolve_versions
 
 BM25_BACKENDS = ("fts5", "sparse")
@@ -58,12 +59,18 @@ class Retriever:
     """A long-lived searcher over one store (open once, search many times)."""
 
     def __init__(self, db, *, embedder="auto", bm25: str = "fts5", generator_tokenizer: str | None = None,
-                 field_weights: FieldWeights | dict | str | None = None, fusion: Fusion | dict | str | None = None) -> None:
+                 field_weights: FieldWeights | dict | str | None = None, fusion: Fusion | dict | str | None = None,
+                 reranker: Reranker | str | None = None, rerank_depth: int = DEFAULT_RERANK_DEPTH) -> None:
         """``db``: a store path or URL (opened read-only: search works on a read-only file), or an
         open ``store.base.Store``. ``field_weights``: BM25 weights of the title and heading fields
         (``lexical.FieldWeights``, e.g. ``"title=2,heading=1.5"``); ``fusion``: hybrid's weighted RRF
-        (``fusion.Fusion``, e.g. ``"bm25=1,dense=0.5"``)."""
+        (``fusion.Fusion``, e.g. ``"bm25=1,dense=0.5"``); ``reranker``: a second stage over the
+        permitted candidates (``retrieve.rerank``: ``"tei:URL"``, ``"cohere:URL#MODEL"`` or an object),
+        applied to the first ``rerank_depth`` hits."""
         from chunkwise.store import open_store
+
+        self.reranker = make_reranker(reranker) if isinstance(reranker, str) else reranker
+        self.rerank_depth = check_depth(rerank_depth)
 
         if bm25 not in BM25_BACKENDS:
             raise ConfigError(f"unknown BM25 backend {bm25!r}; use one of: {', '.join(BM25_BACKENDS)}")
@@ -252,6 +259,8 @@ class Retriever:
                 docs = {d for h in hits for d in (h.doc_id, *(r.doc_id for r in h.also_in))}
                 family, newer = version_intent.families(lambda ds: self.store.version_links(ds, groups), docs)
                 hits = version_intent.select(hits, intent, family, newer)
+            if self.reranker is not None:
+                hits = rerank(hits, query, self.reranker, self.rerank_depth)
             return hits, len(ranked) < n
 
         with self.as_caller(groups):  # one snapshot for the whole search, rows filtered by a secured store too
@@ -271,8 +280,9 @@ def finish(query: str, mode: str, hits: Sequence[Hit], source, groups, expand: s
 
 def search(db, query: str, groups, **options) -> SearchResult:
     """One-shot search (opens the store, searches, closes). Options: k, mode, expand, budget,
-    passage_budget, overfetch, versions, embedder, bm25, generator_tokenizer, field_weights, fusion."""
-    init = {key: options.pop(key) for key in ("embedder", "bm25", "generator_tokenizer", "field_weights", "fusion")
-            if key in options}
+    passage_budget, overfetch, versions, embedder, bm25, generator_tokenizer, field_weights, fusion,
+    reranker, rerank_depth."""
+    init = {key: options.pop(key) for key in ("embedder", "bm25", "generator_tokenizer", "field_weights", "fusion",
+                                              "reranker", "rerank_depth") if key in options}
     with Retriever(db, **init) as r:
         return r.search(query, groups, **options)
