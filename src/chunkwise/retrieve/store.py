@@ -28,7 +28,7 @@ from chunkwise.retrieve.server import ServerBM25, dense_rank
 from chunkwise.retrieve.index import HYBRID_DEPTH, Item, SearchIndex, check_groups, check_mode
 from chunkwise.retrieve.passages import DEFAULT_PASSAGE_BUDGET, check_passage_budget
 from chunkwise.retrieve.types import EXPANSIONS, VERSIONS, Hit, SearchResult
-from chunkwise.retrieve import version_intent
+from chunkwise.retrieve.version_intent import VersionIntent, families, parse as parse_intent, select as select_versions
 from chunkwise.retrieve.rerank import DEFAULT_DEPTH as DEFAULT_RERANK_DEPTH, Reranker, check_depth, make_reranker, rerank
 from chunkwise.retrieve.versions import resolve_versions
 
@@ -248,7 +248,7 @@ class Retriever:
         if budget is not None and budget < 1:
             raise ConfigError(f"--budget must be a positive number of tokens, got {budget}")
         check_passage_budget(passage_budget)
-        intent = version_intent.parse(query) if versions == "auto" else version_intent.VersionIntent()
+        intent = parse_intent(query) if versions == "auto" else VersionIntent()
         history = intent.asks_history
 
         def fetch(n: int):
@@ -257,8 +257,8 @@ class Retriever:
                                          latest_only=versions == "latest" or (versions == "auto" and not history))
             if history:
                 docs = {d for h in hits for d in (h.doc_id, *(r.doc_id for r in h.also_in))}
-                family, newer = version_intent.families(lambda ds: self.store.version_links(ds, groups), docs)
-                hits = version_intent.select(hits, intent, family, newer)
+                family, newer = families(lambda ds: self.store.version_links(ds, groups), docs)
+                hits = select_versions(hits, intent, family, newer)
             if self.reranker is not None:
                 hits = rerank(hits, query, self.reranker, self.rerank_depth)
             return hits, len(ranked) < n
