@@ -28,7 +28,7 @@ def cmd_eval(args: argparse.Namespace, *, defaults: dict, chunk_flags: tuple) ->
         overfetch=args.overfetch or evaluation.get("overfetch", 3), split=args.split,
         passage_budget=getattr(args, "passage_budget", evaluation.get("passage_budget", api.DEFAULT_PASSAGE_BUDGET)),
         **{key: value.spec() for key, value in ranking_options(args, conf.search).items()},
-        **rerank_options(args))
+        granularity=args.granularity, **rerank_options(args))
     if not args.json:
         print(f"evaluating {len(configs)} chunk config(s) x {len(configs[0][1])} retrieval run(s) "
               f"on {args.golden}, {settings.split} questions (budget {settings.budget} tokens, k {settings.k})",

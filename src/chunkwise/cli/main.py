@@ -251,7 +251,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     with api.Retriever(args.db, bm25=args.bm25, generator_tokenizer=args.generator_tokenizer, **options) as r:
         result = r.search(args.query, args.groups, k=args.k, mode=args.mode, expand=args.expand,
                           budget=args.budget, overfetch=args.overfetch, passage_budget=args.passage_budget,
-                          versions="all" if args.all_versions else args.versions)
+                          versions="all" if args.all_versions else args.versions, granularity=args.granularity)
     if args.json:
         emit_json(result.to_dict())
         return 0
@@ -355,7 +355,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--k", type=int, default=5, help="passages to return after merging (default 5)")
     p.add_argument("--mode", default="auto", choices=("auto", "bm25", "dense", "hybrid"),
                    help="ranking (default auto: hybrid when the store has vectors, else bm25)")
-    p.add_argument("--expand", default="none", choices=("none", "neighbours", "parent"),
+    p.add_argument("--granularity", default="passage", choices=("passage", "page"),
+                   help="what one result is: a passage (default) or a page of a paged document (PDF), cut "
+                        "around its best chunk under the budget; with --expand neighbours, the pages either side too")
+    p.add_argument("--expand", default="none", choices=("none", "neighbours", "parent", "page", "pages"),
                    help="grow hits to their neighbours or enclosing section (checked: version, access, budget)")
     p.add_argument("--budget", type=int, default=None, help="hard cap on context tokens (generator tokenizer)")
     p.add_argument("--generator-tokenizer", default=None,
@@ -385,7 +388,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tokenizer", default=None)
     p.add_argument("--header", choices=HEADERS, default=None)
     p.add_argument("--mode", choices=("bm25", "dense", "hybrid"), default=None, help="retrieval (default hybrid)")
-    p.add_argument("--expand", choices=("none", "neighbours", "parent"), default=None)
+    p.add_argument("--expand", choices=("none", "neighbours", "parent", "page", "pages"), default=None)
+    p.add_argument("--granularity", choices=("passage", "page"), default="passage",
+                   help="what one result is: a passage (default) or a page; golden questions with \"pages\" "
+                        "are scored by page either way")
     p.add_argument("--embedder", default=None,
                    help="embedder for the stored and the query vectors: hashing (default), minilm, minilm-onnx, none")
     p.add_argument("--k", type=int, default=None, help="passages per question (default 10)")

@@ -13,6 +13,10 @@ One line (see DESIGN.md, "Golden set format")::
     {"id": "q2", "question": "...", "doc": "guide.md", "answer": "exact text"}
     {"id": "q3", "question": "...", "spans": [{"doc": "a.md", "start_char": 5, "end_char": 40},
                                               {"doc": "b.md", "answer": "located text"}]}
+    {"id": "q4", "question": "...", "doc": "report.pdf", "pages": [12, 13]}
+
+A question with ``pages`` (1-based page numbers of ``doc``, the way PDF question sets are labelled)
+is scored by page: it is answered at the first result on one of those pages (page recall@k).
 """
 from __future__ import annotations
 
@@ -55,6 +59,7 @@ class GoldenQuestion:
     question: str
     spans: tuple[Span, ...]
     answer: str = ""
+    pages: tuple[tuple[str, int], ...] = ()  # (doc, page): scored by page instead of spans
 
 
 SPLITS = ("tune", "test")
@@ -82,7 +87,7 @@ def select_split(questions: Sequence[GoldenQuestion], split: str) -> list[Golden
 
 
 _SPAN_KEYS = {"doc", "start_char", "end_char", "answer", "text"}
-_LINE_KEYS = {"id", "question", "doc", "answer", "start_char", "end_char", "spans", "metadata"}
+_LINE_KEYS = {"id", "question", "doc", "answer", "start_char", "end_char", "spans", "pages", "metadata"}
 
 
 def question_from_record(record: Mapping, texts: Callable[[str], str] | Mapping[str, str], *,
@@ -106,6 +111,8 @@ def question_from_record(record: Mapping, texts: Callable[[str], str] | Mapping[
     answer = record.get("answer", "")
     if not isinstance(answer, str):
         raise ConfigError(f"{label}\"answer\" must be a string")
+    if "pages" in record:
+        return _page_question(record, qid, question, answer, label)
     if "spans" in record:
         if any(k in record for k in ("start_char", "end_char")):
             raise ConfigError(f"{label}give offsets either at the top level or in \"spans\", not both")
@@ -132,6 +139,19 @@ def question_from_record(record: Mapping, texts: Callable[[str], str] | Mapping[
         span_answer = item.get("text", item.get("answer", answer if single else ""))
         spans.append(_span(doc, text, item, span_answer, f"{label}span {i}" if not single else label.rstrip(": ")))
     return GoldenQuestion(qid, question, tuple(spans), answer)
+
+
+def _page_question(record: Mapping, qid: str, question: str, answer: str, label: str) -> GoldenQuestion:
+    if any(k in record for k in ("spans", "start_char", "end_char")):
+        raise ConfigError(f"{label}give either \"pages\" or spans/offsets, not both")
+    doc, pages = record.get("doc"), record["pages"]
+    if not isinstance(doc, str) or not doc:
+        raise ConfigError(f"{label}\"pages\" needs \"doc\" (a path relative to the docs folder)")
+    if (not isinstance(pages, list) or not pages
+            or any(not isinstance(p, int) or isinstance(p, bool) or p < 1 for p in pages)):
+        raise ConfigError(f"{label}\"pages\" must be a non-empty list of page numbers (1 = the first page)")
+    doc = _clean_doc(doc, label)
+    return GoldenQuestion(qid, question, (), answer, tuple((doc, p) for p in sorted(set(pages))))
 
 
 def _span(doc: str, source: SourceText, item: Mapping, answer: str, label: str) -> Span:

@@ -75,6 +75,15 @@ def straddle_rate(spans: Sequence[Range], chunks: Iterable[Range]) -> float:
 
 # --- ranking -------------------------------------------------------------------------------------
 
+def page_rank(pages: Sequence[tuple[str, int]], results: Sequence[tuple[str, int | None, int | None]]) -> int | None:
+    """The 1-based rank of the first result (doc, first page, last page) on one of ``pages``, or None."""
+    wanted = set(pages)
+    for r, (doc, first, last) in enumerate(results, 1):
+        if first is not None and any((doc, p) in wanted for p in range(first, (last or first) + 1)):
+            return r
+    return None
+
+
 def answered_rank(spans: Sequence[Range], passages: Sequence[Range]) -> int | None:
     """The smallest r such that the top r passages hold every span whole (1-based), or None."""
     need = list(range(len(spans)))

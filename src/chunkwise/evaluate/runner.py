@@ -38,6 +38,7 @@ class Settings:
     fusion: str | None = None  # hybrid's weighted RRF, "bm25=N,dense=N,k=N" (retrieve.fusion.Fusion)
     reranker: str | None = None  # a second stage, "tei:URL" / "cohere:URL#MODEL" (retrieve.rerank)
     rerank_depth: int = 20  # first-stage hits the reranker reorders
+    granularity: str = "passage"  # what one result is: a passage, or a page (retrieve.store.Retriever.search)
 
 
 @dataclass(frozen=True)
@@ -137,10 +138,13 @@ def evaluate_chunking(chunk: ChunkConfig, runs: Sequence[tuple[str, str]], docs:
                 t0 = time.perf_counter()
                 res = r.search(q.question, groups, k=settings.k, mode=mode, expand=expand,
                                budget=settings.budget, overfetch=settings.overfetch,
-                               passage_budget=settings.passage_budget)
+                               passage_budget=settings.passage_budget, granularity=settings.granularity)
                 seconds.append(time.perf_counter() - t0)
                 passages = [(p.source_uri or p.doc_id, p.start_char, p.end_char, p.text) for p in res.passages]
                 scores = m.score_question(q.spans, passages)
+                if q.pages:  # scored by page: the first result on a labelled page answers it
+                    scores = replace(scores, rank=m.page_rank(q.pages, [(p.source_uri or p.doc_id, p.page, p.page)
+                                                                        for p in res.passages]))
                 results.append(scores)
                 tokens.append(res.context_tokens)
                 answers.append(_question_result(q, scores, passages, res, ranges, settings))
@@ -173,7 +177,7 @@ def _question_result(q: GoldenQuestion, scores: m.QuestionScores, passages: list
 
     rank = scores.rank
     holding = [i for i, p in enumerate(passages) if any(m.holds(p, s) for s in q.spans)]
-    return {"qid": q.id, "question": q.question, "doc": q.spans[0].doc if q.spans else "", "split": split_of(q.id),
+    return {"qid": q.id, "question": q.question, "doc": q.spans[0].doc if q.spans else (q.pages[0][0] if q.pages else ""), "split": split_of(q.id),
             "answered": m.hit(rank, settings.gate_k), "rank": rank,
             "straddled": not m.fits(q.spans, ranges), "tokens": res.context_tokens,
             "iou": scores.overlap.iou, "half_answer": scores.half_answer,

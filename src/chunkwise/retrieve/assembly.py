@@ -7,8 +7,8 @@ before it. Steps:
 1. hits -> at most ``k`` passages, each grown around its best hit within the passage budget
    (``passages.group_hits``);
 2. expansion, best passage first. Neighbours are chunks of their own: one that overlaps another
-   passage's text is left to that passage, so passages stay distinct. An enclosing section is one
-   unit: the passages whose hits lie in it become one passage (two children of one parent: one
+   passage's text is left to that passage, so passages stay distinct. An enclosing section, and a
+   page (``page``, ``pages``: with the pages either side), is one unit: the passages whose hits lie in it become one passage (two children of one parent: one
    copy), minus what a better passage already sends. When a passage is absorbed this way, the next
    hits make new passages, so ``k`` distinct passages come back whenever the hits hold them;
 3. the budget (``context.assemble``): whole passages, else each cut around its best chunk.
@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 
 from chunkwise.errors import BudgetExceeded, ExpansionError, ParentNotPermitted, StaleLink
 from chunkwise.retrieve.context import Context, assemble
-from chunkwise.retrieve.expand import EXPANDERS, ChunkSource
+from chunkwise.retrieve.expand import EXPANDERS, UNITS, ChunkSource
 from chunkwise.retrieve.passages import (DEFAULT_PASSAGE_BUDGET, Group, Piece, group_hits, overlaps,
                                          with_pieces)
 from chunkwise.retrieve.types import Hit, Omission
@@ -31,7 +31,7 @@ def assemble_hits(hits: Sequence[Hit], *, k: int, measure: Callable[[str], int],
                   source: ChunkSource | None = None, groups=()) -> Context:
     """``hits``: ranked (``rank`` 1 = best), every one permitted to the caller. ``measure``: the
     generator tokenizer's count; ``budget`` caps the context, ``passage_budget`` one merged passage."""
-    plan = group_hits(hits, k, measure, passage_budget)
+    plan = group_hits(hits, k, measure, passage_budget, by_page=expand in UNITS)
     notes = list(plan.omitted)
     grow = EXPANDERS.get(expand)
     if grow is None:
@@ -53,7 +53,7 @@ def assemble_hits(hits: Sequence[Hit], *, k: int, measure: Callable[[str], int],
         if len(done) >= k or not rest:
             break
         more = group_hits(rest, k - len(done), measure, passage_budget,
-                          fixed=[(g.doc_id, g.start_char, g.end_char) for g in done])
+                          fixed=[(g.doc_id, g.start_char, g.end_char) for g in done], by_page=expand in UNITS)
         notes.extend(more.omitted)
         queue, rest = list(more.groups), more.rest
         if not queue:
@@ -86,10 +86,11 @@ def _expand(g: Group, later: Sequence[Group], earlier: Sequence[Group], expand: 
     passage sends are left out; neighbours that overlap a later passage's hits too."""
     absorbed: list[Group] = []
     hits = list(g.pieces)
-    whole = expand == "parent"
+    whole = expand == "parent"  # sent whole or not at all; a page is cut around its best chunk instead
+    unit = whole or expand in UNITS  # passages whose hits lie inside it become one passage
     while True:
         rows = grow(source, replace(g, pieces=tuple(hits)).passage(), groups)
-        if not whole:
+        if not unit:
             break
         inside = [q for q in later if q not in absorbed
                   and any(q.overlaps(r.doc_id, r.start_char, r.end_char) for r in rows)]
@@ -99,7 +100,7 @@ def _expand(g: Group, later: Sequence[Group], earlier: Sequence[Group], expand: 
         hits.extend(p for q in inside for p in q.pieces)
     ids = {p.chunk_id for p in hits}
     taken = [(q.doc_id, q.start_char, q.end_char) for q in earlier]
-    if not whole:
+    if not unit:
         taken += [(q.doc_id, p.start_char, p.end_char) for q in later for p in q.pieces if p.retrieved]
     added = [Piece.of_row(r) for r in rows if r.chunk_id not in ids
              and not any(d == r.doc_id and overlaps(s, e, r.start_char, r.end_char) for d, s, e in taken)]

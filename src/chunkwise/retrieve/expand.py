@@ -99,7 +99,28 @@ def parent_rows(source: ChunkSource, passage: Passage, groups) -> list[Item]:
     return family
 
 
-EXPANDERS = {"neighbours": neighbour_rows, "parent": parent_rows}
+def page_rows(source: ChunkSource, passage: Passage, groups, *, width: int = 0) -> list[Item]:
+    """The permitted chunks of the page(s) the passage's chunks start on, and of ``width`` pages
+    before and after: the page as the retrieval unit (PDF question answering scores pages). A chunk
+    the caller may not read is left out, as a neighbour would be. A document without pages gives
+    the passage's own chunks."""
+    rows = _current(source, passage)
+    mine = [r for r in rows if r.chunk_id in passage.chunk_ids]
+    pages = {r.page for r in mine if r.page is not None}
+    if not pages:
+        return mine
+    lo, hi = min(pages) - width, max(pages) + width
+    return mine + [r for r in rows if r.chunk_id not in passage.chunk_ids and r.page is not None
+                   and lo <= r.page <= hi and permitted(r.acl, r.quality, groups)]
+
+
+def pages_rows(source: ChunkSource, passage: Passage, groups) -> list[Item]:
+    """:func:`page_rows` with the page before and the page after."""
+    return page_rows(source, passage, groups, width=1)
+
+
+EXPANDERS = {"neighbours": neighbour_rows, "parent": parent_rows, "page": page_rows, "pages": pages_rows}
+UNITS = ("page", "pages")  # expansions that make a page (with its neighbours) one unit of the result
 
 
 def expand_neighbours(source: ChunkSource, passage: Passage, groups, *, budget: int | None = None,

@@ -180,10 +180,11 @@ def _text(pieces: Iterable[Piece]) -> str:
 
 def group_hits(hits: Sequence[Hit], k: int | None, measure: Callable[[str], int],
                passage_budget: int | None = DEFAULT_PASSAGE_BUDGET, *,
-               fixed: Sequence[tuple[str, int, int]] = ()) -> Grouping:
+               fixed: Sequence[tuple[str, int, int]] = (), by_page: bool = False) -> Grouping:
     """Hits (any order; taken by rank) -> at most ``k`` non-overlapping groups, each grown around its
     best hit while its text is within ``passage_budget`` tokens (one hit alone is never split).
-    ``fixed``: (doc, start, end) spans already sent; a hit overlapping one is left out."""
+    ``fixed``: (doc, start, end) spans already sent; a hit overlapping one is left out. ``by_page``:
+    consecutive hits on different pages stay apart (results are pages)."""
     runs: list[_Run] = []
     notes: list[Omission] = []
     order = sorted(hits, key=lambda h: (h.rank, -h.score, h.chunk_id))
@@ -203,7 +204,7 @@ def group_hits(hits: Sequence[Hit], k: int | None, measure: Callable[[str], int]
             inside.pieces.append(piece)
             seen.add(h.chunk_id)
             continue
-        near = [r for r in runs if r.overlaps(h) or r.touches(h)]
+        near = [r for r in runs if r.overlaps(h) or (r.touches(h) and (not by_page or r.seed.page == h.page))]
         if near and fits([piece, *(p for r in near for p in r.pieces)]):
             keep = min(near, key=lambda r: (r.seed.rank, -r.seed.score))
             for r in near:

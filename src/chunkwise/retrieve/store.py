@@ -27,7 +27,7 @@ from chunkwise.retrieve.fusion import Fusion
 from chunkwise.retrieve.server import ServerBM25, dense_rank
 from chunkwise.retrieve.index import HYBRID_DEPTH, Item, SearchIndex, check_groups, check_mode
 from chunkwise.retrieve.passages import DEFAULT_PASSAGE_BUDGET, check_passage_budget
-from chunkwise.retrieve.types import EXPANSIONS, VERSIONS, Hit, SearchResult
+from chunkwise.retrieve.types import EXPANSIONS, GRANULARITIES, VERSIONS, Hit, SearchResult
 from chunkwise.retrieve.version_intent import VersionIntent, families, parse as parse_intent, select as select_versions
 from chunkwise.retrieve.rerank import DEFAULT_DEPTH as DEFAULT_RERANK_DEPTH, Reranker, check_depth, make_reranker, rerank
 from chunkwise.retrieve.versions import resolve_versions
@@ -228,19 +228,23 @@ class Retriever:
     # -- the whole pipeline --------------------------------------------------------------------
     def search(self, query: str, groups, *, k: int = 5, mode: str = "auto", expand: str = "none",
                budget: int | None = None, overfetch: int = 3,
-               passage_budget: int | None = DEFAULT_PASSAGE_BUDGET, versions: str = "auto") -> SearchResult:
+               passage_budget: int | None = DEFAULT_PASSAGE_BUDGET, versions: str = "auto",
+               granularity: str = "passage") -> SearchResult:
         """Rank ``k x overfetch`` hits (more when they make fewer than ``k`` passages), then
         assemble them (retrieve/assembly.py). ``versions``: "auto" (default) serves the latest
         version of a document the caller may see unless the query names a version, a year or an
         earlier version (retrieve/version_intent.py), "latest" always the latest, "all" every version
         (each saying which newer ones exist); identical passages of several documents come back
-        once, listing the others (retrieve/versions.py), before assembly."""
+        once, listing the others (retrieve/versions.py), before assembly. ``granularity="page"``
+        makes each result a page of a paged document (with ``expand="neighbours"``: with the pages
+        either side), cut around its best chunk when over the budget."""
         groups = check_groups(groups)
         if versions not in VERSIONS:
             raise ConfigError(f"unknown versions choice {versions!r}; use one of: {', '.join(VERSIONS)}")
         if mode == "auto":
             mode = "hybrid" if self.has_vectors() else "bm25"
         check_mode(mode)
+        expand = page_expansion(granularity, expand)
         if expand not in EXPANSIONS:
             raise ConfigError(f"unknown expansion {expand!r}; use one of: {', '.join(EXPANSIONS)}")
         if k < 1 or overfetch < 1:
@@ -267,6 +271,18 @@ class Retriever:
             ctx = assemble_ranked(fetch, k=k, overfetch=overfetch, measure=self.sizer.count, budget=budget,
                                   passage_budget=passage_budget, expand=expand, source=self, groups=groups)
         return SearchResult(query, mode, ctx.passages, ctx.text, ctx.tokens, ctx.omitted)
+
+
+def page_expansion(granularity: str, expand: str) -> str:
+    """The expansion that makes results pages: ``page`` (or ``pages`` with neighbours)."""
+    if granularity not in GRANULARITIES:
+        raise ConfigError(f"unknown granularity {granularity!r}; use one of: {', '.join(GRANULARITIES)}")
+    if granularity == "passage":
+        return expand
+    if expand not in ("none", "neighbours", "page", "pages"):
+        raise ConfigError(f"--granularity page takes --expand none (the page) or neighbours (with the pages "
+                          f"either side), not {expand!r}")
+    return "pages" if expand in ("neighbours", "pages") else "page"
 
 
 def finish(query: str, mode: str, hits: Sequence[Hit], source, groups, expand: str, budget: int | None,

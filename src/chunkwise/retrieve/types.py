@@ -4,7 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 MODES = ("bm25", "dense", "hybrid")
-EXPANSIONS = ("none", "neighbours", "parent")
+EXPANSIONS = ("none", "neighbours", "parent", "page", "pages")
+GRANULARITIES = ("passage", "page")  # what one result is: a passage of chunks, or a page of a paged document
 
 
 VERSIONS = ("auto", "latest", "all")  # auto: latest unless the query names a version or a date
