@@ -48,7 +48,7 @@ def documents(draw):
     return "x " + "".join(parts)  # never starts with front matter, which is metadata, not chunk text
 
 
-HEADING_AWARE = {"structure", "table", "auto"}
+HEADING_AWARE = {"structure", "table", "auto", "semantic"}
 SIZERS = [("chars", "minilm", "auto"), ("words", "minilm", "auto"), ("tokens", "minilm", "auto"),
           ("tokens", "cl100k_base", "tiktoken")]
 

@@ -120,7 +120,7 @@ def _chunk_view(doc: Document, chunker=None, **options: Any) -> list[Chunk]:
 
     if chunker is None:
         chunker = make_chunker(None, **doc_options(doc, None, options))
-    if isinstance(chunker, StructureChunker) and doc.blocks:
+    if hasattr(chunker, "chunk_blocks") and doc.blocks:  # structure-aware: structure, table, auto, semantic
         chunks = chunker.chunk_blocks(doc.text, doc.blocks, doc.body_start, doc.title)
     elif isinstance(chunker, StructureChunker):
         chunks = chunker.chunk(doc.text)  # the Markdown parser skips front matter itself
