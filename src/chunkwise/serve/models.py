@@ -35,8 +35,7 @@ class SearchRequest(BaseModel):
     query: Annotated[Text, Field(min_length=1, max_length=4000)]
     k: int = Field(5, ge=1, le=100, description="passages to return after merging")
     mode: Literal["auto", "bm25", "dense", "hybrid"] = "auto"
-    expand: Literal["none", "neighbours", "parent", "page", "pages"] = "none"
-    granularity: Literal["passage", "page"] = "passage"
+    expand: Literal["none", "neighbours", "parent", "page", "pages"] = "none"  # page(s): results are pages
     budget: int | None = Field(None, ge=1, le=1_000_000, description="hard cap on context tokens")
     overfetch: int = Field(3, ge=1, le=20, description="fetch k x this many hits before merging")
     passage_budget: int | None = Field(DEFAULT_PASSAGE_BUDGET, ge=1, le=1_000_000,
