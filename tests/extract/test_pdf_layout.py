@@ -131,3 +131,34 @@ def test_a_page_that_makes_table_detection_crawl_costs_only_its_tables(tmp_path,
     monkeypatch.setattr(pdf_tables, "_page_tables", crawl)
     doc = _extract(path)
     assert any("table detection stopped after" in w for w in doc.warnings), doc.warnings
+
+
+def test_table_pages_are_bounded_by_their_work_not_the_clock(tmp_path, monkeypatch):
+    """Issue 27 item 8: which pages go to the table finder depends on the page (its rules and
+    characters), never on the machine's speed; a page over the bounds is a warning, the same on every run."""
+    from chunkwise.extract import pdf_tables
+
+    path = write_table_pdf(tmp_path / "table.pdf")
+    found = _extract(path)
+    assert [b for b in found.blocks if b.kind == "table"]
+    monkeypatch.setattr(pdf_tables, "MAX_PAGE_RULES", 3)  # the table page draws more rules than this
+    runs = [_extract(path) for _ in range(2)]
+    for doc in runs:
+        assert not [b for b in doc.blocks if b.kind == "table"] and "North Point" in doc.text
+        assert any("over the table finder's bounds" in w for w in doc.warnings), doc.warnings
+    assert runs[0].text == runs[1].text and runs[0].warnings == runs[1].warnings
+
+
+def test_within_bounds_is_pure_and_ordered():
+    from chunkwise.extract.pdf_tables import MAX_DOC_WORK, MAX_PAGE_CHARS, MAX_PAGE_RULES, within_bounds
+
+    warnings: list[str] = []
+    work = {4: (10, 100), 0: (MAX_PAGE_RULES + 1, 10), 2: (50, MAX_PAGE_CHARS + 1), 1: (8, 500)}
+    assert within_bounds(work, warnings) == [1, 4]
+    assert len(warnings) == 2 and "page 1:" in warnings[0] and "page 3:" in warnings[1]
+    big = {i: (MAX_PAGE_RULES, MAX_PAGE_CHARS) for i in range(100)}
+    cut: list[str] = []
+    kept = within_bounds(big, cut)
+    assert kept == list(range(len(kept))) and 0 < len(kept) < 100
+    assert sum(r + c for r, c in (big[i] for i in kept)) <= MAX_DOC_WORK
+    assert cut and f"from page {len(kept) + 1} on" in cut[0]

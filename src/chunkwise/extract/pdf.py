@@ -48,7 +48,8 @@ def extract(data: bytes, source: str, ocr: bool = True, ocr_min_confidence: floa
     read = _ocr(data, pages, warnings, ocr_timeout) if ocr else {}
     for i, result in read.items():
         pages[i], rules[i] = result.lines, 0
-    tables = find_tables(data, [i for i, r in enumerate(rules) if r >= MIN_RULES], warnings)
+    tables = find_tables(data, {i: (r, sum(len(line.text) for line in pages[i]))
+                                for i, r in enumerate(rules) if r >= MIN_RULES}, warnings)
     levels = _levels(pypdf, reader, pages)
     items = [_with_tables(list(zip(lines, levels[i])), tables.get(i, []), tops[i]) for i, lines in enumerate(pages)]
     gate = {i: (r.confidence, r.confidence < ocr_min_confidence) for i, r in read.items()}

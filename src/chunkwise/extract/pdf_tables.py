@@ -6,12 +6,18 @@ layout analysis), so only pages that draw enough rules for a grid are handed to 
 document never pays for it. A table's lines are then taken out of the page's text flow and the
 table is written as pipe rows in their place, so the table chunker repeats its header.
 
-A hostile page (millions of tiny rules, a content stream built to make layout analysis crawl) must
-not hang an in-process ``chunkwise chunk``: each page gets ``PAGE_SECONDS`` and the document
-``TOTAL_SECONDS``, enforced by a ``SIGALRM`` timer (pdfminer is pure Python, so the alarm interrupts
-it wherever it is); a page over its time keeps its text as lines, with a warning. Off the main
-thread (no signals there) only the document budget applies, checked between pages; the ingest
-worker pool's wall-time limit covers that case.
+**The work is bounded by what it does, not by the clock**, so the same file gives the same chunks
+whatever the machine's load: pdfminer's cost grows with a page's drawn rules and characters, so a
+page with more than ``MAX_PAGE_RULES`` rules or ``MAX_PAGE_CHARS`` characters is not handed to it,
+and a document's table pages stop once their rules and characters add up to ``MAX_DOC_WORK`` — each
+with a warning (in the run's output and ``audit``), the same on every machine. A real ruled page
+(a 10-K statement: ~600 rules, ~5,000 characters) is far inside these bounds.
+
+The clock stays only as a last guard against a page built to make layout analysis crawl inside
+those bounds: ``PAGE_SECONDS`` a page and ``TOTAL_SECONDS`` a document, enforced by a ``SIGALRM``
+timer on the main thread (pdfminer is pure Python, so the alarm interrupts it wherever it is). Hitting
+it is a warning that says the output may differ between runs; off the main thread (no signals) only
+the document guard applies, between pages, and the ingest worker's wall-time limit covers the rest.
 """
 from __future__ import annotations
 
@@ -24,8 +30,11 @@ from typing import NamedTuple
 
 MIN_RULES = 6  # a 2x2 grid draws at least this many rules
 MAX_TABLE_PAGES = 200  # pages handed to pdfplumber per document (each costs ~50 ms)
-PAGE_SECONDS = 10.0  # pdfplumber's time on one page (a real grid page takes well under a second)
-TOTAL_SECONDS = 60.0  # and on one document
+MAX_PAGE_RULES = 20_000  # drawn rules on one page handed to pdfplumber
+MAX_PAGE_CHARS = 60_000  # characters on one page handed to pdfplumber
+MAX_DOC_WORK = 1_500_000  # rules + characters over all of a document's table pages
+PAGE_SECONDS = 60.0  # the last guard on one page (a real grid page takes well under a second)
+TOTAL_SECONDS = 300.0  # and on one document
 SLACK = 3.0  # points of tolerance around a table's box
 
 
@@ -41,8 +50,34 @@ class Table(NamedTuple):
     rows: list[list[str]]
 
 
-def find_tables(data: bytes, pages: list[int], warnings: list[str]) -> dict[int, list[Table]]:
-    """0-based page index → its tables with at least two rows and two columns."""
+def within_bounds(work: dict[int, tuple[int, int]], warnings: list[str]) -> list[int]:
+    """The pages (0-based) whose (rules, characters) pdfplumber may read, in order: each page within
+    the per-page bounds, all of them within the document's, at most ``MAX_TABLE_PAGES``. Pure: the
+    same pages for the same file, whatever the machine."""
+    chosen, total = [], 0
+    for index in sorted(work):
+        rules, chars = work[index]
+        if rules > MAX_PAGE_RULES or chars > MAX_PAGE_CHARS:
+            warnings.append(f"page {index + 1}: {rules} drawn rules and {chars} characters are over the table "
+                            f"finder's bounds ({MAX_PAGE_RULES} rules, {MAX_PAGE_CHARS} characters a page); "
+                            "its tables read as lines of text")
+            continue
+        if len(chosen) == MAX_TABLE_PAGES or total + rules + chars > MAX_DOC_WORK:
+            rest = sum(1 for i in work if i >= index)
+            warnings.append(f"{rest} page(s) from page {index + 1} on draw rules past the "
+                            f"table finder's document bounds ({MAX_TABLE_PAGES} pages, {MAX_DOC_WORK} rules and "
+                            "characters); their tables read as lines of text")
+            break
+        chosen.append(index)
+        total += rules + chars
+    return chosen
+
+
+def find_tables(data: bytes, pages: list[int] | dict[int, tuple[int, int]], warnings: list[str]) -> dict[int, list[Table]]:
+    """0-based page index → its tables with at least two rows and two columns. ``pages``: the
+    candidate pages, each with its (drawn rules, characters) when known (then bounded by them)."""
+    if isinstance(pages, dict):
+        pages = within_bounds(pages, warnings)
     if not pages:
         return {}
     try:
@@ -68,14 +103,15 @@ def find_tables(data: bytes, pages: list[int], warnings: list[str]) -> dict[int,
                 except _Overtime:
                     if time.monotonic() >= stop:
                         raise
-                    warnings.append(f"page {index + 1}: table detection took over {PAGE_SECONDS:.0f} s; "
+                    warnings.append(f"page {index + 1}: table detection took over {PAGE_SECONDS:.0f} s (the last "
+                                    "guard: on a faster or quieter machine this page's tables may be found); "
                                     "its tables read as lines of text")
                     continue
                 if found:
                     out[index] = found
     except _Overtime:
-        warnings.append(f"table detection stopped after {TOTAL_SECONDS:.0f} s; tables on the pages left "
-                        "read as lines of text")
+        warnings.append(f"table detection stopped after {TOTAL_SECONDS:.0f} s (the last guard: on a faster "
+                        "or quieter machine more tables may be found); tables on the pages left read as lines of text")
     except Exception as exc:  # noqa: BLE001 - pdfminer raises anything on a hostile file; text stays
         warnings.append(f"table detection failed ({type(exc).__name__}); tables read as lines of text")
         return {}
