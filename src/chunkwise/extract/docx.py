@@ -14,7 +14,9 @@ Beside the flow, each once and next to where it belongs:
 - headers and footers: once per section that introduces them (the first/default/even variants, and
   a later section that repeats the same text, add nothing), headers before the section's body and
   footers after it (``role`` "header"/"footer");
-- comments, only when asked (``comments=True``): "Comment (author): text" after the paragraph.
+- comments, only when asked (``comments=True``): "Comment (author): text" after the paragraph;
+- equations (Office Math) as linear text in place (``extract/omml.py``), and a table nested in a
+  cell kept in that cell, marked: ``[table: a | b ; c | d]``.
 
 Dropped: tracked deletions and moves away, field codes, hidden (``w:vanish``) runs, which a reader
 never sees and which would carry text into an index unseen.
@@ -27,6 +29,7 @@ from datetime import datetime
 from chunkwise import ids
 from chunkwise.errors import InputError
 from chunkwise.extract.builder import TextBuilder
+from chunkwise.extract.omml import is_math, linear
 from chunkwise.extract.ooxml import W_NS, Package, corrupt, open_package
 from chunkwise.types import Document
 
@@ -230,6 +233,8 @@ class _Walker:
                 continue  # hidden text
             elif tag == W + "txbxContent":
                 boxes.append(node)
+            elif is_math(tag):  # an equation: linear text in place (extract/omml.py)
+                parts.append(linear(node))
             elif tag == W + "tab":
                 parts.append("\t")
             elif tag in (W + "br", W + "cr"):
@@ -339,11 +344,15 @@ class _Walker:
         self.after(boxes)
 
     def _cell(self, tc, boxes: list) -> str:
+        """A cell's text; a table nested in it is kept, marked, in place: ``[table: a | b ; c | d]``."""
         texts = []
-        for p in tc.iter(W + "p"):
-            if any(a.tag == W + "txbxContent" for a in p.iterancestors()):
+        for node in _flat(tc):
+            if node.tag == W + "tbl":
+                rows = [" | ".join(self._cell(c, boxes) for c in _children(tr, W + "tc"))
+                        for tr in _children(node, W + "tr")]
+                texts.append("[table: " + " ; ".join(r for r in rows if r.strip(" |")) + "]")
                 continue
-            raw, found = self.inline(p)
+            raw, found = self.inline(node)
             boxes += found
             texts.append(raw)
         return _WS.sub(" ", " ".join(texts)).strip()
