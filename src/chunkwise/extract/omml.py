@@ -49,9 +49,23 @@ def _part(el, name: str) -> str:
 
 
 def _group(s: str) -> str:
-    """A script or operand: bare when it is one symbol or a number, else in parentheses."""
+    """A script, operand or scripted base: bare when it is one symbol, a number or already one
+    bracketed group, else in parentheses (``((x-c)/v)^2``, never the ambiguous ``(x-c)/v^2``)."""
     s = s.strip()
-    return s if len(s) == 1 or s.replace(".", "", 1).isdigit() else f"({s})"
+    if len(s) == 1 or s.replace(".", "", 1).isdigit() or (s[:1] in "([{" and _closes_at_end(s)):
+        return s
+    return f"({s})"
+
+
+def _closes_at_end(s: str) -> bool:
+    """``s`` is one bracketed group: its first bracket closes at its last character."""
+    depth = 0
+    for i, ch in enumerate(s):
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if depth == 0:
+            return i == len(s) - 1
+    return False
 
 
 def _text(el) -> str:
@@ -63,11 +77,11 @@ def _text(el) -> str:
     if name == "f":
         return f"{_group(_part(el, 'num'))}/{_group(_part(el, 'den'))}"
     if name == "sSup":
-        return f"{_part(el, 'e')}^{_group(_part(el, 'sup'))}"
+        return f"{_group(_part(el, 'e'))}^{_group(_part(el, 'sup'))}"
     if name == "sSub":
-        return f"{_part(el, 'e')}_{_group(_part(el, 'sub'))}"
+        return f"{_group(_part(el, 'e'))}_{_group(_part(el, 'sub'))}"
     if name == "sSubSup":
-        return f"{_part(el, 'e')}_{_group(_part(el, 'sub'))}^{_group(_part(el, 'sup'))}"
+        return f"{_group(_part(el, 'e'))}_{_group(_part(el, 'sub'))}^{_group(_part(el, 'sup'))}"
     if name == "sPre":
         return f"_{_group(_part(el, 'sub'))}^{_group(_part(el, 'sup'))}{_part(el, 'e')}"
     if name == "rad":
