@@ -1,0 +1,230 @@
+"""Extraction measured against Docling's groundtruth (``../shared/data/docling``): headings, reading
+order, table cells and word recall, per file and per format (PDF, DOCX, HTML).
+
+What each figure is (the groundtruth is Docling's own frozen output, see its README):
+- heading recall / precision: ``#`` lines of the groundtruth Markdown against the heading blocks
+  chunkwise extracts, matched on normalised text (case, punctuation, numbering spaces aside);
+  "level ±1": matched headings whose depth below the document's top heading is within one level;
+- reading order: groundtruth paragraphs (blank-line blocks, tables and images left out) located in
+  the extracted text by their first eight normalised words; the longest increasing run of their
+  positions over the number located (1.0: every located paragraph in the same order);
+- table cells: text of every non-empty groundtruth table cell (the JSON's ``table_cells``) found as a
+  cell of an extracted table (multiset);
+- word recall: groundtruth words (Markdown syntax stripped) found in the extracted text (multiset).
+
+Documents come from ``chunkwise.pipeline.documents.load_document`` — the Document that
+``chunkwise extract FILE --json`` prints and every chunk is cut from.
+
+    PYTHONPATH=src python benchmarks/docling_compare.py [--data ../shared/data/docling] [--formats pdf,docx,html]
+                                                        [--files] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import bisect
+import json
+import re
+import sys
+import unicodedata
+from collections import Counter
+from pathlib import Path
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "docling"
+FORMATS = ("pdf", "docx", "html")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_MD_NOISE = re.compile(r"<!--.*?-->|!\[[^\]]*\]\([^)]*\)|\]\([^)]*\)|[`*_>#|]|^\s*[-:| ]{3,}\s*$", re.M | re.S)
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def norm(text: str) -> str:
+    return " ".join(words(text))
+
+
+def pairs(data: Path, fmt: str) -> list[tuple[Path, Path]]:
+    """(source, groundtruth .md) for every source with a groundtruth."""
+    src, gt = data / fmt / "sources", data / fmt / "groundtruth"
+    out = []
+    for path in sorted(src.glob(f"*.{fmt}")):
+        md = gt / (f"{path.stem}.md" if fmt == "pdf" else f"{path.name}.md")
+        if md.is_file():
+            out.append((path, md))
+    return out
+
+
+def gt_headings(md: str) -> list[tuple[int, str]]:
+    out = []
+    for line in md.splitlines():
+        m = re.match(r"^(#{1,6})\s+(.*\S)", line)
+        if m and norm(m.group(2)):
+            out.append((len(m.group(1)), norm(m.group(2))))
+    return out
+
+
+def gt_paragraphs(md: str) -> list[str]:
+    out = []
+    for block in re.split(r"\n\s*\n", md):
+        b = block.strip()
+        if not b or b.startswith(("|", "<!--", "#", "![")):
+            continue
+        w = words(_MD_NOISE.sub(" ", b))
+        if len(w) >= 8:
+            out.append(" ".join(w[:8]))
+    return out
+
+
+def gt_cells(json_path: Path) -> list[str]:
+    if not json_path.is_file():
+        return []
+    try:
+        data = json.loads(json_path.read_text(encoding="utf-8"))
+    except ValueError:
+        return []
+    return [norm(c.get("text", "")) for t in data.get("tables", []) for c in t.get("data", {}).get("table_cells", [])
+            if norm(c.get("text", ""))]
+
+
+def extracted_cells(doc) -> list[str]:
+    cells = []
+    for b in doc.blocks:
+        if b.kind != "table":
+            continue
+        for line in doc.text[b.start:b.end].splitlines():
+            if re.fullmatch(r"\s*\|?[\s:|-]*\|?\s*", line):
+                continue  # the separator row
+            cells += [norm(c) for c in re.split(r"(?<!\\)\|", line.strip().strip("|")) if norm(c)]
+    return cells
+
+
+def multiset_recall(wanted: list[str], found: list[str]) -> tuple[int, int]:
+    have = Counter(found)
+    hit = 0
+    for w in wanted:
+        if have[w] > 0:
+            have[w] -= 1
+            hit += 1
+    return hit, len(wanted)
+
+
+def heading_scores(gt: list[tuple[int, str]], doc) -> dict:
+    ours = [(b.level or 1, norm(doc.text[b.start:b.end])) for b in doc.blocks if b.kind == "heading"]
+    ours = [(lv, t) for lv, t in ours if t]
+    gmin = min((lv for lv, _ in gt), default=1)
+    omin = min((lv for lv, _ in ours), default=1)
+    pool = list(ours)
+    matched = level_ok = 0
+    for lv, text in gt:
+        j = next((i for i, (_, t) in enumerate(pool) if t == text or _close(t, text)), None)
+        if j is None:
+            continue
+        matched += 1
+        level_ok += abs((pool[j][0] - omin) - (lv - gmin)) <= 1
+        pool.pop(j)
+    return {"gt_headings": len(gt), "headings": len(ours), "matched": matched, "level_ok": level_ok,
+            "precision_matched": len(ours) - len(pool)}
+
+
+def _close(a: str, b: str) -> bool:
+    """Same heading apart from a numbering or a trailing word (``5 1 hyper`` vs ``hyper``)."""
+    if not a or not b:
+        return False
+    short, long_ = sorted((a, b), key=len)
+    return len(short) >= 12 and (long_.endswith(short) or long_.startswith(short))
+
+
+def order_score(paras: list[str], doc) -> dict:
+    text = norm(doc.text)
+    positions = [text.find(p) for p in paras]
+    found = [p for p in positions if p >= 0]
+    return {"paragraphs": len(paras), "located": len(found), "in_order": _lis(found)}
+
+
+def _lis(xs: list[int]) -> int:
+    tails: list[int] = []
+    for x in xs:
+        i = bisect.bisect_left(tails, x)
+        tails[i:i + 1] = [x]
+    return len(tails)
+
+
+def measure_file(path: Path, md_path: Path, fmt: str) -> dict:
+    from chunkwise.pipeline.documents import load_document
+
+    md = md_path.read_text(encoding="utf-8")
+    json_path = md_path.with_suffix(".json")
+    row = {"file": path.name, "format": fmt}
+    try:
+        doc = load_document(path)
+    except Exception as exc:  # noqa: BLE001 - a file chunkwise refuses scores zero, with its reason
+        return {**row, "error": f"{type(exc).__name__}: {exc}"[:200]}
+    row.update(heading_scores(gt_headings(md), doc))
+    row.update(order_score(gt_paragraphs(md), doc))
+    row["cells_hit"], row["cells"] = multiset_recall(gt_cells(json_path), extracted_cells(doc))
+    row["words_hit"], row["words"] = multiset_recall(words(_MD_NOISE.sub(" ", md)), words(doc.text))
+    return row
+
+
+def summarise(rows: list[dict]) -> dict:
+    ok = [r for r in rows if "error" not in r]
+
+    def ratio(a: str, b: str) -> float | None:
+        den = sum(r[b] for r in ok)
+        return round(sum(r[a] for r in ok) / den, 4) if den else None
+
+    return {"files": len(rows), "errors": len(rows) - len(ok),
+            "heading_recall": ratio("matched", "gt_headings"), "heading_recall_level": ratio("level_ok", "gt_headings"),
+            "heading_precision": ratio("precision_matched", "headings"),
+            "order_min": min((r["in_order"] / r["located"] for r in ok if r["located"]), default=None),
+            "order_mean": round(sum(r["in_order"] / r["located"] for r in ok if r["located"])
+                                / max(1, sum(1 for r in ok if r["located"])), 4),
+            "located": ratio("located", "paragraphs"),
+            "cell_recall": ratio("cells_hit", "cells"), "word_recall": ratio("words_hit", "words"),
+            "word_recall_min": min((r["words_hit"] / r["words"] for r in ok if r["words"]), default=None)}
+
+
+def run(data: Path, formats=FORMATS) -> dict:
+    out = {}
+    for fmt in formats:
+        rows = [measure_file(p, md, fmt) for p, md in pairs(data, fmt)]
+        out[fmt] = {"summary": summarise(rows), "files": rows}
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--formats", default=",".join(FORMATS))
+    ap.add_argument("--files", action="store_true", help="print every file's row too")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    if not args.data.is_dir():
+        print(f"no Docling data at {args.data} (see ../shared/data/docling/README.md)", file=sys.stderr)
+        return 2
+    result = run(args.data, tuple(args.formats.split(",")))
+    if args.json:
+        print(json.dumps(result, indent=1))
+        return 0
+    cols = ("files", "errors", "heading_recall", "heading_recall_level", "heading_precision", "order_min",
+            "order_mean", "located", "cell_recall", "word_recall", "word_recall_min")
+    print("| format | " + " | ".join(cols) + " |")
+    print("|---" * (len(cols) + 1) + "|")
+    for fmt, res in result.items():
+        s = res["summary"]
+        print(f"| {fmt} | " + " | ".join("" if s[c] is None else f"{s[c]:.3f}" if isinstance(s[c], float) else str(s[c])
+                                        for c in cols) + " |")
+    if args.files:
+        for fmt, res in result.items():
+            for r in res["files"]:
+                if "error" in r:
+                    print(f"{fmt:5} {r['file']:45} ERROR {r['error']}")
+                    continue
+                order = f"{r['in_order']}/{r['located']}/{r['paragraphs']}"
+                print(f"{fmt:5} {r['file']:45} headings {r['matched']}/{r['gt_headings']} (ours {r['headings']}) "
+                      f"order {order} cells {r['cells_hit']}/{r['cells']} words {r['words_hit']}/{r['words']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

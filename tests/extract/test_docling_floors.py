@@ -1,0 +1,44 @@
+"""Extraction against Docling's groundtruth (benchmarks/docling_compare.py) must not regress: floors a
+little below the figures measured (BENCHMARKS, "Extraction against Docling"). Runs when
+../shared/data/docling is present (it is in CI)."""
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT.parent / "shared" / "data" / "docling"
+if not DATA.is_dir():
+    pytest.skip("../shared/data/docling is absent", allow_module_level=True)
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import docling_compare  # noqa: E402
+
+# (format, figure): floor — the measured figure minus a small margin; raise a floor when it improves
+FLOORS = {
+    ("pdf", "word_recall"): 0.96, ("pdf", "heading_recall"): 0.29, ("pdf", "cell_recall"): 0.48,
+    ("pdf", "order_mean"): 0.80,
+    ("docx", "word_recall"): 0.93, ("docx", "heading_recall"): 0.89, ("docx", "heading_precision"): 0.89,
+    ("docx", "cell_recall"): 0.89, ("docx", "order_mean"): 0.94,
+    ("html", "word_recall"): 0.83, ("html", "heading_recall"): 0.91, ("html", "heading_precision"): 0.96,
+    ("html", "cell_recall"): 0.84, ("html", "order_mean"): 0.94,
+}
+
+
+@pytest.fixture(scope="module")
+def figures():
+    return docling_compare.run(DATA)
+
+
+@pytest.mark.parametrize("fmt, figure", sorted(FLOORS))
+def test_no_regression_against_docling(figures, fmt, figure):
+    summary = figures[fmt]["summary"]
+    assert summary["errors"] == 0, [r for r in figures[fmt]["files"] if "error" in r]
+    assert summary[figure] >= FLOORS[(fmt, figure)], (fmt, figure, summary)
+
+
+def test_the_measures_measure():
+    """The scorers on hand-made inputs: a check that cannot fail is no check."""
+    assert docling_compare.multiset_recall(["a", "a", "b"], ["a", "b", "c"]) == (2, 3)
+    assert docling_compare._lis([5, 1, 2, 9, 3]) == 3
+    assert docling_compare.gt_headings("# Title\n\ntext\n\n## 2.1 Data\n") == [(1, "title"), (2, "2 1 data")]
+    assert docling_compare.norm("Hyper-Parameter  Optimisation!") == "hyper parameter optimisation"
