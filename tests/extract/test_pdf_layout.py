@@ -162,3 +162,32 @@ def test_within_bounds_is_pure_and_ordered():
     assert kept == list(range(len(kept))) and 0 < len(kept) < 100
     assert sum(r + c for r, c in (big[i] for i in kept)) <= MAX_DOC_WORK
     assert cut and f"from page {len(kept) + 1} on" in cut[0]
+
+
+def test_bold_title_lines_and_slightly_larger_bold_lines_are_headings():
+    """Docling's multi_page.pdf kind of layout: section titles bold at 13.5 pt over 12 pt body text
+    (below the plain size ratio), and a bold title line at body size above its paragraph. Bullets,
+    sentences and a bold line inside a paragraph (no break above it) are not headings."""
+    from chunkwise.extract.pdf_headings import font_headings
+    from chunkwise.extract.pdf_lines import Line
+
+    body = [Line("Body text that runs on for a while and fills the line with words.", 12.0, None, None)] * 6
+    page = [Line("The Evolution of the Word Processor", 12.0, None, None, bold=True), *body,
+            Line("", 0.0, None, None), Line("Pre-Digital Era (19th Century)", 13.5, None, None, bold=True), *body,
+            Line("• OpenOffice and LibreOffice: Open", 12.0, None, None, bold=True), *body,
+            Line("", 0.0, None, None), Line("This bold line ends a sentence.", 12.0, None, None, bold=True), *body,
+            Line("Bold Phrase Inside A Paragraph", 12.0, None, None, bold=True), *body]
+    levels = font_headings([page])[0]
+    named = {ln.text: lv for ln, lv in zip(page, levels) if lv}
+    assert set(named) == {"The Evolution of the Word Processor", "Pre-Digital Era (19th Century)"}, named
+    assert named["Pre-Digital Era (19th Century)"] < named["The Evolution of the Word Processor"]
+
+
+def test_tex_bold_extended_faces_are_bold():
+    from chunkwise.extract.pdf_lines import BOLD_MARKS, _BOLD_FACE
+
+    def bold(name):
+        return any(b in name for b in BOLD_MARKS) or bool(_BOLD_FACE.search(name))
+
+    assert bold("/aaaaad+sfbx1000") and bold("/cmbx12") and bold("/nimbusromno9l-medi")
+    assert not bold("/aaaaag+sfrm1000") and not bold("/timesnewromanpsmt") and not bold("/mediumslab")

@@ -15,11 +15,16 @@ from collections import Counter
 from chunkwise.extract.pdf_lines import Line
 
 HEADING_RATIO = 1.15  # a line this much larger than the body size is a heading
+MARKED_RATIO = 1.05  # ... or this much larger when it is bold or numbered ("(2) Scope", "3.1 Data")
+MAX_BOLD_WORDS = 12  # a bold line at body size standing alone is a heading up to this many words
 MAX_HEADING_CHARS = 150  # longer "large" lines are pull quotes or banners, not headings
 MAX_HEADING_SHARE = 0.4  # when more lines than this look like headings, size says nothing
 MAX_HEADING_LINES = 3  # a heading wraps over at most this many lines
 RUNNING_SHARE = 0.5  # a line on this share of the pages (and at least two) is a running head/foot
 _NUMBERED = re.compile(r"^(?:(\d{1,2}(?:\.\d{1,2}){0,4})\.?|([A-Z])\.|([IVX]{1,5})\.)\s+[A-Z][^\s]*")
+_MARKED = re.compile(r"^(?:\(\d{1,2}\)|\d{1,2}(?:\.\d{1,2}){0,4}\.?|[A-Z]\.|[IVX]{1,5}\.)\s+\S")
+_LIST_MARK = re.compile(r"^[•◦▪‣∙·*–—-]|^\(?[a-z0-9]\)\s")
+_SENTENCE_END = re.compile(r"[.,;!?]$")
 _DIGITS = re.compile(r"\d+")
 _WS = re.compile(r"\s+")
 
@@ -55,12 +60,21 @@ def font_levels(pages: list[list[Line]], running: set[str]) -> tuple[float, dict
     if not body:
         return 0.0, {}
     body_size = body.most_common(1)[0][0]
-    heads = [ln for ln in lines if ln.size >= body_size * HEADING_RATIO and heading_shaped(ln.text)
-             and _key(ln.text) not in running]
+    heads = [ln for ln in lines if _large(ln, body_size) and heading_shaped(ln.text) and _key(ln.text) not in running]
     if not heads or len(heads) > MAX_HEADING_SHARE * len(lines):
         return body_size, {}
     sizes = sorted({ln.size for ln in heads}, reverse=True)
     return body_size, {size: min(rank, 6) for rank, size in enumerate(sizes, 1)}
+
+
+def _large(line: Line, body: float) -> bool:
+    """Larger than the body text by enough to mark a heading: clearly, or a little when bold or
+    numbered like "(2) Scope" (a bold "2.1 Data" near body size takes its depth from its number)."""
+    if line.size >= body * HEADING_RATIO:
+        return True
+    if _NUMBERED.match(line.text) and line.bold and line.size <= body * (1 + 0.15):
+        return False
+    return line.size >= body * MARKED_RATIO and (line.bold or bool(_MARKED.match(line.text)))
 
 
 def font_headings(pages: list[list[Line]]) -> list[list[int]]:
@@ -77,6 +91,8 @@ def font_headings(pages: list[list[Line]]) -> list[list[int]]:
         for i, line in enumerate(lines):
             if not row[i] and (depth := _numbered_depth(line, body, running)):
                 row[i] = min(6, len(used) + depth)
+            elif not row[i] and _bold_alone(lines, i, body, running):
+                row[i] = min(6, len(used) + 1)
         out.append(row)
     return out
 
@@ -97,6 +113,23 @@ def _numbered_depth(line: Line, body: float, running: set[str]) -> int:
     if _key(line.text) in running or len(line.text.split()) > 12 or not (m := _NUMBERED.match(line.text)):
         return 0
     return m.group(1).count(".") + 1 if m.group(1) else 1
+
+
+def _bold_alone(lines: list[Line], i: int, body: float, running: set[str]) -> bool:
+    """A bold line at body size standing alone: a short title-like line (capital or digit first, no
+    sentence punctuation at its end, no list marker) between a paragraph break (or the page top)
+    and text that is not bold: "Key Features That Changed Word Processing" above its paragraph."""
+    line = lines[i]
+    text = line.text.strip()
+    if not (line.bold and body and abs(line.size - body) <= 0.15 * body and heading_shaped(text)):
+        return False
+    if (len(text.split()) > MAX_BOLD_WORDS or _key(text) in running or _LIST_MARK.match(text)
+            or _SENTENCE_END.search(text) or not (text[0].isupper() or text[0].isdigit())):
+        return False
+    before = lines[i - 1] if i else None
+    after = next((ln for ln in lines[i + 1:] if ln.text), None)
+    alone_above = before is None or not before.text or before.bold
+    return alone_above and after is not None and not after.bold
 
 
 def _drop_figure_text(lines: list[Line], out: list[int], body_size: float) -> None:

@@ -11,10 +11,13 @@ column first. A page written a column at a time is already in reading order and 
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from typing import NamedTuple
 
 BOLD_MARKS = ("bold", "black", "heavy", "semibold", "demi", "cmbx", "cmb10", "-bd", "bd-")
+# TeX's bold extended faces (CMBX, SFBX, LMRomanBX...: "bx" then the design size) and URW's "Medi"
+_BOLD_FACE = re.compile(r"bx\d|bx$|-medi$|-medi[,-]")
 COLUMN_MIN_LINES = 3  # right-column segments needed before a page counts as two columns
 CHAR_WIDTH_EM = 0.45  # a rough average glyph width, to tell a column jump from a word gap
 
@@ -52,7 +55,8 @@ def page_lines(pypdf, page, width: float) -> tuple[list[Line], int]:
             m = _times(tm, cm)
             name = str((font_dict or {}).get("/BaseFont", "")).lower()
             size = abs(float(font_size or 0)) * math.hypot(m[2], m[3])
-            pieces.append((text, _Char(size, m[4], m[5], any(b in name for b in BOLD_MARKS))))
+            bold = any(b in name for b in BOLD_MARKS) or bool(_BOLD_FACE.search(name))
+            pieces.append((text, _Char(size, m[4], m[5], bold)))
 
     raw = page.extract_text(visitor_text=visit, visitor_operand_before=count, orientations=(0,))
     if not raw.strip() and pieces:  # only rotated text (a landscape page set sideways): read it all
