@@ -171,8 +171,13 @@ def test_embeddings_openai_format(header_server):
     ({"input": "x", "model": "text-embedding-3-small"}, 404, "model_not_found"),
     ({"input": [], "model": "hashing-384@1"}, 400, "invalid_request"),
     ({"input": "", "model": "hashing-384@1"}, 400, "invalid_request"),
-    ({"input": [[1, 2, 3]], "model": "hashing-384@1"}, 400, "invalid_request"),
-    ({"input": [1, 2, 3], "model": "hashing-384@1"}, 400, "invalid_request"),
+    ({"input": [[1, 2, 100256]], "model": "hashing-384@1"}, 400, "invalid_request"),  # a gap in cl100k_base
+    ({"input": [1, 2, 100277], "model": "hashing-384@1"}, 400, "invalid_request"),  # past its last id
+    ({"input": [1, -2], "model": "hashing-384@1"}, 400, "invalid_request"),
+    ({"input": [[]], "model": "hashing-384@1"}, 400, "invalid_request"),
+    ({"input": ["x", [1]], "model": "hashing-384@1"}, 400, "invalid_request"),
+    ({"input": [True, 1], "model": "hashing-384@1"}, 400, "invalid_request"),
+    ({"input": [1.5], "model": "hashing-384@1"}, 400, "invalid_request"),
     ({"input": "x", "model": "hashing-384@1", "dimensions": 256}, 400, "invalid_request"),
     ({"input": "x", "model": "hashing-384@1", "encoding_format": "int8"}, 400, "invalid_request"),
     ({"input": "x"}, 400, "invalid_request"),

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from schemathesis import GenerationMode  # noqa: E402
 
 OPERATIONS = [("POST", "/search"), ("GET", "/documents/{doc_id}"), ("POST", "/v1/embeddings"), ("GET", "/v1/models"),
-              ("GET", "/health"), ("GET", "/whoami")]
+              ("GET", "/v1/models/{model_id}"), ("GET", "/health"), ("GET", "/whoami")]
 CALLER = {"X-Chunkwise-Groups": "sre,finance"}  # what the gateway adds, so requests reach the store
 
 

@@ -17,6 +17,9 @@ def add_serve_parser(sub) -> None:
                    help='bearer tokens mapped to groups: JSON {"TOKEN": ["group", ...], "sha256:HEX": [...]}')
     p.add_argument("--insecure-groups-in-body", action="store_true",
                    help='local use only (loopback): callers name their groups ("groups" in the JSON body)')
+    p.add_argument("--model-alias", action="append", default=[], metavar="NAME",
+                   help="another name /v1/embeddings answers to with the store's model (repeatable), for "
+                        "clients that only send OpenAI's names, e.g. --model-alias text-embedding-ada-002")
     p.add_argument("--bm25", default="fts5", choices=("fts5", "sparse"), help="BM25 engine (default fts5)")
     p.add_argument("--generator-tokenizer", default=None, help="tokenizer the context budget counts in")
     from chunkwise.cli.ranking import add_ranking_flags
@@ -39,4 +42,4 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return run(args.db, args.host, args.port, trust_groups_header=args.trust_groups_header, tokens=args.tokens,
                insecure_groups_in_body=args.insecure_groups_in_body, bm25=args.bm25,
                generator_tokenizer=args.generator_tokenizer, log_level=args.log_level, ready_json=args.json,
-               ranking=ranking)
+               ranking=ranking, model_aliases=tuple(args.model_alias))

@@ -18,6 +18,7 @@ import chunkwise.serve.openai as openai
 from chunkwise.serve.auth import AuthError, GroupSource
 from chunkwise.serve.engine import Engine
 from chunkwise.serve.middleware import Guard
+from chunkwise.serve import v1
 
 MAX_BODY = 8 * 1024 * 1024
 NOT_FOUND = {"error": {"message": "no such document", "type": "not_found", "param": None, "code": "document_not_found"}}
@@ -37,13 +38,12 @@ def _errors(*statuses: int) -> dict:
     return {s: {"model": m.ErrorResponse, "description": text[s]} for s in statuses}
 
 
-def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY):
+def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY, model_aliases: tuple[str, ...] = ()):
     """The ASGI application (FastAPI inside the body-limit/security-header guard)."""
     app = FastAPI(title="chunkwise", version=_version(), docs_url=None, redoc_url=None,
                   description="Search a chunkwise store with the caller's access groups; OpenAI-compatible "
                               "embeddings with the store's model.")
     search_request = m.SearchRequestWithGroups if auth.name == "body" else m.SearchRequest
-    embedding_request = m.embedding_request(engine.model, engine.dim)
     page = {name: files("chunkwise.serve").joinpath("static", name).read_bytes() for name in (*STATIC, "index.html")}
 
     @app.exception_handler(AuthError)
@@ -106,28 +106,7 @@ def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY):
         found = await engine.call(engine.document, doc_id, groups) if _utf8(doc_id) else None
         return JSONResponse(found) if found is not None else JSONResponse(NOT_FOUND, status_code=404)
 
-    @app.post("/v1/embeddings", response_model=None,
-              responses={200: {"model": m.EmbeddingResponse}, **_errors(400, 401, 404, 413)}, tags=["openai"])
-    async def embeddings(body: embedding_request, request: Request) -> Any:
-        """OpenAI-compatible embeddings with the store's query model."""
-        auth.check_client(request.headers)
-        openai.check_request(engine.model, engine.dim, body.model, body.dimensions)
-        texts = [body.input] if isinstance(body.input, str) else list(body.input)
-
-        def run() -> dict:
-            counts = engine.count_tokens(texts)
-            openai.check_lengths(counts, engine.embedder.max_tokens, engine.model)
-            return openai.response(engine.embed(texts), counts, engine.model, body.encoding_format)
-
-        return JSONResponse(await engine.call(run))
-
-    @app.get("/v1/models", response_model=m.ModelList, responses=_errors(401), tags=["openai"])
-    async def models(request: Request) -> dict:
-        """The one model served (OpenAI's list format)."""
-        auth.check_client(request.headers)
-        data = [] if engine.model is None else [{"id": engine.model, "object": "model", "created": 0,
-                                                 "owned_by": "chunkwise"}]
-        return {"object": "list", "data": data}
+    app.include_router(v1.router(engine, auth, model_aliases))
 
     @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     async def index() -> Response:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, WithJsonSchema, ConfigDict, Field, StrictInt, create_model
 
 from chunkwise.api import DEFAULT_PASSAGE_BUDGET
 
@@ -134,25 +134,38 @@ class ErrorResponse(BaseModel):
     error: ErrorBody
 
 
+MAX_TOKEN_ID = 100276  # cl100k_base's largest id (tiktoken's max_token_value); tests hold both to tiktoken's
+UNDEFINED_TOKEN_IDS = (100256, *range(100261, 100276))  # ids below it that cl100k_base does not define
+MAX_INPUT_TOKENS = 8192  # token ids in one input, OpenAI's own limit
+
+
+def _integral(value):
+    """JSON Schema's integer includes ``7.0``; a bool is not a token id."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+TokenId = Annotated[StrictInt, BeforeValidator(_integral), Field(ge=0, le=MAX_TOKEN_ID),
+                    WithJsonSchema({"type": "integer", "minimum": 0, "maximum": MAX_TOKEN_ID,
+                                    "not": {"enum": list(UNDEFINED_TOKEN_IDS)}})]
+TokenIds = Annotated[list[TokenId], Field(min_length=1, max_length=MAX_INPUT_TOKENS)]
+
+
 class EmbeddingRequest(BaseModel):
-    """OpenAI's /v1/embeddings request. Token-id arrays are refused: ids of another tokenizer mean
-    nothing to this model."""
+    """OpenAI's /v1/embeddings request. ``input``: a string, a list of strings, one array of token
+    ids or a list of them. Token ids are cl100k_base's (what OpenAI's clients, LangChain's
+    ``OpenAIEmbeddings`` among them, send): the server decodes them to text and embeds that text with
+    its own model."""
 
     model_config = ConfigDict(extra="forbid")
 
-    input: Annotated[Text, Field(min_length=1)] | Annotated[
-        list[Annotated[Text, Field(min_length=1)]], Field(min_length=1, max_length=MAX_INPUTS)]
+    input: (Annotated[Text, Field(min_length=1)]
+            | Annotated[list[Annotated[Text, Field(min_length=1)]], Field(min_length=1, max_length=MAX_INPUTS)]
+            | TokenIds
+            | Annotated[list[TokenIds], Field(min_length=1, max_length=MAX_INPUTS)])
     model: Text
     encoding_format: Literal["float", "base64"] = "float"
-    dimensions: int | None = Field(None, ge=1)
+    dimensions: StrictInt | None = Field(None, ge=1)
     user: Text | None = None
-
-    @field_validator("input", mode="before")
-    @classmethod
-    def _no_token_ids(cls, value):
-        if isinstance(value, list) and any(isinstance(v, (int, list)) and not isinstance(v, bool) for v in value):
-            raise ValueError("token-id arrays are not supported: send the text itself")
-        return value
 
 
 def embedding_request(model: str | None, dim: int | None) -> type[EmbeddingRequest]:
@@ -160,7 +173,7 @@ def embedding_request(model: str | None, dim: int | None) -> type[EmbeddingReque
     if dim is None:
         return EmbeddingRequest
     return create_model("EmbeddingRequest", __base__=EmbeddingRequest, __doc__=EmbeddingRequest.__doc__,
-                        dimensions=(int | None, Field(None, ge=dim, le=dim, description=f"{model} gives {dim} only")))
+                        dimensions=(StrictInt | None, Field(None, ge=dim, le=dim, description=f"{model} gives {dim} only")))
 
 
 class Embedding(BaseModel):

@@ -62,7 +62,7 @@ def listen(host: str, port: int) -> socket.socket:
 def run(db: str, host: str = "127.0.0.1", port: int = 8080, *, trust_groups_header: bool = False,
         tokens: str | None = None, insecure_groups_in_body: bool = False, bm25: str = "fts5",
         generator_tokenizer: str | None = None, log_level: str = "info", max_body: int | None = None,
-        ready_json: bool = False, ranking: dict | None = None) -> int:
+        ready_json: bool = False, ranking: dict | None = None, model_aliases: tuple[str, ...] = ()) -> int:
     missing = [m for m in ("fastapi", "uvicorn") if importlib.util.find_spec(m) is None]
     if missing:
         raise DependencyError(f"chunkwise serve needs {' and '.join(missing)} (not installed); install with: "
@@ -73,11 +73,14 @@ def run(db: str, host: str = "127.0.0.1", port: int = 8080, *, trust_groups_head
     from chunkwise.serve.engine import Engine
 
     auth = policy(trust_groups_header, tokens, insecure_groups_in_body, host)
+    from chunkwise.serve.openai import check_aliases
+
+    model_aliases = check_aliases(model_aliases)
     engine = Engine(db, bm25=bm25, generator_tokenizer=generator_tokenizer, **(ranking or {}))
     try:
         sock = listen(host, port)
         engine.warm()
-        app = create_app(engine, auth, max_body=max_body or MAX_BODY)
+        app = create_app(engine, auth, max_body=max_body or MAX_BODY, model_aliases=model_aliases)
         bound = sock.getsockname()[1]
         shown = f"[{host}]" if ":" in host else host
         url = f"http://{shown}:{bound}"
