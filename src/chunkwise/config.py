@@ -54,6 +54,8 @@ class ChunkConfig:
     special_tokens: bool = False
     header: str = "none"
     title: str = ""
+    context_llm: str = ""  # URL#MODEL of a chat model that writes each chunk's context (enrich/llm_context.py)
+    context_tokens: int = 0  # of the cap, kept for that context (default 64 with context_llm)
     description: str = ""  # header "context": the document's one-line description (enrich/describe.py)
     separators: tuple[str, ...] | None = None
     window: int = 3
@@ -86,6 +88,17 @@ class ChunkConfig:
             raise ConfigError(f"unknown format {self.format!r}; choose one of: {', '.join(FORMATS)}")
         if not isinstance(self.size, int) or self.size < 1:
             raise ConfigError(f"size must be a positive integer, got {self.size!r}; try --size 256")
+        if not isinstance(self.context_tokens, int) or self.context_tokens < 0:
+            raise ConfigError(f"context_tokens must be >= 0, got {self.context_tokens!r}")
+        if self.context_llm:
+            from chunkwise.enrich.llm_context import ContextModel
+
+            ContextModel.parse(self.context_llm)
+            if self.context_tokens == 0:
+                object.__setattr__(self, "context_tokens", 64)
+            if self.context_tokens * 2 > self.size:
+                raise ConfigError(f"context_tokens {self.context_tokens} takes over half of size {self.size}; "
+                                  f"lower --context-tokens or raise --size")
         if not isinstance(self.overlap, int) or self.overlap < 0:
             raise ConfigError(f"overlap must be >= 0, got {self.overlap!r}; use --overlap 0 for none")
         if self.strategy == "sentence_window":
@@ -166,6 +179,8 @@ class ChunkConfig:
             del data["language"]
         if not self.description:  # set per document for header "context" only
             del data["description"]
+        if not self.context_llm and not self.context_tokens:  # opt-in: other fingerprints stay as they were
+            del data["context_llm"], data["context_tokens"]
         if not self.docx_comments:  # opt-in: stores built without it keep their fingerprint
             del data["docx_comments"]
         if self.strategy != "semantic":  # unused: leave every other strategy's fingerprint as it was

@@ -113,7 +113,7 @@ class BaseChunker:
         if key in self._header_cache:
             header, units = self._header_cache[key]
             return self.cap - self.sizer.overhead - units, header
-        room = self.cap - self.sizer.overhead
+        room = self.cap - self.sizer.overhead - self.config.context_tokens  # kept for an LLM-written context
         header = self.header_for(path, title)
         units = self.header_units(header)
         if header and units > room // 2 and ABOUT in header:

@@ -24,10 +24,20 @@ def _chunk_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", default="auto", choices=BACKENDS, help="tokenizer implementation")
     p.add_argument("--header", default="none", choices=HEADERS,
                    help="contextual header in the embedded text, counted in the cap")
+    _context_options(p, keep_store=False)
     p.add_argument("--window", type=int, default=3, help="sentences per window (sentence_window)")
     p.add_argument("--special-tokens", action="store_true", help="count [CLS]/[SEP] in every chunk")
     add_docx_comments(p, default=False)
     _semantic_options(p)
+
+
+def _context_options(p: argparse.ArgumentParser, keep_store: bool) -> None:
+    """``--context-llm``/``--context-tokens``; ``keep_store``: unset means the store's recorded choice."""
+    p.add_argument("--context-llm", default=None if keep_store else "", metavar="URL#MODEL",
+                   help="an OpenAI-compatible chat model writes each chunk's context into its embedded text "
+                        "(key from CHUNKWISE_CONTEXT_API_KEY; answers cached by content hash)")
+    p.add_argument("--context-tokens", type=int, default=None if keep_store else 0,
+                   help="of the cap, kept for that context (default 64 with --context-llm)")
 
 
 def _semantic_options(p: argparse.ArgumentParser) -> None:
@@ -41,7 +51,7 @@ def _semantic_options(p: argparse.ArgumentParser) -> None:
 
 _SEMANTIC_FLAGS = ("semantic_threshold", "semantic_percentile", "semantic_min_size", "semantic_embedder")
 _CHUNK_FLAGS = ("strategy", "size", "overlap", "unit", "tokenizer", "backend", "header", "window", "special_tokens",
-                "docx_comments", *_SEMANTIC_FLAGS)
+                "docx_comments", "context_llm", "context_tokens", *_SEMANTIC_FLAGS)
 _DEFAULTS = {"strategy": "auto"}
 
 
@@ -74,6 +84,7 @@ def _config(args: argparse.Namespace) -> ChunkConfig:
         strategy=args.strategy, size=args.size, overlap=args.overlap, unit=args.unit,
         tokenizer=args.tokenizer, backend=args.backend, header=args.header, window=args.window,
         special_tokens=args.special_tokens, docx_comments=args.docx_comments,
+        context_llm=args.context_llm, context_tokens=args.context_tokens,
         **{k: getattr(args, k) for k in _SEMANTIC_FLAGS if getattr(args, k, None) is not None},
     )
 
@@ -308,6 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--special-tokens", action="store_true", default=None)
     add_docx_comments(p, default=None)  # None: the store's recorded choice
     _semantic_options(p)
+    _context_options(p, keep_store=True)
     p.add_argument("--embedder", help="none, hashing, hashing-256, minilm, minilm-onnx, minilm-onnx-int8, openai:URL "
                                       "(default: the store's; new: hashing)")
     p.add_argument("--model", default=None,

@@ -128,6 +128,10 @@ class Preparer:
         ran = chunker.name if chunker.name == s.config.strategy else f"{s.config.strategy}>{chunker.name}"
         records = build_records(doc, chunks, chunker=s.config.fingerprint(), header_mode=s.config.header,
                                 embed_model=s.embed_model, now=s.now, access=access, strategy=ran)
+        if s.config.context_llm:  # the model reads only what every reader of each chunk may read
+            from chunkwise.enrich.llm_context import ContextModel, add_context
+
+            records = add_context(records, ContextModel.parse(s.config.context_llm), chunker.sizer, s.config.size)
         plan = None
         if s.late is not None:
             records, plan = _late_records(doc, chunks, records, access.regions, s.late)
