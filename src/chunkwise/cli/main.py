@@ -417,6 +417,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_serve_parser(sub)
 
+    from chunkwise.cli.pg import add_pg_parser
+
+    add_pg_parser(sub)
+
     from chunkwise.cli.mcp import add_mcp_parser
 
     add_mcp_parser(sub)
