@@ -114,6 +114,8 @@ class PgDatabases:
         name = "t_" + uuid.uuid4().hex[:16]
         with psycopg.connect(self.srv.get_uri(), autocommit=True) as admin:
             admin.execute(f"CREATE DATABASE {name} TEMPLATE chunkwise_template")
+            # raw reads in tests (tests/backends.py, rls.py) see a store's own schema first, as the store does
+            admin.execute(f"ALTER DATABASE {name} SET search_path = chunkwise, public")
         self.made.append(name)
         return self.srv.get_uri(name)
 

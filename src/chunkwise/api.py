@@ -28,6 +28,7 @@ from chunkwise.pipeline.write import IngestStats
 from chunkwise.planning import Plan, n_windows, plan, straddle_probability
 from chunkwise.quality import CheckReport
 from chunkwise.retrieve import Retriever, SearchResult
+from chunkwise.retrieve.filters import Filters
 from chunkwise.retrieve.fusion import Fusion
 from chunkwise.retrieve.passages import DEFAULT_PASSAGE_BUDGET
 from chunkwise.sandbox import Limits, default_workers
@@ -178,6 +179,14 @@ def visible_document(retriever, doc_id: str, groups):
     return _visible(retriever.store, doc_id, groups)
 
 
+def visible_documents(retriever, groups, *, after: str | None = None, limit: int = 100):
+    """The documents ``groups`` may see some record of, by doc_id after ``after``: (up to ``limit``
+    ``DocumentEntry``s, whether more follow). A hidden document is skipped exactly as an absent one."""
+    from chunkwise.retrieve.documents import visible_documents as _listing
+
+    return _listing(retriever.store, groups, after=after, limit=limit)
+
+
 def evaluate(golden: str | Path, docs: str | Path, configs=None, **settings: Any):
     """Evaluate chunk configs (default: one default ``ChunkConfig`` with hybrid retrieval) on a golden
     set; returns an ``Evaluation`` (``.to_dict()``, ``.report_data()``, ``.below(min_recall)``)."""
@@ -218,14 +227,14 @@ def text_doc_id(text: str) -> str:
 
 
 __all__ = [
-    "AccessTags", "FieldWeights", "Fusion", "BACKENDS", "DependencyError", "EXECUTORS", "make_executor", "DEFAULT_CONFIG", "DEFAULT_PASSAGE_BUDGET", "HEADERS", "STRATEGIES", "UNITS", "EvalSettings", "Evaluation",
+    "AccessTags", "FieldWeights", "Filters", "Fusion", "BACKENDS", "DependencyError", "EXECUTORS", "make_executor", "DEFAULT_CONFIG", "DEFAULT_PASSAGE_BUDGET", "HEADERS", "STRATEGIES", "UNITS", "EvalSettings", "Evaluation",
     "SEED_HEADERS", "SEED_MERGE",
     "SEED_OVERLAP", "SEED_OVERLAP_QUESTIONS", "expand_grid", "header_experiment", "load_acl_map", "load_grid",
     "merge_experiment", "overlap_sweep", "run_eval", "sampling_tolerance", "write_report",
     "Chunk", "ChunkConfig", "ChunkwiseError", "CheckReport", "ConfigError", "ConfigFile", "Document", "IngestStats",
     "InputError", "Limits", "Page", "Plan", "Retriever", "is_store_url", "store_missing", "SearchResult", "SourceFailure", "Unchanged",
     "attach_pages", "audit", "caller_groups", "check", "chunk_ids", "text_doc_id", "chunk_document",
-    "default_workers", "open_retriever", "visible_document", "chunk_file", "chunk_text", "evaluate", "for_document",
+    "default_workers", "open_retriever", "visible_document", "visible_documents", "chunk_file", "chunk_text", "evaluate", "for_document",
     "ingest", "iter_documents",
     "load_config", "load_document", "make_chunker", "make_embedder", "manifest", "n_windows", "normalised_view",
     "plan", "row_security", "search", "straddle_probability",

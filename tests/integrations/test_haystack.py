@@ -65,3 +65,44 @@ def test_missing_haystack_gives_the_install_hint(monkeypatch):
     monkeypatch.delitem(sys.modules, "chunkwise.integrations.haystack")
     with pytest.raises(ImportError, match=r"pip install 'chunkwise\[haystack\]'"):
         importlib.import_module("chunkwise.integrations.haystack")
+
+
+def test_retriever_top_k_filters_and_page_number_survive_serialisation(store):
+    r = ChunkwiseRetriever(db=str(store), groups=["sre", "finance"], top_k=1, mode="bm25",
+                           filters={"doc_ids": ["payroll.md"]})
+    data = r.to_dict()
+    assert data["init_parameters"]["top_k"] == 1 and data["init_parameters"]["filters"] == {"doc_ids": ["payroll.md"]}
+    clone = ChunkwiseRetriever.from_dict(data)
+    found = clone.run(query="rollback roll back")["documents"]
+    assert len(found) == 1 and found[0].meta["doc_id"] == "payroll.md" and "page_number" in found[0].meta
+    both = clone.run(query="rollback roll back", top_k=5, filters={})["documents"]  # run-time filters replace
+    assert {d.meta["doc_id"] for d in both} == {"runbook.md", "payroll.md"}
+    assert {d.meta["doc_id"] for d in clone.run(query="rollback roll back", top_k=5,
+                                                filters={"doc_ids": ["runbook.md"]})["documents"]} == {"runbook.md"}
+    with pytest.raises(api.ConfigError, match="unknown key"):
+        ChunkwiseRetriever(db=str(store), groups=["sre"], filters={"field": "meta.acl", "operator": "==", "value": "x"})
+    with pytest.raises(api.ConfigError, match="same setting"):
+        ChunkwiseRetriever(db=str(store), groups=["sre"], top_k=2, k=3)
+
+
+def test_splitter_maps_documentsplitter_keywords_and_round_trips():
+    s = ChunkwiseSplitter(split_by="word", split_length=40, split_overlap=5)
+    assert (s._engine.config.unit, s._engine.config.size, s._engine.config.overlap) == ("words", 40, 5)
+    again = ChunkwiseSplitter.from_dict(s.to_dict())
+    assert again.to_dict() == s.to_dict() and again._engine.config == s._engine.config
+    for bad, words in [({"split_by": "sentence"}, "split_by='word'"), ({"split_length": 9, "size": 9}, "twice"),
+                       ({"split_threshold": 3}, "split_threshold")]:
+        with pytest.raises(api.ConfigError, match=words):
+            ChunkwiseSplitter(**bad)
+
+
+def test_pages_from_form_feeds_and_the_header_in_the_embedded_content():
+    text = "# Manual\n\nPage one text about pumps.\f## Valves\n\nPage two text about valves.\fPage three."
+    docs = ChunkwiseSplitter(size=12, header="path").run([Document(content=text, meta={"file_path": "m.pdf"})])["documents"]
+    assert [d.meta["page_number"] for d in docs] == sorted(d.meta["page_number"] for d in docs)
+    assert docs[0].meta["page_number"] == 1 and docs[-1].meta["page_end"] == 3
+    for d in docs:
+        body = text[d.meta["start_index"]:d.meta["end_index"]]
+        assert d.meta["page_number"] == text.count("\f", 0, d.meta["start_index"]) + 1 <= d.meta["page_end"]
+        assert d.content == d.meta.get("header", "") + body
+    assert any(d.meta.get("header") for d in docs)

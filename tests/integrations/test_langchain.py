@@ -106,3 +106,28 @@ def test_missing_langchain_gives_the_install_hint(monkeypatch):
     monkeypatch.delitem(sys.modules, "chunkwise.integrations.langchain")
     with pytest.raises(ImportError, match=r"pip install 'chunkwise\[langchain\]'"):
         importlib.import_module("chunkwise.integrations.langchain")
+
+
+def test_langchain_keywords_map_and_what_cannot_map_is_refused():
+    s = ChunkwiseSplitter(chunk_size=100, chunk_overlap=10)
+    assert (s.config.size, s.config.overlap, s._chunk_size, s._chunk_overlap) == (100, 10, 100, 10)
+    r = ChunkwiseSplitter(chunk_size=50, separators=["\n\n", "\n", " ", ""])
+    assert r.config.strategy == "recursive" and r.config.separators == ("\n\n", "\n", " ", "")
+    assert ChunkwiseSplitter(chunk_size=50, add_start_index=True).config.size == 50
+    for bad, words in [({"length_function": len}, "unit="), ({"chunk_size": 10, "size": 10}, "twice"),
+                       ({"add_start_index": False}, "always"), ({"strip_whitespace": True}, "always"),
+                       ({"separators": ["\n"], "strategy": "structure"}, "recursive"), ({"chunk_sise": 5}, "not an option")]:
+        with pytest.raises(api.ConfigError, match=words):
+            ChunkwiseSplitter(**bad)
+
+
+@pytest.mark.parametrize("header", ["title", "path"])
+def test_the_configured_header_is_in_page_content_and_offsets_stay_exact(header):
+    text = open(ROOT / "examples" / "incident-runbook.md", encoding="utf-8").read()
+    s = ChunkwiseSplitter(chunk_size=64, header=header)
+    docs = s.create_documents([text], [{"source": "incident-runbook.md"}])
+    chunks = api.chunk_text(text, s.config)
+    assert [d.page_content for d in docs] == [c.embed_text for c in chunks] == s.split_text(text)
+    for d in docs:
+        assert d.page_content == d.metadata.get("header", "") + text[d.metadata["start_index"]:d.metadata["end_index"]]
+    assert any("header" in d.metadata for d in docs)

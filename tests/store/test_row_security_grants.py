@@ -19,11 +19,11 @@ MODES = ("bm25", "dense", "hybrid", "auto")
 
 
 def _grant_select_by_hand(url: str, role: str) -> None:
-    """What a DBA does without pg-secure: SELECT on every table of the schema."""
+    """What a DBA does without pg-secure: SELECT on every table of the store's schema."""
     with psycopg.connect(url, autocommit=True) as con:
         who = sql.Identifier(role)
-        con.execute(sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(who))
-        con.execute(sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA public TO {}").format(who))
+        con.execute(sql.SQL("GRANT USAGE ON SCHEMA chunkwise TO {}").format(who))
+        con.execute(sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA chunkwise TO {}").format(who))
 
 
 def _results(url: str) -> list:

@@ -429,6 +429,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_serve_parser(sub)
 
+    from chunkwise.cli.pg import add_pg_parser
+
+    add_pg_parser(sub)
+
+    from chunkwise.cli.mcp import add_mcp_parser
+
+    add_mcp_parser(sub)
+
     from chunkwise.cli.secure import add_secure_parser
 
     add_secure_parser(sub)

@@ -3,6 +3,7 @@
 with the caller's groups. Imports only ``chunkwise.api`` (and the standard library)."""
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,10 +114,10 @@ def groups_of(groups) -> tuple[str, ...]:
 class Searcher:
     """A store path and the caller's groups -> search results. SQLite connections belong to the
     thread that opened them, so each thread gets its own Retriever (frameworks run sync retrievers
-    in worker threads for their async calls)."""
+    in worker threads for their async calls). Picklable: a copy reopens the store on first use."""
 
     def __init__(self, db: str | Path, groups, *, k: int = 5, mode: str = "auto", expand: str = "none",
-                 budget: int | None = None, bm25: str = "fts5", embedder: str = "auto") -> None:
+                 budget: int | None = None, bm25: str = "fts5", embedder: str = "auto", filters=None) -> None:
         if mode not in MODES or expand not in EXPANSIONS:
             raise api.ConfigError(f"mode must be one of {', '.join(MODES)} and expand one of {', '.join(EXPANSIONS)}; "
                                   f"got mode={mode!r}, expand={expand!r}")
@@ -124,10 +125,18 @@ class Searcher:
             raise api.ConfigError(f"no chunkwise store at {db}; create it with: chunkwise ingest PATH --db {db}")
         self.db = str(db)
         self.groups = groups_of(groups)
-        self.options = {"k": k, "mode": mode, "expand": expand, "budget": budget}
+        self.options = {"k": check_k(k), "mode": mode, "expand": expand, "budget": budget,
+                        "filters": filters_of(filters)}
         self.open_options = {"bm25": bm25, "embedder": embedder}
         self._local = threading.local()
         self.retriever()  # fail now on a bad store or embedder, not on the first query
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_local"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._local = threading.local()
 
     def retriever(self):
         r = getattr(self._local, "retriever", None)
@@ -135,8 +144,15 @@ class Searcher:
             r = self._local.retriever = api.open_retriever(self.db, **self.open_options)
         return r
 
-    def search(self, query: str):
-        return self.retriever().search(query, self.groups, **self.options)
+    def search(self, query: str, **overrides):
+        """Search with the options given at construction, ``overrides`` (k, mode, expand, budget,
+        filters) replacing them for this call; the groups are never an override."""
+        unknown = sorted(set(overrides) - set(self.options))
+        if unknown:
+            raise api.ConfigError(f"unknown search option(s) {', '.join(unknown)}; use: {', '.join(self.options)}")
+        options = {**self.options, **{k: v for k, v in overrides.items() if v is not None}}
+        options["k"], options["filters"] = check_k(options["k"]), filters_of(options["filters"])
+        return self.retriever().search(query, self.groups, **options)
 
     def close(self) -> None:
         """Close this thread's store connection; other threads' close when their threads end."""
@@ -144,6 +160,32 @@ class Searcher:
         if r is not None:
             r.close()
         self._local = threading.local()
+
+
+def check_k(k) -> int:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise api.ConfigError(f"k (the number of passages) must be a whole number of at least 1, got {k!r}")
+    return k
+
+
+FILTER_KEYS = ("doc_ids", "source_prefix", "file_types", "updated_after", "updated_before")
+
+
+def filters_of(value) -> "api.Filters | None":
+    """``None``, an ``api.Filters`` or a dict with its fields (lists for ``doc_ids``/``file_types``)."""
+    if value is None or isinstance(value, api.Filters):
+        return value
+    if not isinstance(value, dict):
+        raise api.ConfigError(f"filters: a dict with keys {', '.join(FILTER_KEYS)}, got {type(value).__name__}")
+    unknown = sorted(set(value) - set(FILTER_KEYS))
+    if unknown:
+        raise api.ConfigError(f"filters: unknown key(s) {', '.join(map(str, unknown))}; chunkwise filters by "
+                              f"{', '.join(FILTER_KEYS)} (access groups are never a filter: they are the retriever's)")
+    data = dict(value)
+    for key in ("doc_ids", "file_types"):
+        if key in data and isinstance(data[key], (list, tuple)):
+            data[key] = tuple(data[key])
+    return api.Filters(**data)
 
 
 def passage_metadata(p, rank: int) -> dict[str, Any]:
@@ -154,3 +196,36 @@ def passage_metadata(p, rank: int) -> dict[str, Any]:
             "page": p.page, "score": p.score, "rank": rank, "expanded_from": list(p.expanded_from),
             "version": p.version, "updated_at": p.updated_at, "versions": [v.doc_id for v in p.versions],
             "superseded_by": list(p.superseded_by)}
+
+
+HEADING_SEPARATOR = " > "
+
+
+def flat_metadata(meta: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` with every value a scalar (str, int, float, bool or None), for vector stores that
+    take flat metadata only: a heading path becomes one string joined with `` > ``, other lists
+    comma-joined strings; ``page_number`` repeats ``page``."""
+    out: dict[str, Any] = {}
+    for key, value in meta.items():
+        if isinstance(value, (list, tuple)):
+            sep = HEADING_SEPARATOR if key == "heading_path" else ","
+            value = sep.join(str(v) for v in value)
+        elif isinstance(value, dict):
+            value = json.dumps(value, ensure_ascii=False, sort_keys=True)
+        out[key] = value
+    if "page" in out:
+        out["page_number"] = out["page"]
+    return out
+
+
+def citation(source: str, heading_path: Sequence[str], page: int | None) -> str:
+    """One line that says where a passage is from: ``runbook.md > Deploys > Rolling back, p. 3``."""
+    line = HEADING_SEPARATOR.join([source or "(unnamed)", *heading_path])
+    return line if page is None else f"{line}, p. {page}"
+
+
+def embed_header(text: str, embed_text: str) -> str:
+    """The contextual header chunkwise put before ``text`` in the embedded text ("" when none)."""
+    if embed_text == text or not embed_text.endswith(text):
+        return ""
+    return embed_text[:len(embed_text) - len(text)]

@@ -3,14 +3,18 @@
 The splitter sets explicit Document ids (the chunk ids ``chunkwise ingest`` gives, stable across
 runs) and exact offsets, in both Haystack's own meta names (``source_id``, ``split_id``,
 ``split_idx_start``, ``page_number``) and chunkwise's (``start_index``, ``end_index``,
-``heading_path``, ``chunk_id``...). Needs ``pip install 'chunkwise[haystack]'``.
+``heading_path``, ``chunk_id``...). Pages: a format's own pages, else, for text with form feeds
+(what ``PyPDFToDocument`` makes: one ``\f`` between pages), the page the chunk starts on. The
+retriever's meta carries ``page_number`` too. Needs ``pip install 'chunkwise[haystack]'``.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from chunkwise import api
-from chunkwise.integrations._common import Engine, Searcher, chunk_config, declared_id, install_hint, passage_metadata
+from chunkwise.integrations._common import (Engine, Searcher, chunk_config, declared_id, embed_header, filters_of,
+                                            install_hint, passage_metadata)
+from chunkwise.integrations.keywords import chunk_options
 
 try:
     from haystack import Document, component, default_from_dict, default_to_dict
@@ -25,7 +29,10 @@ class ChunkwiseSplitter:
     """Splits Documents with the options of ``chunkwise chunk``::
 
         ChunkwiseSplitter(strategy="auto", size=254, header="path")
+        ChunkwiseSplitter(split_by="word", split_length=200, split_overlap=20)  # DocumentSplitter's keywords
 
+    With a contextual ``header`` configured, a chunk's ``content`` is what chunkwise embeds (the
+    header, also in ``meta["header"]``, then the text): Haystack's embedders embed ``content``.
     A document's chunk ids come from its meta ``doc_id``/``source``/``file_path``, else its Haystack id
     (a hash of its content). Documents without text are passed over (Haystack's splitters refuse
     ``content=None``; an empty text gives no chunks).
@@ -33,7 +40,7 @@ class ChunkwiseSplitter:
 
     def __init__(self, **options: Any) -> None:
         self.options = dict(options)
-        self._engine = Engine(chunk_config(None, self.options))
+        self._engine = Engine(chunk_config(None, chunk_options("haystack", self.options)))
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(self, **self.options)
@@ -51,12 +58,19 @@ class ChunkwiseSplitter:
             if doc.content is None:
                 continue
             source_id = declared_id(doc.meta) or doc.id
+            paged = "\f" in doc.content
             for p in self._engine.split_text(doc.content, source_id):
                 meta = {**doc.meta, **p.metadata(), "source_id": doc.id, "split_id": p.index,
                         "split_idx_start": p.start}
-                if p.page is not None:
+                if p.page is None and paged:
+                    meta["page"] = meta["page_number"] = doc.content.count("\f", 0, p.start) + 1
+                    meta["page_end"] = doc.content.count("\f", 0, max(p.start, p.end - 1)) + 1
+                elif p.page is not None:
                     meta["page_number"] = p.page
-                out.append(Document(id=p.chunk_id, content=p.text, meta=meta))
+                header = embed_header(p.text, p.embed_text)
+                if header:
+                    meta["header"] = header
+                out.append(Document(id=p.chunk_id, content=p.embed_text if header else p.text, meta=meta))
         return {"documents": out}
 
 
@@ -64,25 +78,26 @@ class ChunkwiseSplitter:
 class ChunkwiseRetriever:
     """Searches a chunkwise store for one caller's groups (the filter runs inside the query)::
 
-        ChunkwiseRetriever(db="index.db", groups=["sre"], k=5, mode="hybrid")
+        ChunkwiseRetriever(db="index.db", groups=["sre"], top_k=5, mode="hybrid", filters={"file_types": ["md"]})
 
-    ``run(query, top_k=None)`` returns ``{"documents": [...]}``: one Document per passage, with its
-    score and citation meta (``source``, ``heading_path``, ``page``, ``start_index``/``end_index``).
+    ``run(query, top_k=None, filters=None)`` returns ``{"documents": [...]}``: one Document per
+    passage, with its score and citation meta (``source``, ``heading_path``, ``page_number``,
+    ``start_index``/``end_index``). ``filters`` are chunkwise's (doc_ids, source_prefix, file_types,
+    updated_after, updated_before); at run time they replace the ones given at construction. The
+    groups are fixed at construction. ``k`` is accepted for ``top_k``.
     """
 
-    def __init__(self, db: str, groups: list[str], k: int = 5, mode: str = "auto", expand: str = "none",
-                 budget: int | None = None, bm25: str = "fts5", embedder: str = "auto") -> None:
+    def __init__(self, db: str, groups: list[str], top_k: int | None = None, mode: str = "auto", expand: str = "none",
+                 budget: int | None = None, bm25: str = "fts5", embedder: str = "auto", filters: dict | None = None,
+                 k: int | None = None) -> None:
+        if k is not None and top_k is not None and k != top_k:
+            raise api.ConfigError(f"top_k={top_k} and k={k} name the same setting; pass one")
+        filters_of(filters)  # a bad filter fails here, not on the first query
         self.params = {"db": str(db), "groups": list(groups.split(",") if isinstance(groups, str) else groups),
-                       "k": k, "mode": mode, "expand": expand, "budget": budget, "bm25": bm25, "embedder": embedder}
-        self._searchers: dict[int, Searcher] = {}
-        self._searcher(k)  # fail at construction on a bad store, groups or option
-
-    def _searcher(self, k: int) -> Searcher:
-        if k not in self._searchers:
-            p = dict(self.params)
-            p["k"] = k
-            self._searchers[k] = Searcher(p.pop("db"), p.pop("groups"), **p)
-        return self._searchers[k]
+                       "top_k": top_k or k or 5, "mode": mode, "expand": expand, "budget": budget, "bm25": bm25,
+                       "embedder": embedder, "filters": filters}
+        p = dict(self.params)
+        self._searcher = Searcher(p.pop("db"), p.pop("groups"), k=p.pop("top_k"), **p)
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(self, **self.params)
@@ -92,12 +107,14 @@ class ChunkwiseRetriever:
         return default_from_dict(cls, data)
 
     @component.output_types(documents=list[Document])
-    def run(self, query: str, top_k: int | None = None) -> dict[str, list[Document]]:
-        result = self._searcher(self.params["k"] if top_k is None else top_k).search(query)
-        return {"documents": [Document(id=p.chunk_ids[0], content=p.text, score=p.score,
-                                       meta=passage_metadata(p, rank))
-                              for rank, p in enumerate(result.passages, start=1)]}
+    def run(self, query: str, top_k: int | None = None, filters: dict | None = None) -> dict[str, list[Document]]:
+        result = self._searcher.search(query, k=top_k, filters=filters)
+        out = []
+        for rank, p in enumerate(result.passages, start=1):
+            meta = passage_metadata(p, rank)
+            meta["page_number"] = meta["page"]
+            out.append(Document(id=p.chunk_ids[0], content=p.text, score=p.score, meta=meta))
+        return {"documents": out}
 
     def close(self) -> None:
-        for s in self._searchers.values():
-            s.close()
+        self._searcher.close()

@@ -12,18 +12,21 @@ import copy
 from typing import Any, Iterable
 
 from chunkwise import api
-from chunkwise.integrations._common import Engine, Searcher, chunk_config, declared_id, install_hint, passage_metadata
+from chunkwise.integrations._common import (Engine, Searcher, chunk_config, declared_id, embed_header, install_hint,
+                                            passage_metadata)
+from chunkwise.integrations.keywords import chunk_options
 
 try:
     from langchain_core.callbacks import CallbackManagerForRetrieverRun
     from langchain_core.documents import Document
+    from langchain_core.embeddings import Embeddings
     from langchain_core.retrievers import BaseRetriever
     from langchain_text_splitters import TextSplitter
     from pydantic import PrivateAttr
 except ImportError as exc:  # pragma: no cover - exercised by the install-hint test
     raise install_hint("langchain", "langchain-core and langchain-text-splitters", exc) from exc
 
-__all__ = ["ChunkwiseRetriever", "ChunkwiseSplitter"]
+__all__ = ["ChunkwiseEmbeddings", "ChunkwiseRetriever", "ChunkwiseSplitter"]
 
 
 class ChunkwiseSplitter(TextSplitter):
@@ -31,15 +34,23 @@ class ChunkwiseSplitter(TextSplitter):
 
         ChunkwiseSplitter(strategy="auto", size=254, unit="tokens", tokenizer="minilm", header="path")
 
+    LangChain's own keywords map onto them: ``chunk_size`` -> ``size``, ``chunk_overlap`` ->
+    ``overlap``, ``separators`` -> ``separators`` of the recursive strategy; one that cannot map
+    (``length_function``) is a ConfigError saying what to pass instead.
+
     Every Document it makes carries ``metadata``: ``start_index``/``end_index`` (exact offsets into
     the text it was split from), ``heading_path``, ``page``/``page_end`` (files, or kept from the
     input's metadata), ``chunk_id``, ``chunk_index``, ``doc_id``, ``size`` (in the cap's units),
     ``needs_review``; and ``id`` = ``chunk_id``. A document's id is its ``id``, else its metadata's
     ``source``, else a hash of its text, so re-splitting the same document gives the same ids.
+
+    With a contextual ``header`` configured, ``page_content`` is what chunkwise embeds: the header
+    (also in ``metadata["header"]``), then the chunk's text, which is
+    ``text[start_index:end_index]``; a vector store embedding ``page_content`` embeds the header.
     """
 
     def __init__(self, config: api.ChunkConfig | None = None, **options: Any) -> None:
-        self._config = chunk_config(config, options)
+        self._config = chunk_config(config, chunk_options("langchain", options))
         self._engine = Engine(self._config)
         super().__init__(chunk_size=self._config.size, chunk_overlap=self._config.overlap,
                          add_start_index=True, strip_whitespace=False)
@@ -49,7 +60,7 @@ class ChunkwiseSplitter(TextSplitter):
         return self._config
 
     def split_text(self, text: str) -> list[str]:
-        return [p.text for p in self._engine.split_text(text)]
+        return [p.embed_text for p in self._engine.split_text(text)]
 
     def create_documents(self, texts: list[str], metadatas: list[dict] | None = None,
                          ids: list[str | None] | None = None) -> list[Document]:
@@ -66,7 +77,7 @@ class ChunkwiseSplitter(TextSplitter):
                 if fields["page"] is None and "page" in data:  # e.g. one Document per PDF page
                     del fields["page"], fields["page_end"]
                 data.update(fields)
-                out.append(Document(page_content=piece.text, metadata=data, id=piece.chunk_id))
+                out.append(_document(piece, data))
         return out
 
     def split_documents(self, documents: Iterable[Document]) -> list[Document]:
@@ -78,19 +89,31 @@ class ChunkwiseSplitter(TextSplitter):
         """Any file chunkwise reads (Markdown, text, HTML, PDF, DOCX): pages and heading paths from the
         format itself; offsets point into its extracted text (``metadata["source"]`` = its path)."""
         doc, pieces = self._engine.split_file(path)
-        return [Document(page_content=p.text, id=p.chunk_id, metadata={"source": doc.source, **p.metadata()})
-                for p in pieces]
+        return [_document(p, {"source": doc.source, **p.metadata()}) for p in pieces]
+
+
+def _document(piece, metadata: dict) -> Document:
+    """The Document of one piece: its embedded text (the header, when one is configured, then the text)."""
+    header = embed_header(piece.text, piece.embed_text)
+    if header:
+        metadata["header"] = header
+    return Document(page_content=piece.embed_text if header else piece.text, metadata=metadata, id=piece.chunk_id)
 
 
 class ChunkwiseRetriever(BaseRetriever):
     """A LangChain retriever over a chunkwise store, for one caller's groups::
 
         ChunkwiseRetriever(db="index.db", groups=["sre"], k=5, mode="hybrid", expand="neighbours")
+        retriever.invoke("how do I roll back?", k=3, filters={"file_types": ["md"]})
 
     The permission filter runs inside the query, before ranking, exactly as ``chunkwise search``:
     a passage the groups may not read is never returned. Each Document is one passage (merged hits,
     or a hit grown by expansion) with its citation in ``metadata``: ``source``, ``heading_path``,
-    ``page``, ``start_index``/``end_index``, ``chunk_ids``, ``score``, ``rank``.
+    ``page``, ``start_index``/``end_index``, ``chunk_ids``, ``score``, ``rank``. ``k``, ``mode``,
+    ``expand``, ``budget`` and ``filters`` (doc_ids, source_prefix, file_types, updated_after,
+    updated_before) are read at each call, so changing the attribute or passing ``k=``/``filters=``
+    to ``invoke`` applies; the groups are fixed at construction. The retriever pickles (the copy
+    reopens the store).
     """
 
     db: str
@@ -101,6 +124,7 @@ class ChunkwiseRetriever(BaseRetriever):
     budget: int | None = None
     bm25: str = "fts5"
     embedder: str = "auto"
+    filters: dict | None = None
     _searcher: Searcher = PrivateAttr()
 
     def __init__(self, **data: Any) -> None:
@@ -110,12 +134,43 @@ class ChunkwiseRetriever(BaseRetriever):
             data["db"] = str(data["db"])
         super().__init__(**data)
         self._searcher = Searcher(self.db, self.groups, k=self.k, mode=self.mode, expand=self.expand,
-                                  budget=self.budget, bm25=self.bm25, embedder=self.embedder)
+                                  budget=self.budget, bm25=self.bm25, embedder=self.embedder, filters=self.filters)
 
-    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
-        result = self._searcher.search(query)
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
+                                **kwargs: Any) -> list[Document]:
+        options = {"k": self.k, "mode": self.mode, "expand": self.expand, "budget": self.budget,
+                   "filters": self.filters or {}, **kwargs}
+        result = self._searcher.search(query, **options)
         return [Document(page_content=p.text, id=p.chunk_ids[0], metadata=passage_metadata(p, rank))
                 for rank, p in enumerate(result.passages, start=1)]
 
     def close(self) -> None:
         self._searcher.close()
+
+
+class ChunkwiseEmbeddings(Embeddings):
+    """LangChain ``Embeddings`` with a chunkwise embedder (the vectors ``chunkwise ingest`` stores)::
+
+        ChunkwiseEmbeddings("minilm")  # or "hashing", "minilm-onnx", "openai:URL" with model=
+
+    Queries and documents are embedded alike (chunkwise's models are symmetric). The model loads on
+    first use; a text over the model's token limit raises unless ``allow_truncation=True``.
+    """
+
+    def __init__(self, embedder: str = "minilm", *, model: str | None = None, batch_size: int | None = None,
+                 allow_truncation: bool = False) -> None:
+        made = api.make_embedder(embedder, batch_size=batch_size, allow_truncation=allow_truncation, model=model)
+        if made is None:
+            raise api.ConfigError(f"embedder {embedder!r} makes no vectors; name one that does (minilm, hashing, ...)")
+        self._embedder = made
+
+    @property
+    def name(self) -> str:
+        """``model@version``: the name stores record with every vector."""
+        return self._embedder.name
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self._embedder.embed(list(texts)) if texts else []
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._embedder.embed([text])[0]

@@ -5,6 +5,12 @@ Why override LlamaIndex's post-processing: it re-finds every node in its documen
 ``start_char_idx``/``end_char_idx`` are chunkwise's own offsets (``document.text[start:end] ==
 node.text``), node ids are the chunk ids ``chunkwise ingest`` gives (stable across runs), and
 SOURCE / PREVIOUS / NEXT relationships are set. Needs ``pip install 'chunkwise[llamaindex]'``.
+
+Metadata is flat (scalars only, what flat-metadata vector stores take): the heading path is one
+string joined with `` > ``, lists are comma-joined, ``page_number`` is set. What a node gives an
+embedder (``MetadataMode.EMBED``) is exactly what chunkwise embeds: the configured contextual header
+(``header=``), then the text; what it gives an LLM (``MetadataMode.LLM``) is its citation line
+(source, heading path, page), then the text.
 """
 from __future__ import annotations
 
@@ -12,7 +18,9 @@ import uuid
 from typing import Any, Dict, List, Sequence
 
 from chunkwise import api
-from chunkwise.integrations._common import Engine, Searcher, chunk_config, declared_id, install_hint, passage_metadata
+from chunkwise.integrations._common import (Engine, Searcher, chunk_config, citation, declared_id, embed_header,
+                                            flat_metadata, install_hint, passage_metadata)
+from chunkwise.integrations.keywords import chunk_options
 
 try:
     from llama_index.core.node_parser.interface import NodeParser
@@ -25,9 +33,23 @@ except ImportError as exc:  # pragma: no cover - exercised by the install-hint t
 
 __all__ = ["ChunkwiseNodeParser", "ChunkwiseRetriever"]
 
-# Citation fields: kept on the node, but not prepended to the text an embedder or an LLM reads.
-_OWN_KEYS = ["chunk_id", "chunk_ids", "doc_id", "chunk_index", "start_index", "end_index", "heading_path", "page",
-             "page_end", "size", "needs_review", "score", "rank", "expanded_from", "source"]
+EMBED_KEY, LLM_KEY = "header", "citation"  # the only metadata an embedder / an LLM reads
+
+
+def make_node(node_id: str, text: str, start: int, end: int, metadata: dict[str, Any], header: str = "") -> TextNode:
+    """A TextNode with flat metadata whose EMBED content is ``header + text`` (chunkwise's embedded
+    text) and whose LLM content is its citation line, then the text."""
+    meta = flat_metadata(metadata)
+    heading = [h for h in str(meta.get("heading_path") or "").split(" > ") if h]
+    source = str(meta.get("source") or meta.get("file_path") or meta.get("file_name") or meta.get("doc_id") or "")
+    meta[LLM_KEY] = citation(source, heading, meta.get("page"))
+    if header:
+        meta[EMBED_KEY] = header.rstrip()
+    separator = header[len(header.rstrip()):] or "\n"
+    return TextNode(id_=node_id, text=text, start_char_idx=start, end_char_idx=end, metadata=meta,
+                    excluded_embed_metadata_keys=[k for k in meta if k != EMBED_KEY],
+                    excluded_llm_metadata_keys=[k for k in meta if k != LLM_KEY],
+                    metadata_template="{value}", text_template="{metadata_str}" + separator + "{content}")
 
 
 def _stable_doc_id(node: BaseNode) -> str | None:
@@ -43,6 +65,7 @@ class ChunkwiseNodeParser(NodeParser):
     """A LlamaIndex NodeParser taking the options of ``chunkwise chunk``::
 
         ChunkwiseNodeParser.from_options(strategy="auto", size=254, header="path")
+        ChunkwiseNodeParser(chunk_size=254, chunk_overlap=20)  # LlamaIndex's keywords map onto them
 
     A document's chunk ids come from its ``id_`` (when set by the caller, not a random uuid4), else
     its metadata's ``file_path``/``source``, else a hash of its text.
@@ -52,8 +75,9 @@ class ChunkwiseNodeParser(NodeParser):
     _engine: Engine = PrivateAttr()
 
     def __init__(self, config: api.ChunkConfig | None = None, **data: Any) -> None:
+        own = {k: data.pop(k) for k in list(data) if k not in type(self).model_fields}
         super().__init__(**data)
-        cfg = chunk_config(config, self.chunk_options)
+        cfg = chunk_config(config, chunk_options("llamaindex", {**self.chunk_options, **own}))
         self.chunk_options = {k: v for k, v in vars(cfg).items() if k != "extra"}
         self._engine = Engine(cfg)
 
@@ -77,9 +101,7 @@ class ChunkwiseNodeParser(NodeParser):
             made = []
             for p in pieces:
                 meta = {**(parent.metadata if self.include_metadata else {}), **p.metadata()}
-                node = TextNode(id_=p.chunk_id, text=p.text, start_char_idx=p.start, end_char_idx=p.end,
-                                metadata=meta, excluded_embed_metadata_keys=list(_OWN_KEYS),
-                                excluded_llm_metadata_keys=list(_OWN_KEYS))
+                node = make_node(p.chunk_id, p.text, p.start, p.end, meta, embed_header(p.text, p.embed_text))
                 node.relationships[NodeRelationship.SOURCE] = parent.as_related_node_info()
                 made.append(node)
             if self.include_prev_next_rel:
@@ -96,27 +118,32 @@ class ChunkwiseNodeParser(NodeParser):
 class ChunkwiseRetriever(BaseRetriever):
     """A LlamaIndex retriever over a chunkwise store, for one caller's groups::
 
-        ChunkwiseRetriever("index.db", groups=["sre"], k=5, mode="hybrid")
+        ChunkwiseRetriever("index.db", groups=["sre"], similarity_top_k=5, mode="hybrid",
+                           filters={"file_types": ["md"]})
 
     The permission filter runs inside the query, before ranking. Each result is a TextNode (id = the
-    passage's first chunk id, exact offsets, citation metadata) with the ranker's score.
+    passage's first chunk id, exact offsets, flat citation metadata, its citation line in what an
+    LLM reads) with the ranker's score. ``similarity_top_k`` (``k`` is the same) and ``filters``
+    (doc_ids, source_prefix, file_types, updated_after, updated_before) are read at each retrieval,
+    so setting the attribute applies; the groups are fixed at construction.
     """
 
-    def __init__(self, db, groups, *, k: int = 5, mode: str = "auto", expand: str = "none", budget: int | None = None,
-                 bm25: str = "fts5", embedder: str = "auto", **kwargs: Any) -> None:
-        self._searcher = Searcher(db, groups, k=k, mode=mode, expand=expand, budget=budget, bm25=bm25,
-                                  embedder=embedder)
+    def __init__(self, db, groups, *, similarity_top_k: int | None = None, k: int | None = None, mode: str = "auto",
+                 expand: str = "none", budget: int | None = None, bm25: str = "fts5", embedder: str = "auto",
+                 filters: dict | None = None, **kwargs: Any) -> None:
+        if similarity_top_k is not None and k is not None and similarity_top_k != k:
+            raise api.ConfigError(f"similarity_top_k={similarity_top_k} and k={k} name the same setting; pass one")
+        self.similarity_top_k = similarity_top_k or k or 5
+        self.filters = filters
+        self._searcher = Searcher(db, groups, k=self.similarity_top_k, mode=mode, expand=expand, budget=budget,
+                                  bm25=bm25, embedder=embedder, filters=filters)
         super().__init__(**kwargs)
 
     def _retrieve(self, query_bundle: QueryBundle) -> List[NodeWithScore]:
-        result = self._searcher.search(query_bundle.query_str)
-        out = []
-        for rank, p in enumerate(result.passages, start=1):
-            node = TextNode(id_=p.chunk_ids[0], text=p.text, start_char_idx=p.start_char, end_char_idx=p.end_char,
-                            metadata=passage_metadata(p, rank), excluded_embed_metadata_keys=list(_OWN_KEYS),
-                            excluded_llm_metadata_keys=list(_OWN_KEYS))
-            out.append(NodeWithScore(node=node, score=p.score))
-        return out
+        result = self._searcher.search(query_bundle.query_str, k=self.similarity_top_k, filters=self.filters or {})
+        return [NodeWithScore(node=make_node(p.chunk_ids[0], p.text, p.start_char, p.end_char, passage_metadata(p, rank)),
+                              score=p.score)
+                for rank, p in enumerate(result.passages, start=1)]
 
     def close(self) -> None:
         self._searcher.close()

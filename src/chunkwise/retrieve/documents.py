@@ -47,3 +47,35 @@ def visible_document(store, doc_id: str, groups) -> VisibleDocument | None:
     first = records[0]
     return VisibleDocument(doc_id, first.get("source_uri", ""), first.get("title", ""),
                            first.get("source_version", ""), tuple(records))
+
+
+@dataclass(frozen=True)
+class DocumentEntry:
+    """A document in a caller's listing: fields from its first permitted record only."""
+
+    doc_id: str
+    source_uri: str
+    title: str
+    chunks: int  # the records the caller may see (never the document's total)
+
+
+def visible_documents(store, groups, *, after: str | None = None, limit: int = 100) -> tuple[list[DocumentEntry], bool]:
+    """The documents ``groups`` may see at least one record of, by doc_id, starting after ``after``
+    (a doc_id the caller was given, or None): up to ``limit`` of them, and whether more follow.
+    Hidden documents are skipped as if absent: nothing in the answer depends on them."""
+    groups = check_groups(groups)
+    out: list[DocumentEntry] = []
+    as_caller = getattr(store, "as_caller", None)
+    with as_caller(groups) if as_caller else nullcontext():
+        for row in sorted(store.documents(), key=lambda r: r.doc_id):  # code point order on every backend
+            if after is not None and row.doc_id <= after:
+                continue
+            seen = [c for c in store.document_chunks(row.doc_id) if permitted(c.acl, c.quality, groups)]
+            if not seen:
+                continue
+            if len(out) == limit:
+                return out, True
+            first = seen[0].record
+            out.append(DocumentEntry(row.doc_id, first.get("source_uri") or seen[0].source_uri,
+                                     first.get("title") or "", len(seen)))
+    return out, False

@@ -22,6 +22,7 @@ from chunkwise.access import permitted
 from chunkwise.errors import ConfigError
 from chunkwise.lexical import FieldWeights
 from chunkwise.retrieve.assembly import assemble_hits, assemble_ranked
+from chunkwise.retrieve.filters import Filters
 from chunkwise.retrieve.fts import FTSRanker
 from chunkwise.retrieve.fusion import Fusion
 from chunkwise.retrieve.server import ServerBM25, dense_rank
@@ -229,7 +230,7 @@ class Retriever:
     def search(self, query: str, groups, *, k: int = 5, mode: str = "auto", expand: str = "none",
                budget: int | None = None, overfetch: int = 3,
                passage_budget: int | None = DEFAULT_PASSAGE_BUDGET, versions: str = "auto",
-               granularity: str = "passage") -> SearchResult:
+               granularity: str = "passage", filters: Filters | None = None) -> SearchResult:
         """Rank ``k x overfetch`` hits (more when they make fewer than ``k`` passages), then
         assemble them (retrieve/assembly.py). ``versions``: "auto" (default) serves the latest
         version of a document the caller may see unless the query names a version, a year or an
@@ -237,7 +238,8 @@ class Retriever:
         (each saying which newer ones exist); identical passages of several documents come back
         once, listing the others (retrieve/versions.py), before assembly. ``granularity="page"``
         makes each result a page of a paged document (with ``expand="neighbours"``: with the pages
-        either side), cut around its best chunk when over the budget."""
+        either side), cut around its best chunk when over the budget. ``filters`` (retrieve/filters.py)
+        narrow the permitted hits before assembly; they never widen what ``groups`` may see."""
         groups = check_groups(groups)
         if versions not in VERSIONS:
             raise ConfigError(f"unknown versions choice {versions!r}; use one of: {', '.join(VERSIONS)}")
@@ -257,7 +259,10 @@ class Retriever:
 
         def fetch(n: int):
             ranked = self.rank(query, groups, n, mode)
-            hits = self.resolve_versions(self.hits(ranked, groups), groups,
+            hits = self.hits(ranked, groups)
+            if filters is not None and not filters.empty:
+                hits = [h for h in hits if filters.accepts(h)]
+            hits = self.resolve_versions(hits, groups,
                                          latest_only=versions == "latest" or (versions == "auto" and not history))
             if history:
                 docs = {d for h in hits for d in (h.doc_id, *(r.doc_id for r in h.also_in))}
