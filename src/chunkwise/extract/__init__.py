@@ -8,17 +8,17 @@ import importlib
 from dataclasses import dataclass
 
 from chunkwise.errors import ConfigError, DependencyError, InputError
+from chunkwise.sources.sniff import (CODE, CSV, DOCX, EML, EPUB, HTML, MARKDOWN, MSG, ODS, ODT, ORG, PDF, PPTX, RST,
+                                     RTF, TSV, XLSX)
+from chunkwise.sources.sniff import PLAIN as TEXT
 from chunkwise.types import Document
 
-MARKDOWN = "text/markdown"
-TEXT = "text/plain"
-HTML = "text/html"
-PDF = "application/pdf"
-DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
-CODE = "text/x-code"
-
-_MODULES = {MARKDOWN: "text", TEXT: "text", HTML: "html", PDF: "pdf", DOCX: "docx", CODE: "code"}
-_EXTRAS = {"html": "html", "pdf": "pdf", "docx": "docx"}
+_MODULES = {MARKDOWN: "text", TEXT: "text", HTML: "html", PDF: "pdf", DOCX: "docx", CODE: "code", PPTX: "pptx",
+            XLSX: "xlsx", ODT: "odf", ODS: "odf", EPUB: "epub", CSV: "sheets", TSV: "sheets", EML: "eml", MSG: "msg",
+            RTF: "rtf", RST: "text", ORG: "text"}
+_BY_TYPE = frozenset({"text", "code", "sheets", "odf"})  # modules that read several media types
+_EXTRAS = {"html": "html", "pdf": "pdf", "docx": "docx", "pptx": "office", "xlsx": "office", "odf": "office",
+           "epub": "office", "msg": "office", "rtf": "office"}
 
 
 @dataclass(frozen=True)
@@ -40,13 +40,14 @@ def extract_bytes(data: bytes, source: str, media_type: str, options: ExtractOpt
     """Turn one source's bytes into a Document, or raise InputError saying why it cannot be read."""
     name = _MODULES.get(media_type)
     if name is None:
-        raise InputError(f"{source}: unsupported type {media_type}; chunkwise reads Markdown, text, HTML, PDF, DOCX")
+        raise InputError(f"{source}: unsupported type {media_type}; chunkwise reads Markdown, text, reStructuredText, "
+                         "Org, HTML, PDF, DOCX, PPTX, XLSX, ODT, ODS, EPUB, CSV, TSV, EML, MSG, RTF and code")
     try:
         module = importlib.import_module(f"chunkwise.extract.{name}")
     except ImportError as exc:
         extra = _EXTRAS.get(name, "all")
         raise DependencyError(f"{source}: reading {name.upper()} needs: pip install 'chunkwise[{extra}]' ({exc.name})") from exc
-    if name in ("text", "code"):
+    if name in _BY_TYPE:
         return module.extract(data, source, media_type)
     if name == "docx":
         return module.extract(data, source, comments=bool(options and options.docx_comments))

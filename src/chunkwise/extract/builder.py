@@ -2,7 +2,11 @@
 HTML): blocks joined by a blank line, every span recorded as it is written, tables as pipe rows."""
 from __future__ import annotations
 
+import re
+
 from chunkwise.types import Block
+
+_PARA = re.compile(r"\S(?:.*\S)?(?:\n[^\S\n]*\S.*)*(?<=\S)")
 
 
 class TextBuilder:
@@ -33,12 +37,45 @@ class TextBuilder:
         start = self.block("table", body, meta={"header": header})
         self.blocks[-1].meta["rows"] = [(start + a, start + b) for a, b in spans]
 
+    def document(self, doc, shift: int = 0, meta: dict | None = None) -> None:
+        """Append another extracted Document (an e-mail body, an attachment, an e-book chapter) with its
+        blocks moved along and its heading levels deepened by ``shift``; a document without blocks
+        (plain text) gets one paragraph block per blank-line-separated stretch."""
+        text = doc.text[doc.body_start :].strip()
+        if not text:
+            return
+        lead = doc.text.index(text[0], doc.body_start)
+        if self.pos:
+            self._put("\n\n")
+        base = self.pos - lead
+        self._put(text)
+        end = lead + len(text)
+        blocks = [b for b in doc.blocks if lead <= b.start and b.end <= end and b.kind != "page_break"]
+        if not blocks:
+            blocks = [Block("paragraph", a, b) for a, b in paragraph_spans(doc.text, lead, end)]
+        for b in blocks:
+            level = min(b.level + shift, 6) if b.kind == "heading" else b.level
+            extra = {**b.meta, **(meta or {})}
+            if "rows" in extra:
+                extra["rows"] = [(x + base, y + base) for x, y in extra["rows"]]
+            self.blocks.append(Block(b.kind, b.start + base, b.end + base, level, b.text, extra))
+
     def _put(self, s: str) -> None:
         self.parts.append(s)
         self.pos += len(s)
 
     def value(self) -> str:
         return "".join(self.parts)
+
+
+def paragraph_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Spans of the blank-line-separated stretches of ``text[start:end]``, whitespace trimmed."""
+    end = len(text) if end is None else end
+    out = []
+    for m in _PARA.finditer(text, start, end):
+        a, b = m.start(), m.end()
+        out.append((a, b))
+    return out
 
 
 def pipe_table(rows: list[list[str]]) -> tuple[str, list[str], list[tuple[int, int]]] | None:

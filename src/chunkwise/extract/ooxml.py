@@ -57,6 +57,7 @@ class Package:
     names: frozenset[str]
     strict: bool = False
     warnings: list[str] = field(default_factory=list)
+    kind: str = "DOCX"  # the format named in error messages
 
     def xml(self, name: str):
         """The parsed root element of a part, or None when the package has no such part."""
@@ -65,7 +66,7 @@ class Package:
         try:
             data = self.zf.read(name)
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as exc:
-            raise corrupt(self.source, exc) from exc
+            raise corrupt(self.source, exc, self.kind) from exc
         if self.strict or _STRICT_MARK in data[:4096]:
             self.strict = True
             for old, new in _STRICT:
@@ -101,14 +102,15 @@ class Package:
         return None
 
 
-def open_package(data: bytes, source: str) -> Package:
-    """Open a zip container after checking the limits above; InputError for anything unreadable."""
-    _etree()
+def open_package(data: bytes, source: str, kind: str = "DOCX") -> Package:
+    """Open a zip container (DOCX, PPTX, XLSX, ODF, EPUB) after checking the limits above;
+    InputError for anything unreadable."""
+    _etree(kind)
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
         infos = zf.infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as exc:
-        raise corrupt(source, exc) from exc
+        raise corrupt(source, exc, kind) from exc
     if len(infos) > MAX_MEMBERS:
         raise InputError(f"{source}: refused: the zip holds {len(infos):,} members, over the {MAX_MEMBERS:,} limit "
                          "(a decompression bomb or not a document)")
@@ -126,7 +128,7 @@ def open_package(data: bytes, source: str) -> Package:
         what, limit = ("its XML parts", MAX_XML_BYTES) if xml > MAX_XML_BYTES else ("its members", MAX_TOTAL_BYTES)
         raise InputError(f"{source}: refused before decompressing: {what} would inflate to "
                          f"{max(xml, total) / 2**20:,.0f} MiB, over the {limit >> 20} MiB limit")
-    return Package(zf, source, frozenset(i.filename for i in infos))
+    return Package(zf, source, frozenset(i.filename for i in infos), kind=kind)
 
 
 def parse_xml(data: bytes, where: str):
@@ -140,14 +142,47 @@ def parse_xml(data: bytes, where: str):
         raise InputError(f"{where}: not well-formed XML ({exc}); the file is corrupt or truncated") from exc
 
 
-def _etree():
+def _etree(kind: str = "DOCX"):
     try:
         from lxml import etree
     except ImportError as exc:  # an optional extra: say how to get it
-        raise DependencyError("DOCX extraction needs lxml: pip install 'chunkwise[docx]'") from exc
+        extra = "docx" if kind == "DOCX" else "office"
+        raise DependencyError(f"{kind} extraction needs lxml: pip install 'chunkwise[{extra}]'") from exc
     return etree
 
 
-def corrupt(source: str, exc: BaseException) -> InputError:
-    return InputError(f"{source}: not a readable DOCX ({exc or type(exc).__name__}); the file is corrupt, "
-                      "truncated or another format (legacy .doc must be saved as .docx first)")
+_LEGACY_HINT = {"DOCX": " (legacy .doc must be saved as .docx first)", "PPTX": " (legacy .ppt must be saved as .pptx first)",
+                "XLSX": " (legacy .xls must be saved as .xlsx first)"}
+
+
+def corrupt(source: str, exc: BaseException, kind: str = "DOCX") -> InputError:
+    return InputError(f"{source}: not a readable {kind} ({exc or type(exc).__name__}); the file is corrupt, "
+                      f"truncated or another format{_LEGACY_HINT.get(kind, '')}")
+
+
+def refuse_dtd(pkg: Package) -> None:
+    """Refuse a package whose XML declares a DTD (the carrier of entity bombs and external entities),
+    for parts handed to a library that parses them itself (openpyxl). A DTD can only stand before
+    the root element, so the first KiB of each part is enough."""
+    for name in pkg.names:
+        if name.endswith((".xml", ".rels")):
+            try:
+                with pkg.zf.open(name) as fh:
+                    head = fh.read(1024)
+            except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as exc:
+                raise corrupt(pkg.source, exc, pkg.kind) from exc
+            if b"<!DOCTYPE" in head or b"<!ENTITY" in head:
+                raise InputError(f"{pkg.source}: refused: {name} declares a DTD (entities are not allowed in "
+                                 "Office XML; a crafted file)")
+
+
+def read_member(pkg: Package, name: str, limit: int = MAX_XML_BYTES) -> bytes:
+    """The bytes of one member (its declared size already checked by ``open_package``)."""
+    try:
+        with pkg.zf.open(name) as fh:
+            data = fh.read(limit + 1)
+    except (KeyError, zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as exc:
+        raise corrupt(pkg.source, exc, pkg.kind) from exc
+    if len(data) > limit:
+        raise InputError(f"{pkg.source}: refused: {name} inflates past {limit >> 20} MiB")
+    return data

@@ -4,7 +4,9 @@ Decoding: UTF-8; UTF-8 with a BOM (the BOM is dropped and a warning says so: off
 decoded text *without* it, i.e. byte offset 3 of the file is character 0); UTF-16 and UTF-32 with a BOM.
 Invalid bytes raise ``InputError`` naming the byte offset and line, rather than decoding lossily: a
 silently replaced character makes a chunk that can never be matched exactly, and re-saving the file as
-UTF-8 is a one-minute fix. Blocks are left empty: the chunker parses Markdown itself.
+UTF-8 is a one-minute fix. Markdown has no blocks: the chunker parses Markdown itself. Plain text,
+reStructuredText and Org get heading, list and paragraph blocks from ``textstruct`` (plain text only
+when it has a heading: prose without one is chunked by paragraphs as before).
 
 Markdown front matter (``---`` ... ``---`` or ``...`` at the very top) is read with PyYAML's
 ``BaseLoader``, as safe as ``safe_load`` but keeping every scalar as written: ``safe_load`` would turn
@@ -22,7 +24,8 @@ from chunkwise import ids
 from chunkwise.errors import ConfigError, InputError
 from chunkwise.types import Document
 
-MEDIA_TYPES = ("text/plain", "text/markdown")
+MEDIA_TYPES = ("text/plain", "text/markdown", "text/x-rst", "text/x-org")
+_FLAVOURS = {"text/x-rst": "rst", "text/x-org": "org"}
 _KEEP = ("title", "id", "acl", "updated_at", "language", "version", "author")
 _LF = b"\n"
 _NULLS = frozenset({"", "~", "null", "Null", "NULL"})
@@ -53,11 +56,24 @@ def extract(data: bytes, source: str, media_type: str) -> Document:
     if not text[body_start:].strip(_BLANK):
         what = "empty after its front matter" if body_start else "empty"
         raise InputError(f"{source} is {what}; skipped")
+    blocks = ()
+    if media_type != "text/markdown":
+        from chunkwise.extract import textstruct
+
+        flavour = _FLAVOURS.get(media_type, "text")
+        found = textstruct.blocks(text, flavour)
+        if flavour != "text" or any(b.kind == "heading" for b in found):
+            blocks = tuple(found)
+        title = textstruct.org_title(text) if flavour == "org" else ""
+        title = title or next((b.text for b in found if b.kind == "heading"), "") if flavour == "rst" else title
+        if title:
+            metadata["title"] = title
     return Document(
         doc_id=metadata.get("id") or source,
         source=source,
         media_type=media_type,
         text=text,
+        blocks=blocks,
         metadata=metadata,
         sha256=ids.bytes_sha256(data),
         body_start=body_start,

@@ -54,7 +54,7 @@ def for_document(chunker, doc: Document):
     return build_chunker(new, chunker.sizer)  # auto on a code file becomes the code strategy
 
 
-_MARKUP = ("text/markdown", "text/plain", "text/x-code")  # whitespace is syntax: character repairs only
+_MARKUP = ("text/markdown", "text/plain", "text/x-code", "text/x-rst", "text/x-org")  # whitespace is syntax: character repairs only
 
 
 def normalised_view(doc: Document):

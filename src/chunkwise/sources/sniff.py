@@ -15,6 +15,25 @@ HTML = "text/html"
 PDF = "application/pdf"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 CODE = "text/x-code"  # source and config files; the language is in the Document's metadata
+PPTX = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+ODT = "application/vnd.oasis.opendocument.text"
+ODS = "application/vnd.oasis.opendocument.spreadsheet"
+EPUB = "application/epub+zip"
+CSV = "text/csv"
+TSV = "text/tab-separated-values"
+EML = "message/rfc822"
+MSG = "application/vnd.ms-outlook"
+RTF = "application/rtf"
+RST = "text/x-rst"
+ORG = "text/x-org"
+ZIPPED = frozenset({DOCX, PPTX, XLSX, ODT, ODS, EPUB})  # zip containers
+# Formats chunkwise recognises but cannot read: skipped by type, with what to do instead.
+LEGACY = {
+    ".doc": "a legacy Word .doc; save it as .docx (or .odt) to include it",
+    ".ppt": "a legacy PowerPoint .ppt; save it as .pptx to include it",
+    ".xls": "a legacy Excel .xls; save it as .xlsx (or .csv) to include it",
+}
 
 # Languages with a tree-sitter grammar in the ``code`` extra, then others that are line-packed.
 CODE_SUFFIXES = {
@@ -41,8 +60,22 @@ SUFFIXES = {
     ".pdf": PDF,
     ".docx": DOCX,
     **dict.fromkeys(CODE_SUFFIXES, CODE),
+    ".pptx": PPTX,
+    ".xlsx": XLSX,
+    ".xlsm": XLSX,
+    ".odt": ODT,
+    ".ods": ODS,
+    ".epub": EPUB,
+    ".csv": CSV,
+    ".tsv": TSV,
+    ".tab": TSV,
+    ".eml": EML,
+    ".msg": MSG,
+    ".rtf": RTF,
+    ".rst": RST,
+    ".org": ORG,
 }
-TEXT_TYPES = frozenset({MARKDOWN, PLAIN, HTML, CODE})
+TEXT_TYPES = frozenset({MARKDOWN, PLAIN, HTML, CODE, CSV, TSV, EML, RST, ORG})
 HEAD_BYTES = 8192  # how much of a file the content checks look at
 
 # Text with one of these byte order marks legitimately contains NUL bytes (UTF-16/32).
@@ -92,6 +125,8 @@ def code_language(name: str, head: str = "") -> str | None:
 
 def unsupported_message(name: str) -> str:
     suffix = Path(name).suffix
+    if suffix.lower() in LEGACY:
+        return f"{name}: unsupported type: {LEGACY[suffix.lower()]}; skipped"
     what = f"type '{suffix}'" if suffix else "type (no file extension)"
     return f"{name}: unsupported file {what}; skipped (chunkwise reads {', '.join(SUFFIXES)})"
 
@@ -107,6 +142,15 @@ def check_head(name: str, media_type: str, head: bytes) -> str | None:
         return f"{name}: not a PDF (no %PDF- header); it may be damaged or another format renamed .pdf"
     if media_type == DOCX and not head.startswith(b"PK\x03\x04"):
         return f"{name}: not a .docx (not a zip container); if it is an old Word .doc, re-save it as .docx"
+    if media_type in ZIPPED and not head.startswith(b"PK\x03\x04"):
+        legacy = head.startswith(b"\xd0\xcf\x11\xe0")
+        return (f"{name}: not a {Path(name).suffix or 'zip'} file (not a zip container)"
+                + ("; it is a legacy Office file renamed: re-save it in the current format" if legacy else
+                   "; it may be damaged or another format renamed"))
+    if media_type == MSG and not head.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):
+        return f"{name}: not an Outlook .msg (no OLE2 header); if it is a saved e-mail in text form, rename it .eml"
+    if media_type == RTF and not head.lstrip()[:5] == b"{\\rtf":
+        return f"{name}: not an RTF document (no {{\\rtf header); it may be damaged or another format renamed .rtf"
     return None
 
 
