@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from chunkwise.access import AccessTags
+from chunkwise.enrich.records import ChunkRecord
 from chunkwise.config import BACKENDS, HEADERS, STRATEGIES, UNITS, ChunkConfig
 from chunkwise.configfile import ConfigFile, load_acl_map, load_config
 from chunkwise.embed import make_embedder
@@ -128,6 +129,17 @@ def open_retriever(db: str | Path, **options: Any) -> Retriever:
     return Retriever(db, **options)
 
 
+def open_store(db: str | Path, *, readonly: bool = True, timeout: float = 60.0):
+    """An existing store (SQLite file or ``postgresql://`` URL), read-only unless asked: its
+    ``records_of(doc_id)`` are the records ``chunk_file`` returns, as stored. Use it in a ``with``.
+    A SQLite file that does not exist is a ConfigError (nothing is created)."""
+    from chunkwise.store import open_store as _open
+
+    if store_missing(db):
+        raise ConfigError(f"{db}: no such store; create it with: chunkwise ingest PATH --db {db}")
+    return _open(db, readonly=readonly, create=False, timeout=timeout)
+
+
 def is_store_url(db) -> bool:
     """``db`` is a server store's URL (``postgresql://...``), not a SQLite file path."""
     from chunkwise.store import is_server_url
@@ -226,16 +238,12 @@ def text_doc_id(text: str) -> str:
     return "sha256:" + ids.sha256_hex(text)[:32]
 
 
+# What a user needs (about 25 names); the CLI, the server and the integrations also use a few
+# more of this module's attributes, which stay importable but are not the documented surface.
 __all__ = [
-    "AccessTags", "FieldWeights", "Filters", "Fusion", "BACKENDS", "DependencyError", "EXECUTORS", "make_executor", "DEFAULT_CONFIG", "DEFAULT_PASSAGE_BUDGET", "HEADERS", "STRATEGIES", "UNITS", "EvalSettings", "Evaluation",
-    "SEED_HEADERS", "SEED_MERGE",
-    "SEED_OVERLAP", "SEED_OVERLAP_QUESTIONS", "expand_grid", "header_experiment", "load_acl_map", "load_grid",
-    "merge_experiment", "overlap_sweep", "run_eval", "sampling_tolerance", "write_report",
-    "Chunk", "ChunkConfig", "ChunkwiseError", "CheckReport", "ConfigError", "ConfigFile", "Document", "IngestStats",
-    "InputError", "Limits", "Page", "Plan", "Retriever", "is_store_url", "store_missing", "SearchResult", "SourceFailure", "Unchanged",
-    "attach_pages", "audit", "caller_groups", "check", "chunk_ids", "text_doc_id", "chunk_document",
-    "default_workers", "open_retriever", "visible_document", "visible_documents", "chunk_file", "chunk_text", "evaluate", "for_document",
-    "ingest", "iter_documents",
-    "load_config", "load_document", "make_chunker", "make_embedder", "manifest", "n_windows", "normalised_view",
-    "plan", "row_security", "search", "straddle_probability",
+    "chunk_text", "chunk_file", "make_chunker", "audit", "plan", "ingest", "check", "manifest",
+    "search", "open_retriever", "open_store", "evaluate", "write_report", "caller_groups",
+    "visible_document", "visible_documents", "row_security", "Filters",
+    "ChunkConfig", "ChunkRecord", "Document", "Retriever", "SearchResult", "IngestStats", "Evaluation",
+    "AccessTags", "ChunkwiseError", "ConfigError", "DependencyError", "InputError",
 ]

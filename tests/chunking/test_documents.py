@@ -1,5 +1,6 @@
 """Chunking extracted Documents: structure from blocks, pages on every chunk, offsets into doc.text."""
-from chunkwise import Document, Page, chunk_document
+from chunkwise import Document, Page
+from chunkwise.api import chunk_document
 from chunkwise.types import Block
 
 

@@ -38,7 +38,8 @@ def add_bench_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--overlaps", type=_ints, default=[0, 10, 20, 30, 34, 50],
                    help="overlaps O, comma-separated (default 0,10,20,30,34,50)")
     p.add_argument("--k", type=int, default=5, help="top-k (default 5)")
-    p.add_argument("--docs", type=int, default=100, help="documents per corpus (default 100)")
+    p.add_argument("--documents", dest="docs", type=int, default=100, help="documents per corpus (default 100)")
+    p.add_argument("--docs", dest="docs", type=int, default=argparse.SUPPRESS, help=argparse.SUPPRESS)  # old name
     p.add_argument("--facts", type=int, default=8, help="planted facts (questions) per document (default 8)")
     _common(p, seeds=True)
     p.set_defaults(func=cmd_bench_overlap)
@@ -54,7 +55,8 @@ def add_bench_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--overlap", type=int, default=50, help="overlap O in words (default 50)")
     p.add_argument("--k", type=int, default=5, help="passages wanted (default 5)")
     p.add_argument("--fetch", type=int, default=15, help="chunks fetched before merging (default 15)")
-    p.add_argument("--docs", type=int, default=100, help="documents in the corpus (default 100)")
+    p.add_argument("--documents", dest="docs", type=int, default=100, help="documents in the corpus (default 100)")
+    p.add_argument("--docs", dest="docs", type=int, default=argparse.SUPPRESS, help=argparse.SUPPRESS)  # old name
     p.add_argument("--facts", type=int, default=8, help="planted facts (questions) per document (default 8)")
     _common(p, seeds=False)
     p.set_defaults(func=cmd_bench_merge)

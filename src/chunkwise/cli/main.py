@@ -14,20 +14,29 @@ from chunkwise.cli.output import counted, emit_json, emit_jsonl, preview, safe, 
 from chunkwise.cli.progress import IngestBar
 from chunkwise.cli.ranking import add_ranking_flags, ranking_options, rerank_options
 
-def _chunk_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--strategy", default="auto", choices=STRATEGIES, help="chunking strategy (default: auto)")
-    p.add_argument("--size", type=int, default=256, help="hard cap per chunk, in --unit (default: 256)")
-    p.add_argument("--overlap", type=int, default=0, help="overlap in units (sentences for sentence_window)")
-    p.add_argument("--unit", default="tokens", choices=UNITS, help="what --size counts (default: tokens)")
-    p.add_argument("--tokenizer", default="minilm",
-                   help="'minilm' (default), 'cl100k_base', or a path to a tokenizer.json")
-    p.add_argument("--backend", default="auto", choices=BACKENDS, help="tokenizer implementation")
-    p.add_argument("--header", default="none", choices=HEADERS,
-                   help="contextual header in the embedded text, counted in the cap")
-    _context_options(p, keep_store=False)
-    p.add_argument("--window", type=int, default=3, help="sentences per window (sentence_window)")
-    p.add_argument("--special-tokens", action="store_true", help="count [CLS]/[SEP] in every chunk")
-    add_docx_comments(p, default=False)
+def _chunk_options(p: argparse.ArgumentParser, stored: bool = False) -> None:
+    """The chunk settings, one name and one meaning for every command. ``stored``: ingest, where an
+    option not given keeps the store's recorded value (a new store: the default shown)."""
+    def add(flag, default, text, **kw):
+        if stored:
+            text += f" (default: the store's; a new store: {default})" if default is not None else " (default: the store's)"
+            default = None
+        elif default not in (None, False):
+            text += f" (default: {default})"
+        p.add_argument(flag, default=default, help=text, **kw)
+
+    add("--strategy", "auto", "chunking strategy", choices=STRATEGIES)
+    add("--size", 256, "hard cap per chunk, in --unit", type=int)
+    add("--overlap", 0, "overlap in units (sentences for sentence_window)", type=int)
+    add("--unit", "tokens", "what --size counts", choices=UNITS)
+    add("--tokenizer", "minilm", "'minilm', 'cl100k_base', or a path to a tokenizer.json")
+    add("--backend", "auto", "tokenizer implementation", choices=BACKENDS)
+    add("--header", "none", "contextual header in the embedded text, counted in the cap", choices=HEADERS)
+    _context_options(p, keep_store=stored)
+    add("--window", 3, "sentences per window (sentence_window)", type=int)
+    p.add_argument("--special-tokens", action="store_true", default=None if stored else False,
+                   help="count [CLS]/[SEP] in every chunk")
+    add_docx_comments(p, default=None if stored else False)  # None: the store's recorded choice
     _semantic_options(p)
 
 
@@ -179,7 +188,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         stats = api.ingest(args.paths, args.db, chunk_options=options, embedder=_embedder(args, settings),
                            embed_mode=args.embed_mode or settings.get("embed_mode", "auto"), acl=acl, acl_map=acl_map,
                            dry_run=args.dry_run, reconfigure=args.reconfigure, timeout=args.wait,
-                           include=args.include, exclude=args.exclude,
+                           include=args.include, exclude=args.exclude, strict=args.strict,
                            warn=lambda message: bar.write(f"warning: {message}"), progress=bar,
                            executor=executor)
     if args.json:
@@ -192,6 +201,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 ("errors", len(stats.errors))]
         print(label)
         print(table(["", "chunks"], rows, right=(1,)))
+        if stats.skipped:
+            kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(stats.skipped.items(), key=lambda kv: (-kv[1], kv[0])))
+            print(f"not read: {safe(kinds)}" + ("" if args.strict else " (--strict makes these errors)"))
         for err in stats.errors:
             print(f"error: {safe(err['path'])}: {safe(err['error'])}", file=sys.stderr)
     return 1 if stats.errors else 0
@@ -289,8 +301,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="chunkwise", description="Chunk documents for RAG with exact offsets "
+def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The whole command line (``docs/cli.md`` is generated from it: scripts/gen_cli_reference.py)."""
+    parser = parser_class(prog="chunkwise", description="Chunk documents for RAG with exact offsets "
                                      "and hard size caps.")
     parser.add_argument("--version", action="version", version=f"chunkwise {__import__('chunkwise').__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -308,18 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, folders, globs")
     p.add_argument("--db", required=True, help="SQLite file (created if missing) or postgresql://... URL (the pg extra)")
     p.add_argument("--config", help="chunkwise.toml with [chunking] and [ingest] tables")
-    p.add_argument("--strategy", choices=STRATEGIES, default=None)
-    p.add_argument("--size", type=int, default=None)
-    p.add_argument("--overlap", type=int, default=None)
-    p.add_argument("--unit", choices=UNITS, default=None)
-    p.add_argument("--tokenizer", default=None)
-    p.add_argument("--backend", choices=BACKENDS, default=None)
-    p.add_argument("--header", choices=HEADERS, default=None)
-    p.add_argument("--window", type=int, default=None)
-    p.add_argument("--special-tokens", action="store_true", default=None)
-    add_docx_comments(p, default=None)  # None: the store's recorded choice
-    _semantic_options(p)
-    _context_options(p, keep_store=True)
+    _chunk_options(p, stored=True)
     p.add_argument("--embedder", help="none, hashing, hashing-256, minilm, minilm-onnx, minilm-onnx-int8, openai:URL "
                                       "(default: the store's; new: hashing)")
     p.add_argument("--model", default=None,
@@ -330,6 +332,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--acl", help="default access tags, comma-separated")
     p.add_argument("--acl-map", help='JSON file {"glob": ["tag", ...]}, globs relative to the root')
     p.add_argument("--dry-run", action="store_true", help="print the diff without writing")
+    p.add_argument("--strict", action="store_true",
+                   help="a file that is not read (a type chunkwise does not read, an empty file) is an error "
+                        "(exit 1); without it such files are counted by type in the summary")
     p.add_argument("--reconfigure", action="store_true",
                    help="allow other chunk settings or another embedder than the store was built with (re-chunks "
                         "and re-embeds everything); without it such a run is refused")
@@ -380,7 +385,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--versions", default="auto", choices=("auto", "latest", "all"),
                    help="auto (default): the latest version you may see, unless the query names a version, a "
                         "year or an earlier version; latest: always the latest; all: every version")
-    p.add_argument("--all-versions", action="store_true", help="every version (= --versions all)")
+    p.add_argument("--all-versions", action="store_true", help=argparse.SUPPRESS)  # old name of --versions all
     p.add_argument("--bm25", default="fts5", choices=("fts5", "sparse"), help="BM25 engine (default fts5)")
     add_ranking_flags(p)
     p.add_argument("--config", help="chunkwise.toml ([search] field_weights, fusion)")
@@ -393,14 +398,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--docs", required=True, help="the folder the golden set's \"doc\" paths are relative to")
     p.add_argument("--config", help="chunkwise.toml ([chunking], [ingest] embedder, [eval] k/budget/mode/expand)")
     p.add_argument("--grid", help="TOML/JSON grid: strategy, size, overlap, header, unit, mode, expand (lists)")
-    p.add_argument("--strategy", choices=STRATEGIES, default=None)
-    p.add_argument("--size", type=int, default=None)
-    p.add_argument("--overlap", type=int, default=None)
-    p.add_argument("--unit", choices=UNITS, default=None)
-    p.add_argument("--tokenizer", default=None)
-    p.add_argument("--header", choices=HEADERS, default=None)
+    p.add_argument("--strategy", choices=STRATEGIES, default=None, help="chunking strategy of the one config run "
+                   "without --grid (default auto)")
+    p.add_argument("--size", type=int, default=None, help="hard cap per chunk, in --unit")
+    p.add_argument("--overlap", type=int, default=None, help="overlap in units")
+    p.add_argument("--unit", choices=UNITS, default=None, help="what --size counts")
+    p.add_argument("--tokenizer", default=None, help="'minilm', 'cl100k_base', or a path to a tokenizer.json")
+    p.add_argument("--header", choices=HEADERS, default=None, help="contextual header in the embedded text")
     p.add_argument("--mode", choices=("bm25", "dense", "hybrid"), default=None, help="retrieval (default hybrid)")
-    p.add_argument("--expand", choices=("none", "neighbours", "parent", "page", "pages"), default=None)
+    p.add_argument("--expand", choices=("none", "neighbours", "parent", "page", "pages"), default=None,
+                   help="grow hits to their neighbours, enclosing section or page (default none)")
     p.add_argument("--granularity", choices=("passage", "page"), default="passage",
                    help="what one result is: a passage (default) or a page; golden questions with \"pages\" "
                         "are scored by page either way")
@@ -469,13 +476,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _JsonErrorParser(argparse.ArgumentParser):
+    """With ``--json`` on the command line a usage error is one JSON object too (exit 2)."""
+
+    def error(self, message: str):
+        emit_json({"error": f"{self.prog}: {message}", "exit_code": 2})
+        sys.exit(2)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    wants_json = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
+    parser = build_parser(_JsonErrorParser if wants_json else argparse.ArgumentParser)
     args = parser.parse_args(argv)
     try:
         return args.func(args)
     except ChunkwiseError as exc:
-        print(f"chunkwise: error: {safe(exc)}", file=sys.stderr)
+        if getattr(args, "json", False):  # machines read stdout: the error is the one JSON document
+            emit_json({"error": str(exc), "exit_code": exc.exit_code})
+        else:
+            print(f"chunkwise: error: {safe(exc)}", file=sys.stderr)
         return exc.exit_code
     except BrokenPipeError:  # `chunkwise chunk ... | head`
         return 0

@@ -84,6 +84,7 @@ def ingest(
     timeout: float = 60.0,
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
+    strict: bool = False,
 ) -> IngestStats:
     """Ingest files and folders into the store at ``db`` (a path or URL); returns chunk statistics.
 
@@ -97,7 +98,12 @@ def ingest(
     ``sandbox.Limits``: memory and wall time per file), so a crash, a hang or a bomb is that file's
     error. ``progress``: a ``pipeline.progress.Progress`` (files prepared, chunks embedded,
     documents written). ``warn`` receives warnings the moment they are known (they are
-    also in ``stats.warnings``). A second writer waits up to ``timeout`` seconds per write."""
+    also in ``stats.warnings``). A second writer waits up to ``timeout`` seconds per write.
+
+    Nothing is passed over silently: a file not read (a type chunkwise does not read, an empty
+    file, a pipe) is counted by type in ``stats.skipped`` and an empty one is also a warning;
+    ``strict`` makes each such file an error. A PATH that does not exist is a ``ConfigError``
+    before anything is opened or created."""
     from chunkwise import __version__
     from chunkwise.pipeline.settings import check_model, resolve
     from chunkwise.store import is_server_url, open_store
@@ -107,6 +113,7 @@ def ingest(
     stats = IngestStats()
     acl = AccessTags.parse(acl, "acl")  # one grammar for every entry point; bad tags fail before any work
     acl_map = parse_acl_map(acl_map or {}, "acl_map")
+    paths = _check_paths(paths)
 
     def note(message: str) -> None:
         stats.warnings.append(message)
@@ -168,7 +175,9 @@ def ingest(
                 seen.add(item.task.rel)
                 prepared += 1
                 if isinstance(item, PrepareFailure):  # a file that failed this time keeps its old chunks
-                    if not item.skipped:
+                    if item.skipped:
+                        _skipped(item, stats, note, strict)
+                    else:
                         stats.errors.append({"path": item.task.rel, "error": item.error})
                     continue
                 if isinstance(item, Written):  # written on the cluster, in its own transaction
@@ -205,6 +214,29 @@ def ingest(
                 note(f"{store.location}: {what} ({reasons or 'no access tags'}); see chunkwise check")
         stats.in_store = store.count()
     return stats
+
+
+def _check_paths(paths) -> list:
+    """The PATH arguments as a list (one path alone is a list of one), refusing a PATH that does not
+    exist (a glob may match nothing): a typo is a usage error, and the run must not create an empty
+    store or count the path as one failed file."""
+    paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    if not paths:
+        raise ConfigError("nothing to ingest: name at least one file, folder or glob")
+    for raw in paths:
+        if not os.path.lexists(raw) and not _MAGIC.intersection(os.fspath(raw)):
+            raise ConfigError(f"{os.fspath(raw)}: no such file or folder")
+    return paths
+
+
+def _skipped(item: PrepareFailure, stats: IngestStats, note: Callable[[str], None], strict: bool) -> None:
+    """A file the run did not read: counted by type; with ``strict`` an error, else an empty file or
+    a pipe is a warning (a type chunkwise does not read is only counted: folders hold many)."""
+    stats.skip(item.task.rel)
+    if strict:
+        stats.errors.append({"path": item.task.rel, "error": f"{item.error} (--strict: every file must be read)"})
+    elif "unsupported file" not in item.error:
+        note(item.error)
 
 
 def _stages(executor, preparer, tasks, embed, progress, store, write, timeout):

@@ -9,6 +9,7 @@ place; a document whose bytes and inputs are unchanged is skipped.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
+from pathlib import PurePosixPath
 
 from chunkwise.pipeline.prepare import Prepared
 from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState
@@ -25,14 +26,24 @@ class IngestStats:
     in_store: int = 0
     errors: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # Files found but not read, by type (".pptx", ".png", "(no extension)"): unsupported types, empty
+    # files, pipes. ``skipped_documents`` counts something else: unchanged documents not re-read.
+    skipped: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def skip(self, path: str) -> None:
+        """Count one file not read, under its type (its lower-cased suffix)."""
+        suffix = PurePosixPath(path).suffix.lower() or "(no extension)"
+        self.skipped[suffix] = self.skipped.get(suffix, 0) + 1
 
     def merge(self, other: "IngestStats") -> None:
         for f in fields(self):
             if isinstance(getattr(self, f.name), int):
                 setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+        for suffix, n in other.skipped.items():
+            self.skipped[suffix] = self.skipped.get(suffix, 0) + n
 
 
 @dataclass(frozen=True)

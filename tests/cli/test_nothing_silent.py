@@ -1,0 +1,82 @@
+"""Item 7 of issue 24: nothing ingest passes over is silent. Every file not read is counted by type
+(summary and JSON), ``--strict`` makes it an error, an empty file is a warning (exit 0, no
+``error:``), a missing PATH is exit 2 and creates nothing, and with ``--json`` an error is JSON."""
+import json
+import subprocess
+import sys
+
+from chunkwise.cli.main import main
+
+ODD = {"s.pptx": b"slides", "t.pptx": b"slides", "u.xlsx": b"cells", "i.png": b"\x89PNG\r\n\x1a\nxx", "empty.md": b""}
+
+
+def folder(tmp_path):
+    d = tmp_path / "docs"
+    d.mkdir()
+    (d / "a.md").write_text("# A\n\nhello world\n", encoding="utf-8")
+    for name, data in ODD.items():
+        (d / name).write_bytes(data)
+    return d
+
+
+def run(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "chunkwise.cli.main", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_skipped_files_are_counted_by_type_in_json(tmp_path, capsys):
+    d = folder(tmp_path)
+    code = main(["ingest", str(d), "--db", str(tmp_path / "x.db"), "--acl", "staff", "--embedder", "none",
+                 "--workers", "1", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["added"] == 1 and out["errors"] == []
+    assert out["skipped"] == {".pptx": 2, ".xlsx": 1, ".png": 1, ".md": 1}
+    assert any("empty.md is empty" in w for w in out["warnings"])
+
+
+def test_summary_names_what_was_not_read_and_an_empty_file_is_a_warning(tmp_path):
+    d = folder(tmp_path)
+    r = run("ingest", str(d), "--db", "x.db", "--acl", "staff", "--embedder", "none", "--workers", "1", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "not read: 2 .pptx, 1 .md, 1 .png, 1 .xlsx" in r.stdout
+    assert "warning: empty.md is empty" in r.stderr and "error" not in r.stderr
+
+
+def test_a_single_empty_file_is_a_warning_not_an_error(tmp_path):
+    (tmp_path / "empty.md").write_bytes(b"")
+    r = run("ingest", "empty.md", "--db", "x.db", "--acl", "staff", "--embedder", "none", "--workers", "1",
+            cwd=tmp_path)
+    assert r.returncode == 0 and "error" not in r.stderr and "warning: empty.md is empty" in r.stderr
+
+
+def test_strict_makes_every_file_not_read_an_error(tmp_path, capsys):
+    d = folder(tmp_path)
+    code = main(["ingest", str(d), "--db", str(tmp_path / "x.db"), "--acl", "staff", "--embedder", "none",
+                 "--workers", "1", "--json", "--strict"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert sorted(e["path"] for e in out["errors"]) == sorted(ODD)
+    assert out["added"] == 1  # the readable file is still ingested
+
+
+def test_a_missing_path_is_a_usage_error_and_creates_no_store(tmp_path):
+    r = run("ingest", "nope", "--db", "x.db", cwd=tmp_path)
+    assert r.returncode == 2 and "nope: no such file or folder" in r.stderr
+    assert not (tmp_path / "x.db").exists() and list(tmp_path.iterdir()) == []
+
+
+def test_with_json_an_error_is_one_json_object(tmp_path):
+    r = run("ingest", "nope", "--db", "x.db", "--json", cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr == ""
+    assert json.loads(r.stdout) == {"error": "nope: no such file or folder", "exit_code": 2}
+    r = run("search", "q", "--db", "missing.db", "--groups", "staff", "--json", cwd=tmp_path)
+    assert r.returncode == 2 and json.loads(r.stdout)["exit_code"] == 2
+
+
+def test_with_json_a_usage_error_is_json_too(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit) as exc:
+        main(["ingest", "--json"])
+    assert exc.value.code == 2
+    out = json.loads(capsys.readouterr().out)
+    assert out["exit_code"] == 2 and "PATH" in out["error"]
