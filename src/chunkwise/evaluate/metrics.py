@@ -321,14 +321,41 @@ class QuestionScores:
     passages: int
 
 
-def score_question(spans: Sequence[Range], passages: Sequence[Range], measure: Measure = chars) -> QuestionScores:
+def score_question(spans: Sequence[Range], passages: Sequence[Range], measure: Measure = chars,
+                   copies: Sequence[Sequence[Range]] | None = None) -> QuestionScores:
+    """All scores of one question. ``copies[i]``: the ranges passage i stands for besides its own
+    (identical passages search collapsed into it, ``Passage.also_in``): each copy counts at that
+    passage's rank and in the overlap scores, as the separate hit it would have been uncollapsed."""
+    if not copies or not any(copies):
+        return QuestionScores(
+            rank=answered_rank(spans, passages),
+            half_answer=half_answer(spans, passages),
+            overlap=overlap_scores(spans, passages, measure),
+            duplicate_rate=duplicate_rate(passages),
+            passages=len(passages),
+        )
+    slots = [[p, *(copies[i] if i < len(copies) else ())] for i, p in enumerate(passages)]
     return QuestionScores(
-        rank=answered_rank(spans, passages),
-        half_answer=half_answer(spans, passages),
-        overlap=overlap_scores(spans, passages, measure),
+        rank=slot_rank(spans, slots),
+        half_answer=bool(slots) and any(any(touches(r, s) for r in slots[0]) and not any(holds(r, s) for r in slots[0])
+                                        for s in spans),
+        overlap=overlap_scores(spans, [r for slot in slots for r in slot], measure),
         duplicate_rate=duplicate_rate(passages),
         passages=len(passages),
     )
+
+
+def slot_rank(spans: Sequence[Range], slots: Sequence[Sequence[Range]]) -> int | None:
+    """``answered_rank`` where result r is a set of ranges (a passage and its copies): the smallest r
+    such that the top r results hold every span whole in one of their ranges."""
+    need = list(range(len(spans)))
+    if not need:
+        return None
+    for r, slot in enumerate(slots, 1):
+        need = [i for i in need if not any(holds(p, spans[i]) for p in slot)]
+        if not need:
+            return r
+    return None
 
 
 def summarise(scores: Sequence[QuestionScores], ks: Sequence[int] = (1, 3, 5, 10)) -> dict[str, float]:

@@ -141,7 +141,7 @@ def evaluate_chunking(chunk: ChunkConfig, runs: Sequence[tuple[str, str]], docs:
                                passage_budget=settings.passage_budget, granularity=settings.granularity)
                 seconds.append(time.perf_counter() - t0)
                 passages = [(p.source_uri or p.doc_id, p.start_char, p.end_char, p.text) for p in res.passages]
-                scores = m.score_question(q.spans, passages)
+                scores = m.score_question(q.spans, passages, copies=copy_ranges(res.passages))
                 if q.pages:  # scored by page: the first result on a labelled page answers it
                     scores = replace(scores, rank=m.page_rank(q.pages, [(p.source_uri or p.doc_id, p.page, p.page)
                                                                         for p in res.passages]))
@@ -162,6 +162,13 @@ def evaluate_chunking(chunk: ChunkConfig, runs: Sequence[tuple[str, str]], docs:
     return out
 
 
+def copy_ranges(passages) -> list[list[tuple[str, int, int]]]:
+    """Per passage, (doc, start, end) of each identical passage search collapsed into it: a collapsed
+    hit stands for every copy, and the golden span may point at any of them."""
+    return [[(v.source_uri or v.doc_id, v.start_char, v.end_char) for v in p.also_in if v.start_char is not None]
+            for p in passages]
+
+
 def make_eval_embedder(name: str):
     """The embedder an evaluation ingests and queries with (``none``: no vectors, bm25 runs only)."""
     from chunkwise.embed import make_embedder
@@ -176,7 +183,8 @@ def _question_result(q: GoldenQuestion, scores: m.QuestionScores, passages: list
     from chunkwise.evaluate.golden import split_of
 
     rank = scores.rank
-    holding = [i for i, p in enumerate(passages) if any(m.holds(p, s) for s in q.spans)]
+    copies = copy_ranges(res.passages)
+    holding = [i for i, p in enumerate(passages) if any(m.holds(r, s) for r in (p, *copies[i]) for s in q.spans)]
     return {"qid": q.id, "question": q.question, "doc": q.spans[0].doc if q.spans else (q.pages[0][0] if q.pages else ""), "split": split_of(q.id),
             "answered": m.hit(rank, settings.gate_k), "rank": rank,
             "straddled": not m.fits(q.spans, ranges), "tokens": res.context_tokens,
@@ -184,7 +192,9 @@ def _question_result(q: GoldenQuestion, scores: m.QuestionScores, passages: list
             "passages": [{"rank": i + 1, "doc": passages[i][0], "start": passages[i][1], "end": passages[i][2],
                           "chunk_ids": list(res.passages[i].chunk_ids)} for i in holding],
             "retrieved": [{"rank": i, "doc": p[0], "start": p[1], "end": p[2], "text": p[3],
-                           "holds_span": i - 1 in holding} for i, p in enumerate(passages, 1)]}
+                           "holds_span": i - 1 in holding,
+                           "copies": [{"doc": d, "start": a, "end": b} for d, a, b in copies[i - 1]]}
+                          for i, p in enumerate(passages, 1)]}
 
 
 # per-question values the paired comparisons and standard errors are computed from

@@ -56,7 +56,7 @@ def _grow(passage: Passage, rows: Sequence[Item]) -> Passage:
         source_version=passage.source_version,
         chunk_range=(min(r.chunk_index for r in rows), max(r.chunk_index for r in rows)),
         version=passage.version, updated_at=passage.updated_at, also_in=passage.also_in,
-        superseded_by=passage.superseded_by,
+        superseded_by=passage.superseded_by, hit=passage.best, best_chunk_id=passage.best.chunk_id,
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from chunkwise.retrieve.types import Hit, Passage
+from chunkwise.retrieve.types import Hit, HitChunk, Passage, copies
 
 
 def stitch(pieces: Sequence[tuple[int, int, str]]) -> str:
@@ -51,7 +51,9 @@ def _shared(a: str, b: str, guess: int) -> int:
 def to_passage(hit: Hit) -> Passage:
     return Passage(hit.doc_id, hit.start_char, hit.end_char, hit.rank, hit.score, hit.text, (hit.chunk_id,),
                    hit.source_uri, hit.heading_path, hit.page, hit.acl, (), hit.section_id, hit.source_version,
-                   (hit.chunk_index, hit.chunk_index), hit.version, hit.updated_at, hit.also_in, hit.superseded_by)
+                   (hit.chunk_index, hit.chunk_index), hit.chunk_id, hit.version, hit.updated_at, hit.also_in,
+                   hit.superseded_by, HitChunk(hit.chunk_id, hit.start_char, hit.end_char, hit.text,
+                                               hit.heading_path, hit.page))
 
 
 def _touching(run: list[Passage], p: Passage) -> bool:
@@ -109,8 +111,10 @@ def _combine(run: list[Passage]) -> Passage:
         source_version=first.source_version,
         chunk_range=(min(p.chunk_range[0] for p in run), max(p.chunk_range[1] for p in run)),
         version=first.version, updated_at=first.updated_at,
-        also_in=tuple({v.doc_id: v for p in run for v in p.also_in if v.doc_id != first.doc_id}.values()),
+        also_in=copies((v for p in run for v in p.also_in), first.doc_id, ids,
+                       (first.start_char, max(p.end_char for p in run))),
         superseded_by=tuple(sorted({d for p in run for d in p.superseded_by})),
+        best_chunk_id=best.best.chunk_id, hit=best.best,
     )
 
 

@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Sequence
 
 from chunkwise.errors import ConfigError
 from chunkwise.retrieve.merge import stitch
-from chunkwise.retrieve.types import Hit, Omission, Passage, VersionRef
+from chunkwise.retrieve.types import Hit, HitChunk, Omission, Passage, VersionRef, copies
 
 DEFAULT_PASSAGE_BUDGET = 512  # tokens of one merged passage: 2-4 chunks of the usual 128-256
 
@@ -44,7 +44,7 @@ class Piece:
     acl: tuple[str, ...] = ()
     section_id: str = ""
     rank: int | None = None
-    also_in: tuple[VersionRef, ...] = ()  # identical passages of other documents collapsed into this hit
+    also_in: tuple[VersionRef, ...] = ()  # identical passages (their documents and offsets) collapsed into this hit
 
     @classmethod
     def of_hit(cls, h: Hit) -> "Piece":
@@ -120,9 +120,17 @@ class Group:
             chunk_range=(min(p.chunk_index for p in run), max(p.chunk_index for p in run)),
             best_chunk_id=self.seed,
             version=self.version, updated_at=self.updated_at,
-            also_in=tuple({v.doc_id: v for p in run for v in p.also_in if v.doc_id != self.doc_id}.values()),
-            superseded_by=self.superseded_by,
+            also_in=copies((v for p in run for v in p.also_in), self.doc_id, {p.chunk_id for p in run},
+                           (first.start_char, max(p.end_char for p in run))),
+            superseded_by=self.superseded_by, hit=self.hit_chunk(run),
         )
+
+    def hit_chunk(self, run: Sequence[Piece]) -> HitChunk | None:
+        """The seed among ``run`` as the chunk the passage points at."""
+        seed = next((p for p in run if p.chunk_id == self.seed), None)
+        if seed is None:
+            return None
+        return HitChunk(seed.chunk_id, seed.start_char, seed.end_char, seed.text, seed.heading_path, seed.page)
 
 
 @dataclass(frozen=True)

@@ -13,17 +13,41 @@ VERSIONS = ("auto", "latest", "all")  # auto: latest unless the query names a ve
 
 @dataclass(frozen=True)
 class VersionRef:
-    """Another document a passage's text was also found in (an identical passage, collapsed)."""
+    """A copy of a passage's text: an identical passage (in another document, or elsewhere in the
+    same one) collapsed into the hit that stands for it. ``start_char``/``end_char`` locate the copy
+    in its document (None when not known), so whoever scores or cites the hit can use every copy."""
 
     doc_id: str
     source_uri: str = ""
     version: str = ""
     updated_at: str = ""
     chunk_id: str = ""
+    start_char: int | None = None
+    end_char: int | None = None
 
     def to_dict(self) -> dict:
         return {"doc_id": self.doc_id, "source_uri": self.source_uri, "version": self.version,
-                "updated_at": self.updated_at, "chunk_id": self.chunk_id}
+                "updated_at": self.updated_at, "chunk_id": self.chunk_id, "start_char": self.start_char,
+                "end_char": self.end_char}
+
+    @property
+    def key(self) -> tuple:
+        """What makes two references the same copy."""
+        return (self.doc_id, self.chunk_id) if self.chunk_id else (self.doc_id, self.start_char, self.end_char)
+
+
+def copies(refs, own_doc: str, own_ids=(), span: tuple[int, int] | None = None) -> tuple[VersionRef, ...]:
+    """``refs`` without repeats and without the copies a passage already holds: those among its own
+    chunk ids, or in its own document inside its ``span``."""
+    out: dict[tuple, VersionRef] = {}
+    for v in refs:
+        if v.chunk_id and v.chunk_id in own_ids:
+            continue
+        if v.doc_id == own_doc and (span is None or v.start_char is None
+                                    or (span[0] <= v.start_char and v.end_char <= span[1])):
+            continue
+        out.setdefault(v.key, v)
+    return tuple(out.values())
 
 
 @dataclass(frozen=True)
@@ -52,6 +76,23 @@ class Hit:
 
 
 @dataclass(frozen=True)
+class HitChunk:
+    """The best-ranked retrieved chunk inside a passage: what a result points at. The rest of the
+    passage (merged hits, expansion) is context around it."""
+
+    chunk_id: str
+    start_char: int
+    end_char: int
+    text: str
+    heading_path: tuple[str, ...] = ()
+    page: int | None = None
+
+    def to_dict(self) -> dict:
+        return {"chunk_id": self.chunk_id, "start_char": self.start_char, "end_char": self.end_char,
+                "heading_path": list(self.heading_path), "page": self.page, "text": self.text}
+
+
+@dataclass(frozen=True)
 class Passage:
     """A contiguous piece of one document served as evidence: one hit, several merged hits, or a
     hit grown by expansion. ``rank`` is the best rank among the hits it holds; ``expanded_from``
@@ -77,16 +118,52 @@ class Passage:
     updated_at: str = ""
     also_in: tuple[VersionRef, ...] = ()
     superseded_by: tuple[str, ...] = ()
+    hit: HitChunk | None = None  # the chunk this result points at (None: built without one, e.g. a test)
 
     @property
     def versions(self) -> tuple[VersionRef, ...]:
-        """Where this passage's text was found: its own document first, then identical passages'."""
-        own = VersionRef(self.doc_id, self.source_uri, self.version, self.updated_at, self.chunk_ids[0])
-        return (own, *self.also_in)
+        """The documents this passage's text was found in: its own first, then each other document an
+        identical passage was collapsed from (once per document; ``also_in`` has every copy)."""
+        own = VersionRef(self.doc_id, self.source_uri, self.version, self.updated_at, self.chunk_ids[0],
+                         self.start_char, self.end_char)
+        seen, out = {self.doc_id}, [own]
+        for v in self.also_in:
+            if v.doc_id not in seen:
+                seen.add(v.doc_id)
+                out.append(v)
+        return tuple(out)
+
+    @property
+    def best(self) -> HitChunk:
+        """The hit chunk (the whole passage when the passage was built without one)."""
+        if self.hit is not None:
+            return self.hit
+        return HitChunk(self.best_chunk_id or self.chunk_ids[0], self.start_char, self.end_char, self.text,
+                        self.heading_path, self.page)
+
+    def context(self) -> tuple[str, str]:
+        """(before, after): the passage's text on either side of its hit chunk's text."""
+        hit = self.best
+        if hit.text == self.text:
+            return "", ""
+        at = _locate(self.text, hit.text, hit.start_char - self.start_char)
+        if at < 0:
+            return "", ""
+        return self.text[:at], self.text[at + len(hit.text):]
 
     @property
     def span(self) -> tuple[str, int, int]:
         return (self.doc_id, self.start_char, self.end_char)
+
+
+def _locate(text: str, piece: str, guess: int) -> int:
+    """Where ``piece`` sits in ``text`` (a passage's text is its chunks' texts stitched, so each
+    chunk's text is in it whole); the occurrence nearest ``guess`` when it is there more than once."""
+    found, at = [], text.find(piece)
+    while at >= 0 and len(found) < 64:
+        found.append(at)
+        at = text.find(piece, at + 1)
+    return min(found, key=lambda i: abs(i - guess)) if found else -1
 
 
 @dataclass(frozen=True)
@@ -133,7 +210,10 @@ class SearchResult:
                     "version": p.version,
                     "updated_at": p.updated_at,
                     "versions": [v.to_dict() for v in p.versions],
+                    "also_in": [v.to_dict() for v in p.also_in],
                     "superseded_by": list(p.superseded_by),
+                    "hit": p.best.to_dict(),
+                    "context": dict(zip(("before", "after"), p.context())),
                 }
                 for i, p in enumerate(self.passages)
             ],

@@ -4,7 +4,8 @@ Runs on the ranked, permission-filtered hits, before merging and context assembl
 "group top results by source_id and text hash", done for the caller): hits whose texts are the same
 normalised words (case, punctuation, spacing and Unicode form aside; a changed number is a different
 passage) become one hit — the best-ranked copy in a document that is not superseded, at the best
-rank of the group — listing the other documents it was found in (``also_in``). With ``latest_only``
+rank of the group — listing every other copy, with its document and offsets (``also_in``: another
+document, or elsewhere in the same one), so that evaluation and citations can use each copy. With ``latest_only``
 (the default, ``--all-versions`` turns it off) hits of superseded documents are then dropped; without
 it they stay, each saying which newer versions exist (``superseded_by``).
 
@@ -21,7 +22,7 @@ from typing import Callable, Iterable, Sequence
 
 from chunkwise import ids
 from chunkwise.enrich.versions import words
-from chunkwise.retrieve.types import Hit, VersionRef
+from chunkwise.retrieve.types import Hit, VersionRef, copies
 
 FAMILY_LIMIT = 256  # documents one search explores around its hits (a bigger family is cut, never widened)
 
@@ -81,12 +82,10 @@ def collapse(hits: Sequence[Hit], newer: dict[str, tuple[str, ...]], *, latest_o
         if latest_only and not live:
             continue
         keep, best = (live or members)[0], members[0]
-        others: dict[str, VersionRef] = {}
-        for h in [*keep.also_in, *(VersionRef(m.doc_id, m.source_uri, m.version, m.updated_at, m.chunk_id)
-                                   for m in members)]:
-            if h.doc_id != keep.doc_id:
-                others.setdefault(h.doc_id, h)
-        out.append(replace(keep, rank=best.rank, score=best.score, also_in=tuple(others.values()),
+        refs = [*keep.also_in, *(VersionRef(m.doc_id, m.source_uri, m.version, m.updated_at, m.chunk_id,
+                                            m.start_char, m.end_char) for m in members)]
+        out.append(replace(keep, rank=best.rank, score=best.score,
+                           also_in=copies(refs, keep.doc_id, (keep.chunk_id,), (keep.start_char, keep.end_char)),
                            superseded_by=newer.get(keep.doc_id, ())))
     out.sort(key=lambda h: h.rank)
     return [replace(h, rank=i) for i, h in enumerate(out, start=1)]

@@ -54,13 +54,34 @@ class SearchRequestWithGroups(SearchRequest):
 
 
 class VersionRef(BaseModel):
-    """A document the passage's text was found in (its own first, then identical passages collapsed)."""
+    """A copy of the passage's text: in ``versions`` one per document (its own first), in ``also_in``
+    every identical passage collapsed into this result, with its offsets."""
 
     doc_id: str
     source_uri: str
     version: str
     updated_at: str
     chunk_id: str
+    start_char: int | None
+    end_char: int | None
+
+
+class HitChunk(BaseModel):
+    """The chunk a result points at: its best-ranked retrieved chunk."""
+
+    chunk_id: str
+    start_char: int
+    end_char: int
+    heading_path: list[str]
+    page: int | None
+    text: str
+
+
+class Context(BaseModel):
+    """The result's text before and after its hit chunk (merged hits, expansion)."""
+
+    before: str
+    after: str
 
 
 class Result(BaseModel):
@@ -81,7 +102,10 @@ class Result(BaseModel):
     version: str
     updated_at: str
     versions: list[VersionRef]
+    also_in: list[VersionRef]
     superseded_by: list[str]
+    hit: HitChunk
+    context: Context
 
 
 class Omitted(BaseModel):
