@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from chunkwise.access import AccessTags
-from chunkwise.config import BACKENDS, HEADERS, STRATEGIES, UNITS, ChunkConfig
+from chunkwise.config import BACKENDS, DEFAULT_EMBEDDER, DEFAULT_SIZE, HEADERS, STRATEGIES, UNITS, ChunkConfig
 from chunkwise.configfile import ConfigFile, load_acl_map, load_config
 from chunkwise.embed import make_embedder
 from chunkwise.evaluate.experiments import (SEED_HEADERS, SEED_MERGE, SEED_OVERLAP, SEED_OVERLAP_QUESTIONS,
@@ -24,6 +24,7 @@ from chunkwise.lexical import FieldWeights
 from chunkwise.pipeline.chunk import attach_pages, chunk_document, for_document, make_chunker, normalised_view
 from chunkwise.pipeline.documents import SourceFailure, Unchanged, extract_options, iter_documents, load_document
 from chunkwise.pipeline.executors import EXECUTORS, make_executor
+from chunkwise.pipeline.settings import toy_store_note
 from chunkwise.pipeline.write import IngestStats
 from chunkwise.planning import Plan, n_windows, plan, straddle_probability
 from chunkwise.quality import CheckReport
@@ -75,7 +76,7 @@ def ingest(paths, db, config: ChunkConfig | None = None, *, embedder="auto", emb
 
     ``config`` None and no ``chunk_options``: the store's recorded settings (a new store:
     ``DEFAULT_CONFIG``); ``embedder``: an Embedder, a name (``"hashing"``, ``"minilm"``, ``"none"``)
-    or ``"auto"`` (the store's, else hashing). A run that would change a store's settings is
+    or ``"auto"`` (the store's, else ``DEFAULT_EMBEDDER``, else none with a notice). A run that would change a store's settings is
     refused unless ``reconfigure=True``. Options: chunk_options, acl, acl_map, dry_run, now,
     progress, workers (processes preparing files; 1: none, all in this process), limits
     (``Limits``: memory and wall time per file in a worker), reconfigure, warn, timeout.
@@ -218,7 +219,7 @@ def text_doc_id(text: str) -> str:
 
 
 __all__ = [
-    "AccessTags", "FieldWeights", "Fusion", "BACKENDS", "DependencyError", "EXECUTORS", "make_executor", "DEFAULT_CONFIG", "DEFAULT_PASSAGE_BUDGET", "HEADERS", "STRATEGIES", "UNITS", "EvalSettings", "Evaluation",
+    "AccessTags", "FieldWeights", "Fusion", "BACKENDS", "DependencyError", "EXECUTORS", "make_executor", "DEFAULT_CONFIG", "DEFAULT_EMBEDDER", "DEFAULT_SIZE", "DEFAULT_PASSAGE_BUDGET", "HEADERS", "STRATEGIES", "UNITS", "EvalSettings", "Evaluation",
     "SEED_HEADERS", "SEED_MERGE",
     "SEED_OVERLAP", "SEED_OVERLAP_QUESTIONS", "expand_grid", "header_experiment", "load_acl_map", "load_grid",
     "merge_experiment", "overlap_sweep", "run_eval", "sampling_tolerance", "write_report",
@@ -228,5 +229,5 @@ __all__ = [
     "default_workers", "open_retriever", "visible_document", "chunk_file", "chunk_text", "evaluate", "for_document",
     "ingest", "iter_documents",
     "load_config", "load_document", "make_chunker", "make_embedder", "manifest", "n_windows", "normalised_view",
-    "plan", "row_security", "search", "straddle_probability",
+    "plan", "row_security", "search", "straddle_probability", "toy_store_note",
 ]

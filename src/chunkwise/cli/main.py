@@ -16,7 +16,8 @@ from chunkwise.cli.ranking import add_ranking_flags, ranking_options, rerank_opt
 
 def _chunk_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategy", default="auto", choices=STRATEGIES, help="chunking strategy (default: auto)")
-    p.add_argument("--size", type=int, default=256, help="hard cap per chunk, in --unit (default: 256)")
+    p.add_argument("--size", type=int, default=api.DEFAULT_SIZE,
+                   help=f"hard cap per chunk, in --unit (default: {api.DEFAULT_SIZE}, what MiniLM reads whole)")
     p.add_argument("--overlap", type=int, default=0, help="overlap in units (sentences for sentence_window)")
     p.add_argument("--unit", default="tokens", choices=UNITS, help="what --size counts (default: tokens)")
     p.add_argument("--tokenizer", default="minilm",
@@ -252,6 +253,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         result = r.search(args.query, args.groups, k=args.k, mode=args.mode, expand=args.expand,
                           budget=args.budget, overfetch=args.overfetch, passage_budget=args.passage_budget,
                           versions="all" if args.all_versions else args.versions, granularity=args.granularity)
+    toy = api.toy_store_note(r.model, args.db)
+    if toy:
+        print(f"note: {safe(toy)}", file=sys.stderr)
     if args.json:
         emit_json(result.to_dict())
         return 0
@@ -309,7 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_docx_comments(p, default=None)  # None: the store's recorded choice
     _semantic_options(p)
     p.add_argument("--embedder", help="none, hashing, hashing-256, minilm, minilm-onnx, minilm-onnx-int8, openai:URL "
-                                      "(default: the store's; new: hashing)")
+                                      f"(default: the store's; new: {api.DEFAULT_EMBEDDER}, or none when it cannot load)")
     p.add_argument("--model", default=None,
                    help="with --embedder openai:URL: the model the server serves (key from $CHUNKWISE_EMBED_API_KEY)")
     p.add_argument("--embed-mode", choices=("plain", "late"), default=None,
@@ -393,7 +397,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="what one result is: a passage (default) or a page; golden questions with \"pages\" "
                         "are scored by page either way")
     p.add_argument("--embedder", default=None,
-                   help="embedder for the stored and the query vectors: hashing (default), minilm, minilm-onnx, none")
+                   help=f"embedder for the stored and the query vectors (default {api.DEFAULT_EMBEDDER}): "
+                        "minilm-onnx, minilm, hashing, none")
     p.add_argument("--k", type=int, default=None, help="passages per question (default 10)")
     p.add_argument("--budget", type=int, default=None, help="context tokens per question, same for every config (1500)")
     p.add_argument("--generator-tokenizer", default=None, help="tokenizer the budget counts in")
