@@ -49,7 +49,7 @@ def chunk_file(path: str | Path, config: ChunkConfig | None = None, chunker=None
     if chunker is None:
         from chunkwise.pipeline.chunk import doc_options
 
-        chunker = make_chunker(config, **doc_options(doc, config, options))
+        chunker = for_document(make_chunker(config, **doc_options(doc, config, options)), doc)
     else:
         chunker = for_document(chunker, doc)
     return chunk_document(doc, chunker)

@@ -21,7 +21,7 @@ STRATEGIES = (
     "code",
 )
 UNITS = ("chars", "words", "tokens")
-HEADERS = ("none", "title", "path", "full")
+HEADERS = ("none", "title", "path", "full", "context")
 BACKENDS = ("auto", "tokenizers", "tokie", "tiktoken")
 FORMATS = ("markdown", "text", "code")
 
@@ -63,6 +63,7 @@ class ChunkConfig:
     special_tokens: bool = False
     header: str = "none"
     title: str = ""
+    description: str = ""  # header "context": the document's one-line description (enrich/describe.py)
     separators: tuple[str, ...] | None = None
     window: int = 3
     min_tail: int | None = None
@@ -172,6 +173,8 @@ class ChunkConfig:
         data.pop("extra", None)
         if not self.language:  # only code documents set it: every other fingerprint stays as it was
             del data["language"]
+        if not self.description:  # set per document for header "context" only
+            del data["description"]
         if not self.docx_comments:  # opt-in: stores built without it keep their fingerprint
             del data["docx_comments"]
         if self.strategy != "semantic":  # unused: leave every other strategy's fingerprint as it was

@@ -69,7 +69,9 @@ def config_for(strategy, unit_spec, data):
         extra = {"overlap": data.draw(st.integers(0, size // 2), label="overlap")}
     elif strategy == "semantic":
         extra = SEMANTIC  # the real model is exercised in tests/chunking/test_semantic.py
-    header = data.draw(st.sampled_from(["none", "path", "full"]), label="header") if size >= 40 else "none"
+    header = data.draw(st.sampled_from(["none", "path", "full", "context"]), label="header") if size >= 40 else "none"
+    if header == "context":  # a description as long as enrich/describe.py allows: the cap must still hold
+        extra = {**extra, "description": data.draw(st.text(min_size=1, max_size=240), label="description")}
     fmt = data.draw(st.sampled_from(["markdown", "text"]), label="format")
     return ChunkConfig(strategy=strategy, size=size, unit=unit, tokenizer=tok, backend=backend,
                        header=header, title="Runbook", format=fmt, **extra)
@@ -77,7 +79,7 @@ def config_for(strategy, unit_spec, data):
 
 def heading_lines(text, config):
     """Heading lines are carried by the header (not the chunk text) when it holds the path."""
-    if config.header not in ("path", "full") or config.strategy not in HEADING_AWARE:
+    if config.header not in ("path", "full", "context") or config.strategy not in HEADING_AWARE:
         return set()
     if config.format == "markdown":
         doc = parse_markdown(text)

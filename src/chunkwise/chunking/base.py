@@ -60,6 +60,9 @@ def drafts_from_pieces(pieces: Iterable[Piece], **meta) -> list[Draft]:
     return out
 
 
+ABOUT = "About: "  # the description line of header mode "context" (enrich drops it where not readable)
+
+
 class BaseChunker:
     """Holds the config and sizer; subclasses implement ``drafts(text)``."""
 
@@ -78,7 +81,9 @@ class BaseChunker:
         self._header_cache: dict[tuple[str, ...], tuple[str, int]] = {}
 
     # -- headers ---------------------------------------------------------------------------------
-    def header_for(self, path: tuple[str, ...], title: str) -> str:
+    def header_for(self, path: tuple[str, ...], title: str, about_dropped: bool = False) -> str:
+        """The contextual header: ``full`` is "Source: <title>" and "Section: <path>" lines;
+        ``context`` adds "About: <description>" between them (the document's description)."""
         mode = self.config.header
         if mode == "none":
             return ""
@@ -89,6 +94,8 @@ class BaseChunker:
         lines = []
         if title:
             lines.append(f"Source: {title}")
+        if mode == "context" and self.config.description and not about_dropped:
+            lines.append(f"{ABOUT}{self.config.description}")
         if path:
             lines.append(f"Section: {' > '.join(path)}")
         return "\n".join(lines)
@@ -109,8 +116,11 @@ class BaseChunker:
         room = self.cap - self.sizer.overhead
         header = self.header_for(path, title)
         units = self.header_units(header)
+        if header and units > room // 2 and ABOUT in header:
+            header = self.header_for(path, title, about_dropped=True)
+            units = self.header_units(header)
         if header and units > room // 2:
-            header = self.header_for(path[-1:], "") if path else ""
+            header = self.header_for(path[-1:], "", about_dropped=True) if path else ""
             units = self.header_units(header)
             if units > room // 2:
                 header, units = "", 0

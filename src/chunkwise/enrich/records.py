@@ -8,6 +8,8 @@ from typing import Sequence
 from chunkwise import ids
 from chunkwise.access import AccessTags
 from chunkwise.chunking.atoms import ROUTES
+from chunkwise.chunking.base import ABOUT
+from chunkwise.enrich.describe import describe
 from chunkwise.enrich.acl import UNREADABLE, AccessPlan
 from chunkwise.types import Chunk, Document
 
@@ -97,11 +99,15 @@ def build_records(
     lang = str(meta.get("language") or language or "")
     seen: dict[str, int] = {}
     out: list[ChunkRecord] = []
+    about = describe(doc) if header_mode == "context" else None
+    about_tags = (access.default if about is None or about.start < 0 else access.tags_for(about.start, about.end))
     doubtful = {p.number: p.review_reason for p in doc.pages if p.review_reason}  # e.g. low OCR confidence
     for c in chunks:
         chunk_acl = access.tags_for(c.start_char, c.end_char)
         path = access.visible_path(tuple(c.heading_path), c.start_char, c.end_char)
         embed_text = c.embed_text if path == tuple(c.heading_path) else _redact_header(c.embed_text, c.heading_path, path)
+        if about is not None and not (access.problems or set(chunk_acl.tags) <= set(about_tags.tags)):
+            embed_text = drop_about(embed_text, about.text)  # a reader of this chunk may not read it
         chash = ids.hash_text(c.text)
         occurrence = seen[chash] = seen.get(chash, -1) + 1
         reasons = list(c.reasons)
@@ -156,7 +162,7 @@ def _redact_header(embed_text: str, old: Sequence[str], new: Sequence[str]) -> s
     only shrinks, so the chunk stays within the cap."""
     joined = " > ".join(old)
     at = embed_text.find(joined + "\n") if joined else -1
-    if at < 0 or embed_text.count("\n", 0, at) > 1:
+    if at < 0 or embed_text.count("\n", 0, at) > 2:  # context mode: Source, About, then Section
         return embed_text  # no path in the header (modes none/title, or shortened to the last heading)
     before = embed_text[:at]
     rest = embed_text[at + len(joined) + 1 :]
@@ -165,3 +171,13 @@ def _redact_header(embed_text: str, old: Sequence[str], new: Sequence[str]) -> s
     if before.endswith("Section: "):
         before = before[: -len("Section: ")]
     return before + rest if before else rest
+
+
+def drop_about(embed_text: str, about: str) -> str:
+    """``embed_text`` without its "About: <description>" header line (header mode ``context``): the
+    header only shrinks, so the chunk stays within the cap."""
+    line = f"{ABOUT}{about}\n"
+    at = embed_text.find(line)
+    if at < 0 or embed_text.count("\n", 0, at) > 1:
+        return embed_text
+    return embed_text[:at] + embed_text[at + len(line):]

@@ -132,6 +132,9 @@ def _parse_yaml(block: str, source: str) -> tuple[dict, list[str]]:
         except ConfigError as exc:
             meta["acl_error"] = str(exc)
             warnings.append(f"{exc} (held for review)")
+    for key in ("description", "summary"):  # header "context" (enrich/describe.py)
+        if isinstance(data.get(key), str) and data[key].strip():
+            meta[key] = data[key]
     if data.get("supersedes") is not None:
         value = data["supersedes"]
         names = [value] if isinstance(value, str) else value if isinstance(value, list) else None

@@ -34,11 +34,19 @@ def doc_options(doc: Document, config: ChunkConfig | None, options: dict) -> dic
     return opts
 
 
+def description_line(doc: Document) -> str:
+    from chunkwise.enrich.describe import describe
+
+    d = describe(doc)
+    return d.text if d else ""
+
+
 def for_document(chunker, doc: Document):
     """The same chunker, with the format (and title, when the config has none) this document needs."""
     want = doc_options(doc, chunker.config, {})
     cfg = chunker.config
-    new = replace(cfg, format=want["format"], language=want["language"], title=cfg.title or want.get("title", ""))
+    new = replace(cfg, format=want["format"], language=want["language"], title=cfg.title or want.get("title", ""),
+                  description=description_line(doc) if cfg.header == "context" else "")
     if new == cfg:
         return chunker
     from chunkwise.chunking.router import build_chunker
