@@ -12,7 +12,7 @@ from typing import Any
 
 from chunkwise.access import AccessTags
 from chunkwise.enrich.records import ChunkRecord
-from chunkwise.config import BACKENDS, HEADERS, STRATEGIES, UNITS, ChunkConfig
+from chunkwise.config import BACKENDS, DEFAULT_EMBEDDER, DEFAULT_SIZE, HEADERS, STRATEGIES, UNITS, ChunkConfig
 from chunkwise.configfile import ConfigFile, load_acl_map, load_config
 from chunkwise.embed import make_embedder
 from chunkwise.evaluate.experiments import (SEED_HEADERS, SEED_MERGE, SEED_OVERLAP, SEED_OVERLAP_QUESTIONS,
@@ -25,6 +25,7 @@ from chunkwise.lexical import FieldWeights
 from chunkwise.pipeline.chunk import attach_pages, chunk_document, for_document, make_chunker, normalised_view
 from chunkwise.pipeline.documents import SourceFailure, Unchanged, extract_options, iter_documents, load_document
 from chunkwise.pipeline.executors import EXECUTORS, make_executor
+from chunkwise.pipeline.settings import toy_store_note
 from chunkwise.pipeline.write import IngestStats
 from chunkwise.planning import Plan, n_windows, plan, straddle_probability
 from chunkwise.quality import CheckReport
@@ -77,7 +78,7 @@ def ingest(paths, db, config: ChunkConfig | None = None, *, embedder="auto", emb
 
     ``config`` None and no ``chunk_options``: the store's recorded settings (a new store:
     ``DEFAULT_CONFIG``); ``embedder``: an Embedder, a name (``"hashing"``, ``"minilm"``, ``"none"``)
-    or ``"auto"`` (the store's, else hashing). A run that would change a store's settings is
+    or ``"auto"`` (the store's, else ``DEFAULT_EMBEDDER``, else none with a notice). A run that would change a store's settings is
     refused unless ``reconfigure=True``. Options: chunk_options, acl, acl_map, dry_run, now,
     progress, workers (processes preparing files; 1: none, all in this process), limits
     (``Limits``: memory and wall time per file in a worker), reconfigure, warn, timeout.

@@ -25,6 +25,15 @@ HEADERS = ("none", "title", "path", "full", "context")
 BACKENDS = ("auto", "tokenizers", "tokie", "tiktoken")
 FORMATS = ("markdown", "text", "code")
 
+# The defaults of a run that names nothing, in one place (docs/_figures/model.md has the measurements).
+# The embedder: all-MiniLM-L6-v2 on ONNX Runtime with int8 weights (no torch). When it cannot be loaded,
+# ingest indexes for BM25 only and says so once (pipeline/settings.py); ``hashing`` is used only when named.
+DEFAULT_EMBEDDER = "minilm-onnx-int8"
+# MiniLM reads 256 tokens, [CLS] and [SEP] included: the default size fills that window. A contextual
+# header counts inside the size (the hard-cap contract), so it needs no room of its own.
+DEFAULT_WINDOW = 256
+DEFAULT_SIZE = DEFAULT_WINDOW - 2
+
 
 def _real(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
@@ -46,7 +55,7 @@ class ChunkConfig:
     """
 
     strategy: str = "structure"
-    size: int = 256
+    size: int = DEFAULT_SIZE
     overlap: int = 0
     unit: str = "tokens"
     tokenizer: str = "minilm"
@@ -87,7 +96,7 @@ class ChunkConfig:
         if self.format not in FORMATS:
             raise ConfigError(f"unknown format {self.format!r}; choose one of: {', '.join(FORMATS)}")
         if not isinstance(self.size, int) or self.size < 1:
-            raise ConfigError(f"size must be a positive integer, got {self.size!r}; try --size 256")
+            raise ConfigError(f"size must be a positive integer, got {self.size!r}; try --size {DEFAULT_SIZE}")
         if not isinstance(self.context_tokens, int) or self.context_tokens < 0:
             raise ConfigError(f"context_tokens must be >= 0, got {self.context_tokens!r}")
         if self.context_llm:

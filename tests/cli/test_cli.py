@@ -105,7 +105,7 @@ def test_check_and_manifest(tmp_path, capsys):
     assert main(["check", "--db", db, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] and report["chunks"] == report["ready"] + report["review"] > 0
-    assert report["embed_models"] == ["hashing-384@1"]
+    assert report["embed_models"] == ["all-MiniLM-L6-v2-onnx-int8@1"]  # the default model
     assert main(["manifest", "--db", db, "--json"]) == 0
     m = json.loads(capsys.readouterr().out)
     assert len(m["documents"]) == 7 and m["chunks"] == report["chunks"] and m["fingerprint"]

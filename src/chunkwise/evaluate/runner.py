@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
-from chunkwise.config import ChunkConfig
+from chunkwise.config import DEFAULT_EMBEDDER, ChunkConfig
 from chunkwise.errors import ConfigError
 from chunkwise.evaluate import metrics as m
 from chunkwise.evaluate.golden import GoldenQuestion
@@ -27,7 +27,7 @@ EVAL_GROUP = "eval"  # every document is ingested with this tag and every questi
 class Settings:
     k: int = 10  # passages asked for; recall@1/3/5/10 read from their order
     budget: int | None = 1500  # context tokens, generator tokenizer, the same for every config
-    embedder: str = "hashing"
+    embedder: str = DEFAULT_EMBEDDER
     generator_tokenizer: str | None = None
     overfetch: int = 3
     gate_k: int = 5
@@ -386,10 +386,11 @@ def run_eval(golden: str | Path, docs: str | Path, configs: Sequence[tuple[Chunk
 
     questions, texts = load_golden_texts(golden, docs)
     questions = select_split(questions, settings.split)
-    embedder = make_eval_embedder(settings.embedder)
-    if embedder is None and any(mode != "bm25" for _, runs in configs for mode, _ in runs):
+    needs_vectors = any(mode != "bm25" for _, runs in configs for mode, _ in runs)
+    embedder = make_eval_embedder(settings.embedder) if needs_vectors else None  # BM25 alone embeds nothing
+    if embedder is None and needs_vectors:
         raise ConfigError(f"--embedder {settings.embedder} stores no vectors, so dense and hybrid runs cannot be "
-                          "scored: use --mode bm25 or an embedder such as hashing or minilm")
+                          f"scored: use --mode bm25 or an embedder such as {DEFAULT_EMBEDDER}")
     results: list[ConfigResult] = []
     with tempfile.TemporaryDirectory(prefix="chunkwise-eval-") as work:
         for chunk, runs in configs:

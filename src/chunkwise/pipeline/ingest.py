@@ -123,8 +123,9 @@ def ingest(
     def setup(stored: Mapping[str, str], location: str, eager: bool = False) -> _Run:
         chosen = resolve(stored, location, config=config, options=chunk_options, default=default or ChunkConfig(),
                          embedder=embedder, embed_mode=embed_mode, reconfigure=reconfigure)
+        if chosen.notice:
+            note(chosen.notice)
         late = _late_encoder(chosen.embed_mode, chosen.embedder)
-        _check_fits_model(chosen.config, chosen.embedder)
         model = chosen.embedder.name if chosen.embedder is not None else "none"
         late_params: list = []
         if late is not None:
@@ -338,20 +339,6 @@ def _late_encoder(embed_mode: str, embedder):
     from chunkwise.embed.late import LateEncoder
 
     return LateEncoder(embedder)
-
-
-def _check_fits_model(config: ChunkConfig, embedder) -> None:
-    """Fail before any work when chunks could exceed what the model reads (it would silently embed
-    only their head): the cap plus [CLS]/[SEP] must fit the model's window."""
-    limit = getattr(embedder, "max_tokens", None)
-    if not limit or config.unit != "tokens" or config.tokenizer.lower() not in ("minilm", "all-minilm-l6-v2"):
-        return
-    need = config.size + (0 if config.special_tokens else 2)
-    if need > limit:
-        raise ConfigError(
-            f"chunks of {config.size} tokens plus [CLS]/[SEP] exceed {embedder.name}'s {limit}-token window; "
-            f"use --size {limit - 2} (or --size {limit} --special-tokens)"
-        )
 
 
 __all__ = ["IngestStats", "Prepared", "ingest"]
