@@ -7,13 +7,14 @@ bash scripts/setup.sh
 export HF_HUB_OFFLINE=1
 .venv/bin/chunkwise audit examples/
 .venv/bin/chunkwise chunk examples/
-# Index into SQLite with the dependency-free hashing embedder; run the demo twice and the second
-# ingest changes nothing (every document skipped, all counts zero).
+# Index into SQLite with the default model (all-MiniLM-L6-v2 on ONNX Runtime, int8; its graph is
+# built from the packaged weights on first use, no torch) at the size it reads whole (254 tokens);
+# run the demo twice and the second ingest changes nothing (every document skipped, all counts zero).
 mkdir -p .chunkwise
-.venv/bin/chunkwise ingest examples/ --db .chunkwise/examples.db --acl staff
+.venv/bin/chunkwise ingest examples/ --db .chunkwise/demo.db --acl staff
 # Search it as a reader in the oncall group: permissions apply before ranking, passages come with
 # citations, and the context stays within the token budget.
-.venv/bin/chunkwise search "who can lift a deploy freeze during an incident" --db .chunkwise/examples.db \
+.venv/bin/chunkwise search "who can lift a deploy freeze during an incident" --db .chunkwise/demo.db \
   --groups oncall,staff --k 3 --expand neighbours --budget 600
 # Ask the tune half of eval/'s golden questions through the real retriever for every config of
 # eval/grid.toml (each in its own temporary store) and write the report: configs, the chosen one and

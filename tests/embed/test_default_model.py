@@ -153,3 +153,35 @@ def test_chunk_command_uses_the_default_size(capsys):
     assert main(["chunk", str(ROOT / "examples" / "incident-runbook.md"), "--json"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert rows and max(r["size"] for r in rows) <= 254 and max(r["size"] for r in rows) > 200
+
+
+def demo_commands() -> list[list[str]]:
+    """scripts/demo.sh's ingest and search lines (README's first command), as argument lists."""
+    import shlex
+
+    text = (ROOT / "scripts" / "demo.sh").read_text(encoding="utf-8").replace("\\\n", " ")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip().startswith(".venv/bin/chunkwise ")]
+    return [shlex.split(ln)[1:] for ln in lines if ln.split()[1] in ("ingest", "search")]
+
+
+@needs_model
+def test_the_demo_search_shows_the_answer(tmp_path):
+    """README's first command ingests examples/ with the real model and its search passage holds the answer."""
+    import shutil
+
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    (tmp_path / ".chunkwise").mkdir()
+    (ingest_args, search_args) = demo_commands()
+    assert not any(a.startswith("--embedder") or a == "--size" for a in ingest_args)  # defaults, as a user runs it
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    r = subprocess.run([sys.executable, "-m", "chunkwise.cli.main", *ingest_args], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([sys.executable, "-m", "chunkwise.cli.main", *search_args, "--json"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["mode"] == "hybrid"
+    first = out["results"][0]
+    assert first["source_uri"].endswith("incident-runbook.md")
+    assert "Only the Incident Commander can lift a freeze during a SEV1" in first["text"]
