@@ -7,7 +7,7 @@ import sys
 
 from chunkwise.cli.main import main
 
-ODD = {"s.pptx": b"slides", "t.pptx": b"slides", "u.xlsx": b"cells", "i.png": b"\x89PNG\r\n\x1a\nxx", "empty.md": b""}
+ODD = {"s.key": b"slides", "t.key": b"slides", "u.numbers": b"cells", "i.png": b"\x89PNG\r\n\x1a\nxx", "empty.md": b""}
 
 
 def folder(tmp_path):
@@ -29,7 +29,7 @@ def test_skipped_files_are_counted_by_type_in_json(tmp_path, capsys):
                  "--workers", "1", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["added"] == 1 and out["errors"] == []
-    assert out["skipped"] == {".pptx": 2, ".xlsx": 1, ".png": 1, ".md": 1}
+    assert out["skipped"] == {".key": 2, ".numbers": 1, ".png": 1, ".md": 1}
     assert any("empty.md is empty" in w for w in out["warnings"])
 
 
@@ -37,7 +37,7 @@ def test_summary_names_what_was_not_read_and_an_empty_file_is_a_warning(tmp_path
     d = folder(tmp_path)
     r = run("ingest", str(d), "--db", "x.db", "--acl", "staff", "--embedder", "none", "--workers", "1", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "not read: 2 .pptx, 1 .md, 1 .png, 1 .xlsx" in r.stdout
+    assert "not read: 2 .key, 1 .md, 1 .numbers, 1 .png" in r.stdout
     assert "warning: empty.md is empty" in r.stderr and "error" not in r.stderr
 
 
