@@ -22,12 +22,9 @@ def add_mcp_parser(sub) -> None:
     p.add_argument("--host", default="127.0.0.1", help="http: address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8765, help="http: port (default 8765; 0 picks a free one)")
     p.add_argument("--max-body", type=int, default=None, help="http: largest request body in bytes (default 1 MiB)")
-    p.add_argument("--bm25", default="fts5", choices=("fts5", "sparse"), help="BM25 engine (default fts5)")
-    p.add_argument("--generator-tokenizer", default=None, help="tokenizer the context budget counts in")
-    from chunkwise.cli.ranking import add_ranking_flags
+    from chunkwise.cli.ranking import add_engine_flags
 
-    add_ranking_flags(p)
-    p.add_argument("--config", help="chunkwise.toml ([search] field_weights, fusion)")
+    add_engine_flags(p)
     p.add_argument("--log-level", default="warning", choices=("critical", "error", "warning", "info", "debug"),
                    help="http: uvicorn's log level (default warning)")
     p.add_argument("--json", action="store_true",

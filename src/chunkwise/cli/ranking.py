@@ -42,3 +42,12 @@ def rerank_options(args: argparse.Namespace) -> dict:
     if getattr(args, "rerank_depth", None) is not None:
         out["rerank_depth"] = args.rerank_depth
     return out
+
+
+def add_engine_flags(p) -> None:
+    """The search-engine flags a long-running server takes (``serve``, ``mcp``): BM25 engine, the
+    budget's tokenizer, the ranking flags and the config file that holds field weights and fusion."""
+    p.add_argument("--bm25", default="fts5", choices=("fts5", "sparse"), help="BM25 engine (default fts5)")
+    p.add_argument("--generator-tokenizer", default=None, help="tokenizer the context budget counts in")
+    add_ranking_flags(p)
+    p.add_argument("--config", help="chunkwise.toml ([search] field_weights, fusion)")

@@ -20,12 +20,9 @@ def add_serve_parser(sub) -> None:
     p.add_argument("--model-alias", action="append", default=[], metavar="NAME",
                    help="another name /v1/embeddings answers to with the store's model (repeatable), for "
                         "clients that only send OpenAI's names, e.g. --model-alias text-embedding-ada-002")
-    p.add_argument("--bm25", default="fts5", choices=("fts5", "sparse"), help="BM25 engine (default fts5)")
-    p.add_argument("--generator-tokenizer", default=None, help="tokenizer the context budget counts in")
-    from chunkwise.cli.ranking import add_ranking_flags
+    from chunkwise.cli.ranking import add_engine_flags
 
-    add_ranking_flags(p)
-    p.add_argument("--config", help="chunkwise.toml ([search] field_weights, fusion)")
+    add_engine_flags(p)
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"),
                    help="uvicorn's log level (default info: one access line per request)")
     p.add_argument("--json", action="store_true",
