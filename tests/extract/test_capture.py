@@ -142,3 +142,19 @@ def test_an_unreadable_file_names_what_the_parser_said():
     message = str(err.value)
     assert message.startswith("broken.pdf: not a readable PDF")
     assert "parser warning, pypdf: incorrect startxref pointer" in message
+
+
+def test_an_ingest_run_reports_them_per_file(tmp_path):
+    pytest.importorskip("pypdf")
+    from chunkwise.config import ChunkConfig
+    from chunkwise.pipeline import ingest
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "bad.pdf").write_bytes(_broken_xref_pdf())
+    heard: list[str] = []
+    stats = ingest([root], tmp_path / "s.db", ChunkConfig(strategy="structure", size=128), embedder=None,
+                   acl="staff", warn=heard.append)
+    assert not stats.errors
+    said = [w for w in stats.warnings if w.startswith("bad.pdf: parser warning, pypdf: incorrect startxref")]
+    assert len(said) == 1 and said[0] in heard
