@@ -13,6 +13,7 @@ which is not thread-safe); elsewhere warnings keep their usual route.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import warnings
 from collections import Counter
@@ -21,6 +22,7 @@ from pathlib import PurePath
 
 MAX_DISTINCT = 8  # distinct messages kept per file; the rest are counted in one line
 MAX_CHARS = 240  # a message longer than this is cut (some parsers log whole objects)
+_NUMBER = re.compile(r"\d+")
 
 
 class _Router(logging.Handler):
@@ -100,9 +102,16 @@ def _warning_line(w: warnings.WarningMessage) -> str:
 
 def summary(lines: list[str]) -> list[str]:
     """Distinct messages in order of first appearance, each with its count, at most ``MAX_DISTINCT``
-    of them; each line says it came from a parser, not from chunkwise's own checks."""
-    counts = Counter(" ".join(line.split())[:MAX_CHARS] for line in lines)
-    out = [f"parser warning, {text}" + (f" ({n} times)" if n > 1 else "") for text, n in counts.items()]
+    of them; messages that differ only in their numbers ("Ignoring wrong pointing object 6 0", "... 8
+    0") are one kind. Each line says it came from a parser, not from chunkwise's own checks."""
+    first: dict[str, str] = {}
+    counts: Counter[str] = Counter()
+    for line in lines:
+        text = " ".join(line.split())[:MAX_CHARS]
+        kind = _NUMBER.sub("N", text)
+        first.setdefault(kind, text)
+        counts[kind] += 1
+    out = [f"parser warning, {first[k]}" if n == 1 else f"parser warning, {k} ({n} times)" for k, n in counts.items()]
     if len(out) > MAX_DISTINCT:
         rest = sum(list(counts.values())[MAX_DISTINCT:])
         out = out[:MAX_DISTINCT] + [f"parser warning: {rest} more of {len(out) - MAX_DISTINCT} other kinds"]
