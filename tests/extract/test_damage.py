@@ -2,6 +2,8 @@
 on sound text, and reaches ``audit`` as a warning with a hint."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from chunkwise.extract import damage
@@ -121,3 +123,22 @@ def test_audit_row_has_the_signals_and_their_warnings():
     assert row.to_dict()["mojibake"] == 10
     clean = audit_document(_doc("Café " * 10))
     assert clean.mojibake == 0 and clean.status == "ok"
+
+
+def test_half_a_surrogate_pair_from_a_pdf_font_becomes_a_replacement_character():
+    from chunkwise.extract.pdf_lines import _UNKNOWN, _line
+
+    line = _line("bad \udb62 glyph", [_UNKNOWN] * 14)
+    assert line.text == "bad \ufffd glyph"
+    assert line.text.encode("utf-8")  # before: UnicodeEncodeError in langid, JSON and SQLite
+
+
+DOCLING = Path(__file__).resolve().parents[3] / "shared" / "data" / "docling" / "pdf" / "sources"
+
+
+@pytest.mark.skipif(not (DOCLING / "skipped_1page.pdf").is_file(), reason="../shared/data/docling is absent")
+def test_audit_reads_the_korean_pdf_with_a_broken_font_map():
+    from chunkwise.api import audit
+
+    (row,) = audit([DOCLING / "skipped_1page.pdf"])
+    assert row.status == "warn" and row.odd_glyphs >= damage.GLYPHS_WARN and row.replacement_chars >= 1
