@@ -220,12 +220,31 @@ def _assemble(pages: list[list], labels: list[str], ocr: dict[int, tuple[float, 
                 blocks.append(Block("table", a, pos, meta={**base, "header": header,
                                                            "rows": [(a + s, a + e) for s, e in spans]}))
                 continue
-            put(" ".join(body) if kind == "heading" else "\n".join(body))  # a wrapped heading: one line
+            put(" ".join(body) if kind == "heading" else join_lines(body))  # a wrapped heading: one line
             blocks.append(Block(kind, a, pos, level, parts[-1] if kind == "heading" else "", dict(base)))
         label = labels[number - 1] if number - 1 < len(labels) else ""
         page_map.append(Page(number, start, pos, needs_ocr=pos == start, label=label, ocr_confidence=confidence,
                              review_reason=LOW_CONFIDENCE if low else ""))
     return "".join(parts), blocks, page_map
+
+
+_HYPHENATED = re.compile(r"[^\W\d_]{2}-$")
+
+
+def join_lines(lines: list[str]) -> str:
+    """A paragraph's lines, one a line, except a word hyphenated at a line end, which is whole again
+    ("eir-" + "mod tempor" -> "eirmod tempor"), so it can be searched and matched; a compound
+    ("state-of-the-" + "art") keeps its hyphen. Only before a lower-case continuation: "Anglo-" +
+    "Saxon" and list dashes stay as they are."""
+    out: list[str] = []
+    for line in lines:
+        if out and _HYPHENATED.search(out[-1]) and line[:1].islower():
+            head = out[-1]
+            word = head.rsplit(None, 1)[-1]
+            out[-1] = head + line if "-" in word[:-1] else head[:-1] + line
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 def _page_warnings(pages: list[Page]) -> list[str]:

@@ -22,6 +22,7 @@ the document guard applies, between pages, and the ingest worker's wall-time lim
 from __future__ import annotations
 
 import io
+import re
 import signal
 import threading
 import time
@@ -36,6 +37,9 @@ MAX_DOC_WORK = 1_500_000  # rules + characters over all of a document's table pa
 PAGE_SECONDS = 60.0  # the last guard on one page (a real grid page takes well under a second)
 TOTAL_SECONDS = 300.0  # and on one document
 SLACK = 3.0  # points of tolerance around a table's box
+SIDE_MIN_RULES = 3  # horizontal rules of one width that make an open-sided table (outer_sides)
+SIDE_MIN_WIDTH = 40.0  # points: shorter rules are underlines, not table rules
+SIDE_SNAP = 2.0  # points: rules whose ends agree this closely share a width
 
 
 class _Overtime(BaseException):
@@ -149,9 +153,10 @@ def _limit(seconds: float):
 
 
 def _page_tables(page) -> list[Table]:
+    sides = outer_sides(page.edges)
     found = []
-    for table in page.find_tables():
-        rows = [[_cell(c) for c in row] for row in table.extract()]
+    for table in page.find_tables({"explicit_vertical_lines": sides} if sides else {}):
+        rows = [[_cell(c) for c in row] for row in table.extract(**_directions(table))]
         rows = [r for r in rows if any(r)]
         if len(rows) >= 2 and max(len(r) for r in rows) >= 2:
             x0, top, x1, bottom = table.bbox
@@ -159,8 +164,55 @@ def _page_tables(page) -> list[Table]:
     return found
 
 
+def outer_sides(edges: list[dict]) -> list[dict]:
+    """The left and right sides of open-sided tables, as vertical edges for pdfplumber: a table ruled
+    only across (reports, and papers' booktabs style) has no outer vertical line, and pdfplumber's
+    grid then loses its first and last columns. ``SIDE_MIN_RULES`` horizontal rules of one width,
+    starting and ending at the same x, are taken to be such a table, closed from its first rule to
+    its last."""
+    groups: dict[tuple[int, int], list[dict]] = {}
+    for e in edges:
+        if e.get("orientation") == "h" and e["x1"] - e["x0"] >= SIDE_MIN_WIDTH:
+            groups.setdefault((round(e["x0"] / SIDE_SNAP), round(e["x1"] / SIDE_SNAP)), []).append(e)
+    sides = []
+    for rules in groups.values():
+        tops = sorted({round(float(e["top"]), 1) for e in rules})
+        if len(tops) < SIDE_MIN_RULES:
+            continue
+        top, bottom = tops[0], tops[-1]
+        for x in (min(float(e["x0"]) for e in rules), max(float(e["x1"]) for e in rules)):
+            sides.append({"x0": x, "x1": x, "top": top, "bottom": bottom, "height": bottom - top, "width": 0.0,
+                          "orientation": "v", "object_type": "line"})
+    return sides
+
+
+def _directions(table) -> dict:
+    """Reading directions for pdfplumber's cell text. Text turned a quarter anticlockwise (a narrow
+    column's header) reads bottom to top; pdfplumber reads all turned text top to bottom, so such a
+    header came out backwards ("LTCBOJ*" for "*JOBCTL")."""
+    turned = [c for c in table.page.crop(table.bbox).chars if not c.get("upright", True)]
+    upward = sum(1 for c in turned if (c.get("matrix") or (0, 0))[1] > 0)
+    return {"char_dir_rotated": "btt"} if turned and upward * 2 > len(turned) else {}
+
+
 def _cell(value) -> str:
-    return " ".join(str(value or "").split())
+    return logical_order(" ".join(str(value or "").split()))
+
+
+_RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
+_LTR_RUN = re.compile("[0-9A-Za-z\u00c0-\u024f](?:[0-9A-Za-z\u00c0-\u024f.,:/%+-]*[0-9A-Za-z\u00c0-\u024f%])?")
+_MIRROR = str.maketrans("()[]{}<>", ")(][}{><")
+
+
+def logical_order(text: str) -> str:
+    """A right-to-left cell as pdfplumber gives it — its characters in visual order, left to right on
+    the page, so every Arabic or Hebrew word reads backwards — turned into logical order: the line
+    reversed, then each left-to-right run inside it (numbers, dates, Latin words) turned back, and
+    brackets mirrored. Cells without right-to-left letters are returned unchanged."""
+    if not _RTL.search(text):
+        return text
+    flipped = text[::-1].translate(_MIRROR)
+    return _LTR_RUN.sub(lambda m: m.group()[::-1], flipped)
 
 
 def inside(table: Table, x: float | None, y: float | None, page_top: float) -> bool:

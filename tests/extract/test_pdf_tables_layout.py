@@ -1,0 +1,116 @@
+"""PDF tables as reports draw them (issue 27): open-sided tables (ruled across, no outer vertical line)
+keep their first and last columns; a header turned a quarter anticlockwise reads forwards; right-to-left
+cells come out in logical order. Plus the line joining of PDF paragraphs (hyphenated words whole)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chunkwise.extract.pdf import join_lines
+from chunkwise.extract.pdf_tables import logical_order, outer_sides
+
+ROWS = [["Station", "Ships", "Keeper"], ["North Point", "12", "Ada"], ["South Reef", "7", "Grace"],
+        ["West Cape", "31", "Edsger"]]
+HEBREW_FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+
+
+def _pdf():
+    fpdf = pytest.importorskip("fpdf")
+    pytest.importorskip("pdfplumber")
+    pdf = fpdf.FPDF()
+    pdf.set_auto_page_break(False)
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    pdf.set_xy(20, 20)
+    pdf.cell(0, 6, "Traffic by station for the winter quarter.")
+    return pdf
+
+
+def _open_sided(pdf, rows, x=(20, 80, 130, 180), top=40, height=10, turned_header=False):
+    """Rules across the whole width under every row, inner verticals only: no line on either side."""
+    bottom = top + height * len(rows)
+    for i in range(len(rows) + 1):
+        pdf.line(x[0], top + i * height, x[-1], top + i * height)
+    for inner in x[1:-1]:
+        pdf.line(inner, top, inner, bottom)
+    for r, row in enumerate(rows):
+        for c, value in enumerate(row):
+            if turned_header and r == 0 and c == 2:
+                continue
+            pdf.text(x[c] + 2, top + r * height + 7, value)
+
+
+def _tables(pdf, tmp_path):
+    from chunkwise.extract import extract_bytes
+
+    path = tmp_path / "t.pdf"
+    path.write_bytes(bytes(pdf.output()))
+    doc = extract_bytes(path.read_bytes(), "t.pdf", "application/pdf")
+    return doc, [b for b in doc.blocks if b.kind == "table"]
+
+
+def test_open_sided_table_keeps_its_first_and_last_columns(tmp_path):
+    pdf = _pdf()
+    _open_sided(pdf, ROWS)
+    doc, (table,) = _tables(pdf, tmp_path)
+    assert table.meta["header"] == ROWS[0]  # before: ["", "Ships", ""] — the sides had no line
+    assert [doc.text[s:e] for s, e in table.meta["rows"]] == [f"| {' | '.join(r)} |" for r in ROWS[1:]]
+    assert doc.text.count("North Point") == 1
+
+
+def test_a_header_turned_anticlockwise_reads_forwards(tmp_path):
+    pdf = _pdf()
+    rows = [["Station", "Ships", "Keepers"], *ROWS[1:]]
+    _open_sided(pdf, rows, height=16, turned_header=True)
+    with pdf.rotation(90, x=135, y=54):  # fpdf2: positive angles turn anticlockwise
+        pdf.text(135, 54, "Keepers")
+    doc, (table,) = _tables(pdf, tmp_path)
+    assert table.meta["header"][2] == "Keepers"  # before: "srepeeK"
+
+
+@pytest.mark.skipif(not HEBREW_FONT.is_file(), reason="DejaVu Sans (Hebrew glyphs) is not installed")
+def test_right_to_left_cells_come_out_in_logical_order(tmp_path):
+    pdf = _pdf()
+    pdf.add_font("dejavu", fname=str(HEBREW_FONT))
+    pdf.set_font("dejavu", size=11)
+    logical = [["תחנה", "ספינות", "שומר"], ["נמל צפון", "12", "אדה"], ["שונית דרום", "7", "גרייס"],
+               ["כף מערב", "31", "אדסגר"]]
+    # A PDF draws right-to-left words' glyphs left to right on the page; numbers stay as they are.
+    visual = [[cell if cell.isdigit() else cell[::-1] for cell in row] for row in logical]
+    _open_sided(pdf, visual)
+    doc, (table,) = _tables(pdf, tmp_path)
+    assert table.meta["header"] == logical[0]
+    assert doc.text[slice(*table.meta["rows"][0])] == f"| {' | '.join(logical[1])} |"
+
+
+@pytest.mark.parametrize("visual, logical", [
+    ("םולש", "שלום"),
+    ("2024/03/15 ךיראת", "תאריך 2024/03/15"),  # a date stays a date
+    ("(PDF) ץבוק", "קובץ (PDF)"),
+    ("Ships per day", "Ships per day"),  # no right-to-left letter: untouched
+    ("", ""),
+])
+def test_logical_order(visual, logical):
+    assert logical_order(visual) == logical
+
+
+def test_outer_sides_need_three_rules_of_one_width():
+    def rule(x0, x1, top):
+        return {"orientation": "h", "x0": x0, "x1": x1, "top": top}
+
+    assert outer_sides([rule(20, 180, 40), rule(20, 180, 50)]) == []  # two rules: an underline pair
+    assert outer_sides([rule(20, 30, t) for t in (40, 50, 60)]) == []  # too short to be a table's
+    sides = outer_sides([rule(20, 180, 40), rule(20.4, 180.2, 50), rule(20, 180, 60), rule(60, 100, 45)])
+    assert [(s["x0"], s["top"], s["bottom"]) for s in sides] == [(20, 40, 60), (180.2, 40, 60)]
+
+
+@pytest.mark.parametrize("lines, text", [
+    (["sed diam nonumy eir-", "mod tempor"], "sed diam nonumy eirmod tempor"),
+    (["a state-of-the-", "art method"], "a state-of-the-art method"),
+    (["the Anglo-", "Saxon chronicle"], "the Anglo-\nSaxon chronicle"),  # capital: not a broken word
+    (["items:", "- first", "- second"], "items:\n- first\n- second"),
+    (["2019-", "2020 figures"], "2019-\n2020 figures"),
+])
+def test_join_lines(lines, text):
+    assert join_lines(lines) == text
