@@ -114,3 +114,30 @@ def test_outer_sides_need_three_rules_of_one_width():
 ])
 def test_join_lines(lines, text):
     assert join_lines(lines) == text
+
+
+def test_booktabs_table_ruled_only_across_gets_its_columns_from_the_text(tmp_path):
+    pdf = _pdf()
+    rows = [*ROWS, ["East Gate", "5", "Alan"]]
+    top, x = 50, (20, 80, 140)
+    for y in (top, top + 9, top + 8 * len(rows) + 3):  # above, under the header, below: nothing else
+        pdf.line(20, y, 180, y)
+    for r, row in enumerate(rows):
+        for c, value in enumerate(row):
+            pdf.text(x[c] + 2, top + 6 + r * 8 + (1 if r else 0), value)
+    pdf.set_xy(20, 120)
+    pdf.multi_cell(170, 6, "West Cape was the busiest station of the quarter.")
+    doc, (table,) = _tables(pdf, tmp_path)
+    assert table.meta["header"] == rows[0]
+    assert [doc.text[s:e] for s, e in table.meta["rows"]] == [f"| {' | '.join(r)} |" for r in rows[1:]]
+    assert "busiest station" not in doc.text[table.start : table.end]
+
+
+def test_a_boxed_paragraph_is_not_a_table(tmp_path):
+    pdf = _pdf()
+    pdf.rect(20, 40, 160, 30)
+    pdf.set_xy(22, 42)
+    pdf.multi_cell(150, 6, "A note in a box: harbour traffic was logged by hand for a century before the "
+                           "sensors arrived, and the clerks kept their ledgers in a careful round script.")
+    _, tables = _tables(pdf, tmp_path)
+    assert tables == []

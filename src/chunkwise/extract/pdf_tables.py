@@ -29,7 +29,7 @@ import time
 from contextlib import contextmanager
 from typing import NamedTuple
 
-MIN_RULES = 6  # a 2x2 grid draws at least this many rules
+MIN_RULES = 3  # a booktabs table draws three rules (a 2x2 grid at least six)
 MAX_TABLE_PAGES = 200  # pages handed to pdfplumber per document (each costs ~50 ms)
 MAX_PAGE_RULES = 20_000  # drawn rules on one page handed to pdfplumber
 MAX_PAGE_CHARS = 60_000  # characters on one page handed to pdfplumber
@@ -40,6 +40,7 @@ SLACK = 3.0  # points of tolerance around a table's box
 SIDE_MIN_RULES = 3  # horizontal rules of one width that make an open-sided table (outer_sides)
 SIDE_MIN_WIDTH = 40.0  # points: shorter rules are underlines, not table rules
 SIDE_SNAP = 2.0  # points: rules whose ends agree this closely share a width
+TEXT_MIN_ROWS = 3  # rows a booktabs table's text must line up into (_columns_from_text)
 
 
 class _Overtime(BaseException):
@@ -156,12 +157,30 @@ def _page_tables(page) -> list[Table]:
     sides = outer_sides(page.edges)
     found = []
     for table in page.find_tables({"explicit_vertical_lines": sides} if sides else {}):
-        rows = [[_cell(c) for c in row] for row in table.extract(**_directions(table))]
-        rows = [r for r in rows if any(r)]
+        rows = _rows(table)
+        if len(rows) >= 2 and max(len(r) for r in rows) == 1 and sides:
+            rows = _columns_from_text(page, table) or rows
         if len(rows) >= 2 and max(len(r) for r in rows) >= 2:
             x0, top, x1, bottom = table.bbox
             found.append(Table(float(top), float(bottom), float(x0), float(x1), rows))
     return found
+
+
+def _rows(table) -> list[list[str]]:
+    rows = [[_cell(c) for c in row] for row in table.extract(**_directions(table))]
+    return [r for r in rows if any(r)]
+
+
+def _columns_from_text(page, table) -> list[list[str]] | None:
+    """A table ruled only across (booktabs: a rule above, one under the header, one below) is a grid
+    of one column; its columns and rows are then read from how its words line up. Taken only when
+    that gives at least ``TEXT_MIN_ROWS`` rows that each fill two cells or more."""
+    inner = page.crop(table.bbox).find_tables({"vertical_strategy": "text", "horizontal_strategy": "text"})
+    for candidate in inner:
+        rows = _rows(candidate)
+        if len(rows) >= TEXT_MIN_ROWS and all(sum(1 for c in r if c) >= 2 for r in rows):
+            return rows
+    return None
 
 
 def outer_sides(edges: list[dict]) -> list[dict]:
