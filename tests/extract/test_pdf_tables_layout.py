@@ -141,3 +141,11 @@ def test_a_boxed_paragraph_is_not_a_table(tmp_path):
                            "sensors arrived, and the clerks kept their ledgers in a careful round script.")
     _, tables = _tables(pdf, tmp_path)
     assert tables == []
+
+
+def test_a_wrapped_right_to_left_cell_keeps_its_lines_in_order():
+    from chunkwise.extract.pdf_tables import _cell
+
+    first, second = "שורה ראשונה", "שורה שנייה"
+    assert _cell(f"{first[::-1]}\n{second[::-1]}") == f"{first} {second}"
+    assert _cell("  North\n  Point  ") == "North Point"

@@ -215,7 +215,9 @@ def _directions(table) -> dict:
 
 
 def _cell(value) -> str:
-    return logical_order(" ".join(str(value or "").split()))
+    """One line of text; each of the cell's lines turned to logical order on its own, so a wrapped
+    right-to-left cell keeps its lines in order."""
+    return " ".join(w for line in str(value or "").split("\n") for w in logical_order(line).split())
 
 
 _RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
