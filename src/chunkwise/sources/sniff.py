@@ -43,6 +43,7 @@ CODE_SUFFIXES = {
     ".zsh": "bash", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml", ".json": "json", ".sql": "sql",
     ".rb": "ruby", ".php": "php", ".kt": "kotlin", ".kts": "kotlin", ".swift": "swift", ".scala": "scala",
     ".lua": "lua", ".pl": "perl", ".r": "r", ".cs": "csharp", ".cpp": "cpp", ".cc": "cpp", ".hpp": "cpp",
+    ".cxx": "cpp", ".hh": "cpp", ".hxx": "cpp",
     ".ps1": "powershell", ".ini": "ini", ".cfg": "ini", ".conf": "conf", ".properties": "properties",
     ".tf": "terraform", ".proto": "protobuf", ".graphql": "graphql", ".gradle": "groovy", ".mk": "make",
 }
