@@ -110,13 +110,14 @@ def citation(source: str, heading_path, page, start: int, end: int) -> str:
 
 
 def search_answer(result: dict) -> dict:
-    """``SearchResult.to_dict()`` as the tool's answer: each passage with its citation."""
+    """``SearchResult.to_dict()`` as the tool's answer: each passage with its citation and the hit
+    chunk it points at (heading path, offsets, text)."""
     results = [{"rank": r["rank"], "doc_id": r["doc_id"], "chunk_id": r["best_chunk_id"], "chunk_ids": r["chunk_ids"],
                 "source": r["source_uri"], "heading_path": r["heading_path"], "page": r["page"],
                 "start_char": r["start_char"], "end_char": r["end_char"], "score": r["score"],
                 "version": r["version"], "updated_at": r["updated_at"],
                 "citation": citation(r["source_uri"], r["heading_path"], r["page"], r["start_char"], r["end_char"]),
-                "text": r["text"]} for r in result["results"]]
+                "text": r["text"], "hit": r["hit"]} for r in result["results"]]
     return {"query": result["query"], "mode": result["mode"], "results": results,
             "context_tokens": result["context_tokens"],
             "omitted": [{"chunk_ids": o["chunk_ids"], "reason": o["reason"]} for o in result["omitted"]]}

@@ -84,6 +84,15 @@ class Context(BaseModel):
     after: str
 
 
+class Marks(BaseModel):
+    """Where the query's words are (the search analyzer's terms, no stopwords): [start, end) offsets
+    into ``hit.text``, ``context.before`` and ``context.after``, for a page to mark as they are."""
+
+    hit: list[list[int]]
+    before: list[list[int]]
+    after: list[list[int]]
+
+
 class Result(BaseModel):
     rank: int
     chunk_id: str
@@ -106,6 +115,7 @@ class Result(BaseModel):
     superseded_by: list[str]
     hit: HitChunk
     context: Context
+    marks: Marks
 
 
 class Omitted(BaseModel):
@@ -120,6 +130,7 @@ class SearchResponse(BaseModel):
 
     query: str
     mode: str
+    terms: list[str] = Field(description="the query's terms as the search analyzer reads them, stopwords left out")
     results: list[Result]
     context_tokens: int
     omitted: list[Omitted]
