@@ -80,7 +80,7 @@ def test_expansion_is_shown_as_context_around_the_hit(store, capsys):
 def test_json_leads_with_the_hit_and_its_context(store, capsys):
     data = json.loads(search(store, capsys, "--expand", "neighbours", "--json"))
     r = data["results"][0]
-    assert list(r)[:6] == ["rank", "doc_id", "source_uri", "hit", "context", "marks"]
+    assert list(r)[:7] == ["rank", "document_rank", "doc_id", "source_uri", "hit", "context", "marks"]
     assert " > ".join(r["hit"]["heading_path"]) == FAQ and ANSWER in r["hit"]["text"]
     assert r["context"]["before"] + r["hit"]["text"] + r["context"]["after"] == r["text"]
     assert "approve a hotfix" in r["context"]["before"]

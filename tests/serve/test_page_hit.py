@@ -44,6 +44,7 @@ def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("page-hit")
     (root / "docs").mkdir()
     (root / "docs" / "runbook.md").write_text(RUNBOOK, encoding="utf-8")
+    (root / "docs" / "secrets.md").write_text("# Secrets\n\nEvery secret is rotated yearly.\n", encoding="utf-8")
     db = root / "store.db"
     ingest([root / "docs"], db, ChunkConfig(strategy="structure", size=40), embedder=None, acl_map={"*": ["sre"]})
     s = Server(db, "--insecure-groups-in-body", log=root / "serve.log")
@@ -82,3 +83,26 @@ def test_expansion_is_context_around_the_hit(server):
     assert r["hit"]["heading_path"][-1] == "How do I rotate the webhook signing secret?"
     assert "approve a hotfix" in r["context"]["before"] and r["marks"]["hit"]
     assert r["context"]["before"] + r["hit"]["text"] + r["context"]["after"] == r["text"]
+
+
+def test_per_document_from_the_api_and_the_page(server):
+    import httpx
+
+    body = {"query": "rotate secret webhook", "groups": ["sre"], "mode": "bm25", "k": 2}
+    assert httpx.post(server.url + "/search", json=body, timeout=60).json()["per"] == "passage"
+    grouped = httpx.post(server.url + "/search", json={**body, "per": "document"}, timeout=60).json()
+    assert grouped["per"] == "document"
+    assert [r["document_rank"] for r in grouped["results"]][0] == 1
+    assert list(dict.fromkeys(r["doc_id"] for r in grouped["results"])) == ["runbook.md", "secrets.md"]
+    with chromium() as browser:
+        loaded = Loaded(browser, server.url + "/?q=rotate+secret+webhook&groups=sre&mode=bm25&k=2&per=document",
+                        ".chunk.hit")
+        page = loaded.page
+        try:
+            assert loaded.errors == []
+            assert page.locator("#per").input_value() == "document"
+            heads = page.locator(".doc-group").all_inner_texts()
+            assert heads == ["Document 1: runbook.md", "Document 2: secrets.md"]
+            assert "2 document(s)" in page.locator("#status").inner_text()
+        finally:
+            loaded.close()

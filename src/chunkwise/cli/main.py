@@ -203,7 +203,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     with api.Retriever(args.db, bm25=args.bm25, generator_tokenizer=args.generator_tokenizer, **options) as r:
         result = r.search(args.query, args.groups, k=args.k, mode=args.mode, expand=args.expand,
                           budget=args.budget, overfetch=args.overfetch, passage_budget=args.passage_budget,
-                          versions="all" if args.all_versions else args.versions, granularity=args.granularity)
+                          versions="all" if args.all_versions else args.versions, granularity=args.granularity,
+                          per=args.per)
     toy = api.toy_store_note(r.model, args.db)
     if toy:
         print(f"note: {safe(toy)}", file=sys.stderr)
@@ -286,7 +287,10 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
     p.add_argument("query", help="the question or keywords")
     p.add_argument("--db", required=True, help="SQLite file or postgresql://... URL written by chunkwise ingest")
     p.add_argument("--groups", required=True, help="the caller's access groups, comma-separated (filter before ranking)")
-    p.add_argument("--k", type=int, default=5, help="passages to return after merging (default 5)")
+    p.add_argument("--k", type=int, default=5, help="passages (or documents, with --per document) to return (default 5)")
+    p.add_argument("--per", default="passage", choices=api.PER,
+                   help="what --k counts: passages (default) or distinct documents (results grouped by document, "
+                        "each document's best passage first)")
     p.add_argument("--mode", default="auto", choices=("auto", "bm25", "dense", "hybrid"),
                    help="ranking (default auto: hybrid when the store has vectors, else bm25)")
     p.add_argument("--granularity", default="passage", choices=("passage", "page"),

@@ -46,11 +46,12 @@ def _flatten(text: str, spans: Sequence[Sequence[int]]) -> tuple[str, list[tuple
 
 def _window(n: int, spans: Sequence[tuple[int, int]], width: int, anchor: str) -> tuple[int, int]:
     """The ``width`` characters of a text of ``n`` to show: all of it when it fits; else the window
-    holding the most marks (``anchor``: where to cut when there are none, "start" or "end")."""
+    holding the most marks (``anchor`` "start"/"end": the first/last ``width`` characters whatever
+    the marks, as context next to the hit is shown; "marks": cut there only when there are none)."""
     if n <= width:
         return 0, n
-    if not spans:
-        return (0, width) if anchor == "start" else (n - width, n)
+    if not spans or anchor != "marks":
+        return (n - width, n) if anchor == "end" else (0, width)
     lead = min(40, width // 4)  # a little text before the first marked word
     best, start = -1, 0
     for s, _ in spans:
@@ -61,7 +62,7 @@ def _window(n: int, spans: Sequence[tuple[int, int]], width: int, anchor: str) -
     return start, start + width
 
 
-def snippet(text: str, spans: Sequence[Sequence[int]], width: int, color: bool, anchor: str = "start") -> str:
+def snippet(text: str, spans: Sequence[Sequence[int]], width: int, color: bool, anchor: str = "marks") -> str:
     """``text`` on one line, at most ``width`` characters (``…`` where cut), marked words in bold."""
     flat, moved = _flatten(text, spans)
     lo, hi = _window(len(flat), moved, width, anchor)
@@ -89,9 +90,15 @@ def print_search(result: dict, tokenizer: str, color: bool, out: TextIO | None =
     """The text form of ``search``'s answer (``result``: ``SearchResult.to_dict()``)."""
     out = out or sys.stdout
     results = result["results"]
-    print(f"query: {safe(result['query'])}  (mode {result['mode']}, {len(results)} passages, "
+    by_doc = result.get("per") == "document"
+    docs = f"{max((r['document_rank'] for r in results), default=0)} documents, " if by_doc else ""
+    print(f"query: {safe(result['query'])}  (mode {result['mode']}, {docs}{len(results)} passages, "
           f"{result['context_tokens']} context tokens in {tokenizer})", file=out)
+    shown = 0
     for r in results:
+        if by_doc and r["document_rank"] != shown:
+            shown = r["document_rank"]
+            print(f"\n== document {shown}: {safe(r['source_uri'] or r['doc_id'])}", file=out)
         hit, marks, ctx = r["hit"], r["marks"], r["context"]
         page = f" p.{hit['page']}" if hit["page"] is not None else ""
         version = f"  version {safe(r['version'])}" if r["version"] else ""
@@ -106,7 +113,7 @@ def print_search(result: dict, tokenizer: str, color: bool, out: TextIO | None =
             if ctx["before"].strip():
                 print("      before: " + snippet(ctx["before"], marks["before"], CONTEXT_WIDTH, color, "end"), file=out)
             if ctx["after"].strip():
-                print("      after:  " + snippet(ctx["after"], marks["after"], CONTEXT_WIDTH, color), file=out)
+                print("      after:  " + snippet(ctx["after"], marks["after"], CONTEXT_WIDTH, color, "start"), file=out)
         if r["also_in"]:
             print("    also in: " + ", ".join(safe(v["source_uri"] or v["doc_id"])
                                           + (f" ({safe(v['version'])})" if v["version"] else "")

@@ -188,29 +188,37 @@ class SearchResult:
     context: str
     context_tokens: int
     omitted: tuple[Omission, ...] = field(default_factory=tuple)
+    per: str = "passage"  # what k counted: passages, or distinct documents (results grouped by document)
 
     def to_dict(self) -> dict:
         """The JSON of ``search --json`` and the server. Each result leads with what it points at:
         ``hit`` (its best chunk: heading path, offsets, text), then ``context`` (the passage's text
         before and after the hit) and ``marks`` (spans of the query's ``terms`` in ``hit.text`` and
-        in each side of the context, found by the search analyzer: see ``chunkwise.highlight``)."""
+        in each side of the context, found by the search analyzer: see ``chunkwise.highlight``).
+        ``document_rank``: the rank of the result's document among the results' distinct documents
+        (with ``per`` "document", results come grouped by it)."""
         wanted = terms(self.query)
+        docs: dict[str, int] = {}
+        for p in self.passages:
+            docs.setdefault(p.doc_id, len(docs) + 1)
         return {
             "query": self.query,
             "mode": self.mode,
+            "per": self.per,
             "terms": list(wanted),
-            "results": [_result(i + 1, p, wanted) for i, p in enumerate(self.passages)],
+            "results": [_result(i + 1, p, wanted, docs[p.doc_id]) for i, p in enumerate(self.passages)],
             "context_tokens": self.context_tokens,
             "omitted": [{"chunk_ids": list(o.chunk_ids), "reason": o.reason, "detail": o.detail, "passage": o.passage}
                         for o in self.omitted],
         }
 
 
-def _result(rank: int, p: Passage, wanted: tuple[str, ...]) -> dict:
+def _result(rank: int, p: Passage, wanted: tuple[str, ...], document_rank: int) -> dict:
     before, after = p.context()
     hit = p.best
     return {
         "rank": rank,
+        "document_rank": document_rank,
         "doc_id": p.doc_id,
         "source_uri": p.source_uri,
         "hit": hit.to_dict(),

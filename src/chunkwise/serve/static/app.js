@@ -7,6 +7,7 @@
   const state = { auth: null };
   const TOKEN_KEY = "chunkwise.token";
   const MODES = ["auto", "bm25", "dense", "hybrid"];
+  const PER = ["passage", "document"];
   const HIDDEN = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
 
   function visible(s) {
@@ -99,11 +100,12 @@
     $("status").textContent = visible(text);
   }
 
-  function shareUrl(q, groups, mode, k) {
+  function shareUrl(q, groups, mode, k, per) {
     const p = new URLSearchParams({ q });
     if (state.auth !== "tokens" && groups.length) p.set("groups", groups.join(","));
     p.set("mode", mode);
     if (k !== 5) p.set("k", String(k));
+    if (per !== "passage") p.set("per", per);
     return "/?" + p.toString();
   }
 
@@ -113,14 +115,15 @@
     const groups = chosenGroups();
     const mode = MODES.includes($("mode").value) ? $("mode").value : "auto";
     const k = Math.min(100, Math.max(1, parseInt($("k").value, 10) || 5));
-    const url = shareUrl(q, groups, mode, k);
+    const per = PER.includes($("per").value) ? $("per").value : "passage";
+    const url = shareUrl(q, groups, mode, k, per);
     history[push ? "pushState" : "replaceState"](null, "", url);
     $("share-link").href = url;
     $("share-link").textContent = location.origin + url;
     $("share").hidden = false;
     status("Searching…");
     $("results").replaceChildren();
-    const body = { query: q, mode, k };
+    const body = { query: q, mode, k, per };
     if (state.auth === "body") body.groups = groups;
     const headers = { ...credentials(state.auth === "body" ? [] : groups), "Content-Type": "application/json" };
     let res, who;
@@ -176,10 +179,16 @@
       status("No passage that " + as + " may see matches “" + res.query + "”.");
       return;
     }
-    status(res.results.length + " passage(s) for “" + res.query + "” (" + res.mode + "), searched as " + as +
+    const docs = res.per === "document" ? new Set(res.results.map((r) => r.doc_id)).size + " document(s), " : "";
+    status(docs + res.results.length + " passage(s) for “" + res.query + "” (" + res.mode + "), searched as " + as +
            "; " + res.context_tokens + " context tokens");
     const byDoc = new Map();
+    let shown = 0;
     for (const r of res.results) {
+      if (res.per === "document" && r.document_rank !== shown) {
+        shown = r.document_rank;
+        list.append(el("li", "doc-group", "Document " + shown + ": " + (r.source_uri || r.doc_id)));
+      }
       const li = el("li", "result");
       const ctx = el("div", "context");
       ctx.append(el("p", "muted", "Loading the document…"));
@@ -234,6 +243,7 @@
     if (p.has("groups")) $("groups").value = p.get("groups");
     $("mode").value = MODES.includes(p.get("mode")) ? p.get("mode") : "auto";
     $("k").value = String(Math.min(100, Math.max(1, parseInt(p.get("k"), 10) || 5)));
+    $("per").value = PER.includes(p.get("per")) ? p.get("per") : "passage";
   }
 
   async function start() {
