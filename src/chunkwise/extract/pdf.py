@@ -24,6 +24,7 @@ from chunkwise.types import Block, Document, Page
 
 MEDIA_TYPE = "application/pdf"
 PARAGRAPH_GAP = 1.4  # a line gap this much larger than the page's usual gap starts a paragraph
+SCAN_LAYER = 0.9  # a page with at least this share of its text invisible is a scan with an OCR layer
 _PAGE_ERRORS = (KeyError, ValueError, TypeError, AttributeError, IndexError, ZeroDivisionError, RecursionError)
 
 
@@ -36,14 +37,14 @@ def extract(data: bytes, source: str, ocr: bool = True, ocr_min_confidence: floa
     reader = _open(pypdf, data, source)
     warnings: list[str] = []
     numbered = _pages(pypdf, reader, source)
-    pages, rules, tops = [], [], []
+    pages, rules, tops, failed = [], [], [], []
     for n, page in numbered:
-        lines, ruled, top = _page_lines(pypdf, page, n, warnings)
+        lines, ruled, top = _page_lines(pypdf, page, n, warnings, failed)
         pages.append(lines)
         rules.append(ruled)
         tops.append(top)
-    if pages and len(warnings) == len(pages):  # every page failed: the file, not a page, is broken
-        raise InputError(f"{source}: no page of this PDF could be read ({warnings[0]}); the file is "
+    if pages and len(failed) == len(pages):  # every page failed: the file, not a page, is broken
+        raise InputError(f"{source}: no page of this PDF could be read ({warnings[-1]}); the file is "
                          "corrupt or truncated — download or export it again")
     read = _ocr(data, pages, warnings, ocr_timeout) if ocr else {}
     for i, result in read.items():
@@ -97,15 +98,23 @@ def _corrupt(source: str, exc: Exception) -> InputError:
                       "download or export it again")
 
 
-def _page_lines(pypdf, page, number: int, warnings: list[str]) -> tuple[list[Line], int, float]:
-    """The page's lines, its count of drawn rules and its top edge; a broken page is left empty."""
+def _page_lines(pypdf, page, number: int, warnings: list[str], failed: list[int]) -> tuple[list[Line], int, float]:
+    """The page's lines, its count of drawn rules and its top edge; a broken page is left empty (and
+    its number put in ``failed``)."""
+    drawn: dict = {}
     try:
         box = page.mediabox
         width, top = float(box.width), float(box.top)
-        lines, rules = page_lines(pypdf, page, width)
+        lines, rules = page_lines(pypdf, page, width, drawn)
     except (pypdf.errors.PyPdfError, *_PAGE_ERRORS) as exc:
         warnings.append(f"page {number}: text extraction failed ({exc}); page left empty, as if scanned")
+        failed.append(number)
         return [], 0, 0.0
+    hidden, chars = drawn.get("hidden", 0), drawn.get("chars", 0)
+    if hidden and hidden < chars * SCAN_LAYER:  # all of a page invisible is a scan's OCR layer: fine
+        warnings.append(f"page {number}: {hidden} of its {chars} characters are drawn invisible (text render "
+                        "mode 3) yet read as text: words nobody sees on the page, a way to slip instructions "
+                        "to a model; check the page with `chunkwise extract FILE`")
     return lines, rules, top
 
 
