@@ -184,3 +184,11 @@ def test_a_page_all_invisible_is_a_scans_ocr_layer_and_no_warning():
 
     doc = extract_bytes(_hidden_pdf(False), "scan.pdf", "application/pdf")
     assert HIDDEN in doc.text and not any("invisible" in w for w in doc.warnings)
+
+
+def test_a_table_drawn_past_the_page_edge_is_still_read(tmp_path):
+    pdf = _pdf()
+    _open_sided(pdf, ROWS, x=(20, 80, 130, 260))  # rules run 50 mm past the right edge (A4: 210 mm)
+    doc, (table,) = _tables(pdf, tmp_path)  # before: pdfplumber refused the crop; every table was lost
+    assert table.meta["header"] == ROWS[0]
+    assert not any("table detection failed" in w for w in doc.warnings)

@@ -105,6 +105,10 @@ def find_tables(data: bytes, pages: list[int] | dict[int, tuple[int, int]], warn
                 try:
                     with _limit(min(PAGE_SECONDS, left)):
                         found = _page_tables(page)
+                except Exception as exc:  # noqa: BLE001 - pdfminer raises anything on a hostile page
+                    warnings.append(f"page {index + 1}: table detection failed ({type(exc).__name__}); "
+                                    "its tables read as lines of text")
+                    continue
                 except _Overtime:
                     if time.monotonic() >= stop:
                         raise
@@ -175,7 +179,7 @@ def _columns_from_text(page, table) -> list[list[str]] | None:
     """A table ruled only across (booktabs: a rule above, one under the header, one below) is a grid
     of one column; its columns and rows are then read from how its words line up. Taken only when
     that gives at least ``TEXT_MIN_ROWS`` rows that each fill two cells or more."""
-    inner = page.crop(table.bbox).find_tables({"vertical_strategy": "text", "horizontal_strategy": "text"})
+    inner = _within(page, table.bbox).find_tables({"vertical_strategy": "text", "horizontal_strategy": "text"})
     for candidate in inner:
         rows = _rows(candidate)
         if len(rows) >= TEXT_MIN_ROWS and all(sum(1 for c in r if c) >= 2 for r in rows):
@@ -205,11 +209,19 @@ def outer_sides(edges: list[dict]) -> list[dict]:
     return sides
 
 
+def _within(page, bbox):
+    """The page cropped to ``bbox`` clipped to the page: a table drawn past the page edge has a box
+    pdfplumber refuses to crop to."""
+    x0, top, x1, bottom = bbox
+    px0, ptop, px1, pbottom = page.bbox
+    return page.crop((max(x0, px0), max(top, ptop), min(x1, px1), min(bottom, pbottom)))
+
+
 def _directions(table) -> dict:
     """Reading directions for pdfplumber's cell text. Text turned a quarter anticlockwise (a narrow
     column's header) reads bottom to top; pdfplumber reads all turned text top to bottom, so such a
     header came out backwards ("LTCBOJ*" for "*JOBCTL")."""
-    turned = [c for c in table.page.crop(table.bbox).chars if not c.get("upright", True)]
+    turned = [c for c in _within(table.page, table.bbox).chars if not c.get("upright", True)]
     upward = sum(1 for c in turned if (c.get("matrix") or (0, 0))[1] > 0)
     return {"char_dir_rotated": "btt"} if turned and upward * 2 > len(turned) else {}
 
