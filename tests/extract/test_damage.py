@@ -92,7 +92,9 @@ def test_thin_text_layer_per_page():
     measured = damage.measure(_doc(text, pages=pages, media_type="application/pdf"))
     assert measured.words_per_page == 2.0
     assert any("words per page" in w for w in measured.warnings())
-    full = _doc(SENTENCE * 3, pages=[Page(1, 0, len(SENTENCE * 3))], media_type="application/pdf")
+    body = SENTENCE * 3
+    full = _doc(body + "\n\n" + body, pages=[Page(1, 0, len(body)), Page(2, len(body) + 2, 2 * len(body) + 2)],
+                media_type="application/pdf")
     assert damage.measure(full).words_per_page >= damage.WORDS_PER_PAGE_WARN
     slides = _doc(text, pages=pages, media_type="application/vnd.openxmlformats-officedocument.presentationml"
                                                 ".presentation")
@@ -142,3 +144,8 @@ def test_audit_reads_the_korean_pdf_with_a_broken_font_map():
 
     (row,) = audit([DOCLING / "skipped_1page.pdf"])
     assert row.status == "warn" and row.odd_glyphs >= damage.GLYPHS_WARN and row.replacement_chars >= 1
+
+
+def test_a_one_page_pdf_of_few_words_is_short_not_damaged():
+    memo = _doc("Memo: lunch at noon", pages=[Page(1, 0, 19)], media_type="application/pdf")
+    assert damage.measure(memo).words_per_page is None

@@ -192,3 +192,10 @@ def test_a_table_drawn_past_the_page_edge_is_still_read(tmp_path):
     doc, (table,) = _tables(pdf, tmp_path)  # before: pdfplumber refused the crop; every table was lost
     assert table.meta["header"] == ROWS[0]
     assert not any("table detection failed" in w for w in doc.warnings)
+
+
+def test_a_table_drawn_wholly_off_the_page_is_no_table_and_no_failure(tmp_path):
+    pdf = _pdf()
+    _open_sided(pdf, ROWS, x=(230, 260, 290, 320))  # right of the page
+    doc, tables = _tables(pdf, tmp_path)
+    assert tables == [] and not any("table detection failed" in w for w in doc.warnings)
