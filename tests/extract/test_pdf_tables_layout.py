@@ -76,8 +76,9 @@ def test_right_to_left_cells_come_out_in_logical_order(tmp_path):
     pdf.set_font("dejavu", size=11)
     logical = [["תחנה", "ספינות", "שומר"], ["נמל צפון", "12", "אדה"], ["שונית דרום", "7", "גרייס"],
                ["כף מערב", "31", "אדסגר"]]
-    # A PDF draws right-to-left words' glyphs left to right on the page; numbers stay as they are.
-    visual = [[cell if cell.isdigit() else cell[::-1] for cell in row] for row in logical]
+    # A PDF draws right-to-left words' glyphs left to right on the page, numbers as they are, and the
+    # table's first column on the right.
+    visual = [[cell if cell.isdigit() else cell[::-1] for cell in row][::-1] for row in logical]
     _open_sided(pdf, visual)
     doc, (table,) = _tables(pdf, tmp_path)
     assert table.meta["header"] == logical[0]
@@ -199,3 +200,11 @@ def test_a_table_drawn_wholly_off_the_page_is_no_table_and_no_failure(tmp_path):
     _open_sided(pdf, ROWS, x=(230, 260, 290, 320))  # right of the page
     doc, tables = _tables(pdf, tmp_path)
     assert tables == [] and not any("table detection failed" in w for w in doc.warnings)
+
+
+def test_a_right_to_left_table_starts_at_its_rightmost_column():
+    from chunkwise.extract.pdf_tables import right_to_left_columns
+
+    rows = [["12", "ספינות"], ["7", "שומר"]]  # as drawn: the label on the right
+    assert right_to_left_columns(rows) == [["ספינות", "12"], ["שומר", "7"]]
+    assert right_to_left_columns([["Ships", "12"], ["Keeper", "7"]]) == [["Ships", "12"], ["Keeper", "7"]]

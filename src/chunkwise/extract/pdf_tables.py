@@ -174,7 +174,16 @@ def _page_tables(page) -> list[Table]:
 
 def _rows(table) -> list[list[str]]:
     rows = [[_cell(c) for c in row] for row in table.extract(**_directions(table))]
-    return [r for r in rows if any(r)]
+    return right_to_left_columns([r for r in rows if any(r)])
+
+
+def right_to_left_columns(rows: list[list[str]]) -> list[list[str]]:
+    """A table written right to left (most of its cells with letters hold right-to-left ones) starts
+    at its rightmost column: each row is reversed, so its first cell is the one read first."""
+    worded = [c for r in rows for c in r if any(ch.isalpha() for ch in c)]
+    if not worded or sum(1 for c in worded if _RTL.search(c)) * 2 <= len(worded):
+        return rows
+    return [r[::-1] for r in rows]
 
 
 def _columns_from_text(page, table) -> list[list[str]] | None:
