@@ -97,6 +97,7 @@ def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY, m
         return JSONResponse(await engine.call(engine.search, body.query, groups, k=body.k, mode=body.mode,
                                               expand=body.expand, budget=body.budget, overfetch=body.overfetch,
                                               passage_budget=body.passage_budget, versions=body.versions,
+                                              per=body.per,
                                               filters=body.filters.to_filters() if body.filters else None))
 
     @app.get("/documents/{doc_id:path}", response_model=None,

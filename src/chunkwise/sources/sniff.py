@@ -6,6 +6,7 @@ never a whole file.
 from __future__ import annotations
 
 import os
+import re
 import zipfile
 from pathlib import Path
 
@@ -43,6 +44,7 @@ CODE_SUFFIXES = {
     ".zsh": "bash", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml", ".json": "json", ".sql": "sql",
     ".rb": "ruby", ".php": "php", ".kt": "kotlin", ".kts": "kotlin", ".swift": "swift", ".scala": "scala",
     ".lua": "lua", ".pl": "perl", ".r": "r", ".cs": "csharp", ".cpp": "cpp", ".cc": "cpp", ".hpp": "cpp",
+    ".cxx": "cpp", ".hh": "cpp", ".hxx": "cpp",
     ".ps1": "powershell", ".ini": "ini", ".cfg": "ini", ".conf": "conf", ".properties": "properties",
     ".tf": "terraform", ".proto": "protobuf", ".graphql": "graphql", ".gradle": "groovy", ".mk": "make",
 }
@@ -150,6 +152,32 @@ def check_head(name: str, media_type: str, head: bytes) -> str | None:
     return None
 
 
+UTF16_MIN_ZEROS = 0.3  # share of code units whose high byte is zero: mostly ASCII/Latin text
+UTF16_MAX_OTHER = 0.02  # share whose low byte is zero, which UTF-16 text almost never has
+UTF16_MIN_UNITS = 4  # fewer characters than this are no evidence
+_CONTROL = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f\ufffd]")  # never in text: binary read as UTF-16
+
+
+def bomless_utf16(head: bytes) -> str | None:
+    """``"utf-16-le"`` / ``"utf-16-be"`` when ``head`` reads as UTF-16 text saved without a byte order
+    mark (Windows tools do this): the high byte of most code units is zero and the low byte almost
+    never is, and it decodes. UTF-32 (three zero bytes in four) and binaries do not pass."""
+    even = head[: len(head) // 2 * 2]
+    units = len(even) // 2
+    if units < UTF16_MIN_UNITS:
+        return None
+    zeros_first, zeros_second = even[0::2].count(0), even[1::2].count(0)
+    for codec, high, low in (("utf-16-le", zeros_second, zeros_first), ("utf-16-be", zeros_first, zeros_second)):
+        if high >= UTF16_MIN_ZEROS * units and low <= UTF16_MAX_OTHER * units:
+            try:
+                text = even.decode(codec)
+            except UnicodeDecodeError:  # a lone surrogate may be cut at the end of the head: look before it
+                text = even[: max(0, len(even) - 2)].decode(codec, errors="replace")
+            if not _CONTROL.search(text):
+                return codec
+    return None
+
+
 def _check_text(name: str, head: bytes) -> str | None:
     if head.startswith(_BOMS):
         return None
@@ -165,7 +193,7 @@ def _check_text(name: str, head: bytes) -> str | None:
             hint = (f"rename it to .{kind.extension} if that is what it is" if kind.extension != "exe"
                     else "remove it from the input")
             return f"{name}: binary content ({what}) behind a text suffix; not decoded; {hint}"
-    if b"\x00" in head:
+    if b"\x00" in head and bomless_utf16(head) is None:
         return (
             f"{name}: binary content (NUL bytes) behind a text suffix; not decoded; if it is UTF-16 text "
             "without a byte order mark, re-save it as UTF-8"
