@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from functools import partial
 from pathlib import Path
@@ -261,7 +262,7 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
     p.add_argument("--json", action="store_true", help="one JSON document with the run statistics")
     p.add_argument("--workers", type=_positive(int), default=None,
                    help="processes preparing files (extract, chunk), each file under the limits below; "
-                        "1: no process is started (default: the CPU count)")
+                        "1: no process is started (default: the CPU count; at most 4 per CPU)")
     p.add_argument("--file-memory", type=_positive(int), default=2048, metavar="MB",
                    help="memory one file may use while prepared in a worker (default: 2048)")
     p.add_argument("--file-timeout", type=_positive(float), default=300.0, metavar="SECONDS",
@@ -423,6 +424,11 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except BrokenPipeError:  # `chunkwise chunk ... | head`
         return 0
+    except OSError as exc:  # a full disk (or a file size limit) while writing a report or a temporary file
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise
+        print(f"chunkwise: error: cannot write {safe(exc.filename or 'a file')}: {exc.strerror}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

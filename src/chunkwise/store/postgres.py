@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import chunkwise.store.pg_security as pg_security
 from chunkwise.access import READY, AccessTags
-from chunkwise.errors import DependencyError, IdentityConflict, InputError, StoreBusy, StoreError
+from chunkwise.errors import DependencyError, IdentityConflict, InputError, StoreBusy, StoreError, StoreWriteError
 from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState, VersionLink, kept_links
 from chunkwise.store.pg_schema import DATES, LATEST, MIGRATIONS, REANALYSE, ROW_SECURITY
 from chunkwise.store.pg_lexemes import lexical
@@ -221,6 +221,10 @@ class PostgresStore(PostgresReads):
         except errors.ReadOnlySqlTransaction:
             raise StoreError(f"{self.location}: the server refused a write (read-only transaction or replica); "
                              f"ingest needs a writable primary") from None
+        except (errors.DiskFull, errors.OutOfMemory) as exc:  # class 53: insufficient resources
+            raise StoreWriteError(f"cannot write {self.location}: the server is out of space or memory "
+                                  f"({' '.join(str(exc).split())[:200]}); the document being written was rolled "
+                                  f"back, the store holds what was written before") from None
         except errors.InsufficientPrivilege as exc:
             raise StoreError(f"{self.location}: permission denied ({' '.join(str(exc).split())[:200]}); "
                              f"grant the ingest role write access") from None

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from chunkwise.access import AccessTags, acl_index
-from chunkwise.errors import IdentityConflict, InputError, StoreBusy, StoreError
+from chunkwise.errors import IdentityConflict, InputError, StoreBusy, StoreError, StoreWriteError
 from chunkwise.lexical import LexicalFields
 from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState, VersionLink, kept_links
 from chunkwise.store.schema import LATEST, MIGRATIONS
@@ -46,13 +46,16 @@ class SQLiteStore(ReadMixin):
         self.db = self._connect(readonly)
         try:
             self._check_foreign()
-            if readonly and self._pending():
+            if readonly and self._tables() and self._pending():
                 if not os.access(self.path, os.W_OK):
                     raise StoreError(f"{self.path} was written by an older chunkwise and is read-only here; "
                                      f"run chunkwise ingest on it once (with write access) to upgrade it")
                 self.db.close()
                 self.db = self._connect(False)
                 self.readonly = False
+            if self.readonly and not self._tables():
+                raise StoreError(f"{self.path} is not a chunkwise store (an empty file); create one with "
+                                 f"chunkwise ingest PATH --db {self.path}")
             if not self.readonly:
                 self._migrate()
             else:
@@ -162,17 +165,23 @@ class SQLiteStore(ReadMixin):
         try:
             yield self.db
         except sqlite3.OperationalError as exc:
-            self.db.execute("ROLLBACK")
+            self._rollback()
             raise _translate(exc, self.path) from exc
         except BaseException:
-            self.db.execute("ROLLBACK")
+            self._rollback()
             raise
         else:
             try:
                 self.db.execute("COMMIT")
             except sqlite3.OperationalError as exc:
-                self.db.execute("ROLLBACK")
+                self._rollback()
                 raise _translate(exc, self.path) from exc
+
+    def _rollback(self) -> None:
+        """Undo the open transaction, if SQLite has not already (it rolls back by itself on a full
+        disk or an I/O error: a second ROLLBACK would raise and hide the first error)."""
+        if self.db.in_transaction:
+            self.db.execute("ROLLBACK")
 
     # -- documents and identity ----------------------------------------------------------------
     def roots(self) -> list[str]:
@@ -327,6 +336,9 @@ def _inspect(path: str, *, readonly: bool, create: bool) -> None:
     p = Path(path)
     if p.is_dir():
         raise StoreError(f"--db {path} is a folder; give the store's file, e.g. --db {p / 'index.db'}")
+    if p.exists() and not p.is_file():
+        raise StoreError(f"--db {path} is not a regular file (a device, pipe or socket); give the store's file, "
+                         f"e.g. --db index.db")
     if not p.exists():
         if not create:
             raise InputError(f"{path}: no such store; create it with chunkwise ingest PATH --db {path}")
@@ -355,6 +367,9 @@ def _translate(exc: sqlite3.Error, path: str) -> Exception:
         return StoreError(f"{path} is read-only; ingest must write the store (search and check can read it as is)")
     if "not a database" in msg or "malformed" in msg:
         return StoreError(f"{path} is not a usable chunkwise store ({msg}); choose another --db path")
+    if "disk is full" in msg or "disk I/O error" in msg:
+        return StoreWriteError(f"cannot write {path}: {msg} (is the disk full or a file size limit reached?); the "
+                               f"document being written was rolled back, the store holds what was written before")
     if "unable to open" in msg:
         return StoreError(f"--db {path}: cannot open it ({msg}); check the path and its folder's permissions")
     return exc
