@@ -1,6 +1,7 @@
 """Extraction audit: is this file's text fit to chunk? Counted per file, before anyone blames the
 chunker (seed 004): empty pages, characters per page, `(cid:` glyph garbage, replacement characters,
-language, running headers/footers, tables, pages that need OCR, pages read by OCR and how sure it was."""
+language, running headers/footers, tables, pages that need OCR, pages read by OCR and how sure it was;
+and access declarations that cannot be read (status ``error``: ingest would not serve the file)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -87,7 +88,11 @@ def audit_document(doc: Document) -> AuditRow:
     if low:
         warnings.append(f"low OCR confidence on page(s) {', '.join(map(str, low[:10]))}"
                         f"{' …' if len(low) > 10 else ''}: their chunks go to review")
-    status = "warn" if warnings else "ok"
+    from chunkwise.enrich.acl import access_problems  # the rules ingest applies, run here to report them
+
+    denied = access_problems(doc)  # access that cannot be read: not served, so a failure of the file
+    warnings = [w for w in warnings if w not in denied]
+    status = "error" if denied else "warn" if warnings else "ok"
     return AuditRow(
         source=doc.source,
         status=status,
@@ -107,6 +112,7 @@ def audit_document(doc: Document) -> AuditRow:
         ocr_confidence=round(sum(ocrd) / len(ocrd), 1) if ocrd else None,
         ocr_low_confidence_pages=len(low),
         warnings=tuple(dict.fromkeys(warnings)),
+        error="; ".join(denied),
     )
 
 
