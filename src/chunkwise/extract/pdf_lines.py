@@ -20,6 +20,9 @@ BOLD_MARKS = ("bold", "black", "heavy", "semibold", "demi", "cmbx", "cmb10", "-b
 _BOLD_FACE = re.compile(r"bx\d|bx$|-medi$|-medi[,-]")
 COLUMN_MIN_LINES = 3  # right-column segments needed before a page counts as two columns
 CHAR_WIDTH_EM = 0.45  # a rough average glyph width, to tell a column jump from a word gap
+# A broken ToUnicode map can yield half a surrogate pair: no encoder accepts it (JSON, SQLite, UTF-8
+# files), so it becomes U+FFFD, one character for one, and is counted with the replacement characters.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Line(NamedTuple):
@@ -113,7 +116,7 @@ def _segments(part: str, chars: list[_Char], width: float) -> list[Line]:
 
 
 def _line(part: str, chars: list[_Char]) -> Line:
-    text = part.strip()
+    text = _SURROGATE.sub("\ufffd", part.strip())
     if not text:
         return Line("", 0.0, None, None)
     counts = Counter(round(c.size * 2) / 2 for ch, c in zip(part, chars) if not ch.isspace())

@@ -1,7 +1,8 @@
 """Markdown and plain text -> Document. The decoded file *is* the original text every offset points into.
 
 Decoding: UTF-8; UTF-8 with a BOM (the BOM is dropped and a warning says so: offsets then index the
-decoded text *without* it, i.e. byte offset 3 of the file is character 0); UTF-16 and UTF-32 with a BOM.
+decoded text *without* it, i.e. byte offset 3 of the file is character 0); UTF-16 and UTF-32 with a BOM;
+UTF-16 without one, recognised by its zero bytes (``sources.sniff.bomless_utf16``), with a warning.
 Invalid bytes raise ``InputError`` naming the byte offset and line, rather than decoding lossily: a
 silently replaced character makes a chunk that can never be matched exactly, and re-saving the file as
 UTF-8 is a one-minute fix. Markdown has no blocks: the chunker parses Markdown itself. Plain text,
@@ -22,6 +23,7 @@ import re
 
 from chunkwise import ids
 from chunkwise.errors import ConfigError, InputError
+from chunkwise.sources.sniff import HEAD_BYTES, bomless_utf16
 from chunkwise.types import Document
 
 MEDIA_TYPES = ("text/plain", "text/markdown", "text/x-rst", "text/x-org")
@@ -89,6 +91,9 @@ def decode(data: bytes, source: str) -> tuple[str, list[str]]:
             break
     else:
         bom, codec, label, skip = b"", "utf-8", "UTF-8", 0
+        guess = bomless_utf16(data[:HEAD_BYTES]) if b"\x00" in data[:HEAD_BYTES] else None
+        if guess:
+            codec, label = guess, "UTF-16"
     try:
         text = data[skip:].decode(codec)
     except UnicodeDecodeError as exc:
@@ -102,6 +107,9 @@ def decode(data: bytes, source: str) -> tuple[str, list[str]]:
     warnings = []
     if bom:
         warnings.append(f"{label} byte order mark removed ({skip} bytes); offsets index the decoded text without it")
+    elif codec != "utf-8":
+        warnings.append(f"no byte order mark: read as {codec.upper()} (most characters have a zero byte); "
+                        "re-save the file as UTF-8 if the text looks wrong")
     return text, warnings
 
 

@@ -44,6 +44,9 @@ class SearchArgs(BaseModel):
     mode: Literal["auto", "bm25", "dense", "hybrid"] = Field("auto", description="auto: hybrid when the store has vectors")
     budget: int | None = Field(None, ge=1, le=100_000, description="hard cap on the tokens of all passages together")
     expand: Literal["none", "neighbours", "parent"] = Field("none", description="grow each hit with its neighbours or section")
+    per: Literal["passage", "document"] = Field(
+        "passage", description="what k counts: passages, or distinct documents (results grouped by document, "
+                               "each document's best passage first)")
     filters: FilterArgs | None = None
 
 
@@ -92,7 +95,8 @@ def input_schema(tool: str) -> dict:
 
 def search_options(args: SearchArgs) -> dict[str, Any]:
     """The Retriever.search keywords for ``args`` (a bad filter value is an ArgumentError)."""
-    options: dict[str, Any] = {"k": args.k, "mode": args.mode, "budget": args.budget, "expand": args.expand}
+    options: dict[str, Any] = {"k": args.k, "mode": args.mode, "budget": args.budget, "expand": args.expand,
+                               "per": args.per}
     if args.filters is not None:
         f = args.filters
         try:
@@ -110,14 +114,15 @@ def citation(source: str, heading_path, page, start: int, end: int) -> str:
 
 
 def search_answer(result: dict) -> dict:
-    """``SearchResult.to_dict()`` as the tool's answer: each passage with its citation."""
-    results = [{"rank": r["rank"], "doc_id": r["doc_id"], "chunk_id": r["best_chunk_id"], "chunk_ids": r["chunk_ids"],
+    """``SearchResult.to_dict()`` as the tool's answer: each passage with its citation and the hit
+    chunk it points at (heading path, offsets, text)."""
+    results = [{"rank": r["rank"], "document_rank": r["document_rank"], "doc_id": r["doc_id"], "chunk_id": r["best_chunk_id"], "chunk_ids": r["chunk_ids"],
                 "source": r["source_uri"], "heading_path": r["heading_path"], "page": r["page"],
                 "start_char": r["start_char"], "end_char": r["end_char"], "score": r["score"],
                 "version": r["version"], "updated_at": r["updated_at"],
                 "citation": citation(r["source_uri"], r["heading_path"], r["page"], r["start_char"], r["end_char"]),
-                "text": r["text"]} for r in result["results"]]
-    return {"query": result["query"], "mode": result["mode"], "results": results,
+                "text": r["text"], "hit": r["hit"]} for r in result["results"]]
+    return {"query": result["query"], "mode": result["mode"], "per": result["per"], "results": results,
             "context_tokens": result["context_tokens"],
             "omitted": [{"chunk_ids": o["chunk_ids"], "reason": o["reason"]} for o in result["omitted"]]}
 

@@ -187,6 +187,8 @@ def ingest(
                     progress.written()
                     continue
                 stats.errors.extend({"path": item.task.rel, "error": p} for p in item.problems)
+                for message in item.warnings:
+                    note(f"{item.task.rel}: {message}")
                 try:
                     write.write(item, vectors, repair=embed.repair)
                 except ChunkwiseError as exc:

@@ -96,7 +96,8 @@ def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY, m
         groups = auth.groups(request.headers, getattr(body, "groups", None))
         return JSONResponse(await engine.call(engine.search, body.query, groups, k=body.k, mode=body.mode,
                                               expand=body.expand, budget=body.budget, overfetch=body.overfetch,
-                                              passage_budget=body.passage_budget, versions=body.versions))
+                                              passage_budget=body.passage_budget, versions=body.versions,
+                                              per=body.per))
 
     @app.get("/documents/{doc_id:path}", response_model=None,
              responses={200: {"model": m.DocumentResponse}, **_errors(400, 401, 403, 404)}, tags=["search"])

@@ -41,6 +41,9 @@ class SearchRequest(BaseModel):
     passage_budget: int | None = Field(DEFAULT_PASSAGE_BUDGET, ge=1, le=1_000_000,
                                        description="tokens one merged passage may grow to around its best hit "
                                                    "(null: unbounded)")
+    per: Literal["passage", "document"] = Field(
+        "passage", description="what k counts: passages, or distinct documents (results grouped by document, each "
+                               "document's best passage first)")
     versions: Literal["auto", "latest", "all"] = Field(
         "auto", description="auto: the latest version of a document the caller may see unless the query names a "
                             "version, a year or an earlier version; latest: always the latest; all: every version")
@@ -84,8 +87,18 @@ class Context(BaseModel):
     after: str
 
 
+class Marks(BaseModel):
+    """Where the query's words are (the search analyzer's terms, no stopwords): [start, end) offsets
+    into ``hit.text``, ``context.before`` and ``context.after``, for a page to mark as they are."""
+
+    hit: list[list[int]]
+    before: list[list[int]]
+    after: list[list[int]]
+
+
 class Result(BaseModel):
     rank: int
+    document_rank: int = Field(description="the rank of the result's document among the results' documents")
     chunk_id: str
     chunk_ids: list[str]
     doc_id: str
@@ -106,6 +119,7 @@ class Result(BaseModel):
     superseded_by: list[str]
     hit: HitChunk
     context: Context
+    marks: Marks
 
 
 class Omitted(BaseModel):
@@ -120,6 +134,8 @@ class SearchResponse(BaseModel):
 
     query: str
     mode: str
+    per: Literal["passage", "document"]
+    terms: list[str] = Field(description="the query's terms as the search analyzer reads them, stopwords left out")
     results: list[Result]
     context_tokens: int
     omitted: list[Omitted]
