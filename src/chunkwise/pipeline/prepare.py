@@ -146,7 +146,7 @@ class Preparer:
                 vectors = {}  # again for the keys it lacks, and its error is the run's, as without workers
         return Prepared(task, doc.doc_id, doc.source, doc.title, str(meta.get("author") or ""),
                         str(meta.get("updated_at") or ""), tuple(r.to_dict() for r in records), plan,
-                        tuple(access.problems), version_info(meta, records).to_json(), vectors, doc.warnings)
+                        access.reported, version_info(meta, records).to_json(), vectors, doc.warnings)
 
 
 def _late_records(doc, chunks, records, regions, late):
