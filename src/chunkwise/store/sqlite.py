@@ -224,12 +224,14 @@ class SQLiteStore(ReadMixin):
                     f"{doc.path}: its id {doc.doc_id!r} is already held by {os.path.join(*owner)}; two documents never "
                     f"share an id: give one of them another front matter id")
             state = DocumentState(row[0], row[1], row[2], row[3], doc.path) if row else None
-            diff = decide(state, self.records_of(row[0]) if row else {})
+            old = self.records_of(row[0]) if row else {}
+            diff = decide(state, old)
             if diff is None:
                 return None
             if row is not None and row[0] != doc.doc_id:  # its id changed (front matter): replace it whole
                 db.execute("DELETE FROM documents WHERE doc_id = ?", (row[0],))
             self._apply(doc, diff)
+            self._drop_unused({r["embed_key"] for r in old.values()})
             return diff
 
     def _apply(self, doc: DocumentRow, diff: DocumentDiff) -> None:
@@ -266,10 +268,13 @@ class SQLiteStore(ReadMixin):
         with self.atomic() as db:
             gone = [s for p, s in self.document_states(root, prefix).items() if p not in seen]
             self._wrote = self._wrote or bool(gone)
-            removed = 0
+            removed, keys = 0, set()
             for state in gone:
-                removed += db.execute("SELECT count(*) FROM chunks WHERE doc_id = ?", (state.doc_id,)).fetchone()[0]
+                used = db.execute("SELECT embed_key FROM chunks WHERE doc_id = ?", (state.doc_id,)).fetchall()
+                removed += len(used)
+                keys.update(k for (k,) in used)
                 db.execute("DELETE FROM documents WHERE doc_id = ?", (state.doc_id,))
+            self._drop_unused(keys)
             return removed
 
     # -- versions ------------------------------------------------------------------------------
@@ -297,6 +302,16 @@ class SQLiteStore(ReadMixin):
             out.update((k, (d, v)) for k, d, v in self.db.execute(
                 f"SELECT embed_key, dim, vector FROM vectors WHERE embed_key IN ({','.join('?' * len(part))})", part))
         return out
+
+    def _drop_unused(self, keys: set[str]) -> None:
+        """Inside a document's transaction: delete the vectors of ``keys`` (what its old chunks used)
+        that no chunk uses any more, so a run killed between two documents leaves no vector behind
+        (the gate fails on vectors no chunk uses)."""
+        ordered = sorted(keys)
+        for i in range(0, len(ordered), 500):
+            part = ordered[i : i + 500]
+            self.db.execute(f"DELETE FROM vectors WHERE embed_key IN ({','.join('?' * len(part))}) AND NOT EXISTS"
+                            " (SELECT 1 FROM chunks WHERE chunks.embed_key = vectors.embed_key)", part)
 
     def put_vectors(self, model: str, items: Sequence[tuple[str, Sequence[float]]]) -> None:
         with self.atomic():
