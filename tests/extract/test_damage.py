@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chunkwise.extract import damage
 from chunkwise.extract.audit import audit_document
@@ -149,3 +151,16 @@ def test_audit_reads_the_korean_pdf_with_a_broken_font_map():
 def test_a_one_page_pdf_of_few_words_is_short_not_damaged():
     memo = _doc("Memo: lunch at noon", pages=[Page(1, 0, 19)], media_type="application/pdf")
     assert damage.measure(memo).words_per_page is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=400), st.booleans())
+def test_measure_takes_any_text(text, as_pdf):
+    """No text makes the audit fail: every signal is a count or a share in [0, 1]."""
+    blocks = [Block("paragraph", 0, len(text)), Block("table", 0, len(text))]
+    pages = [Page(1, 0, len(text) // 2), Page(2, len(text) // 2, len(text))]
+    got = damage.measure(_doc(text, blocks, pages, "application/pdf" if as_pdf else "text/plain"))
+    assert got.mojibake >= 0 and got.odd_glyphs >= 0 and got.table_problems in (0, 1)
+    for share in (got.broken_lines, got.rtl_reversed):
+        assert share is None or 0 <= share <= 1
+    assert isinstance(got.warnings(), list)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chunkwise.extract.pdf import join_lines
 from chunkwise.extract.pdf_tables import logical_order, outer_sides
@@ -208,3 +210,26 @@ def test_a_right_to_left_table_starts_at_its_rightmost_column():
     rows = [["12", "ספינות"], ["7", "שומר"]]  # as drawn: the label on the right
     assert right_to_left_columns(rows) == [["ספינות", "12"], ["שומר", "7"]]
     assert right_to_left_columns([["Ships", "12"], ["Keeper", "7"]]) == [["Ships", "12"], ["Keeper", "7"]]
+
+
+_HEBREW_WORDS = st.text(st.sampled_from("אבגדהוזחטיכלמנסעפצקרשת"), min_size=1, max_size=8)
+_LTR_TOKENS = st.from_regex(r"[0-9]{1,4}(?:[./][0-9]{1,4})?|[A-Za-z]{1,8}", fullmatch=True)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_HEBREW_WORDS | _LTR_TOKENS, min_size=1, max_size=12).filter(
+    lambda ts: any(t[0] in "אבגדהוזחטיכלמנסעפצקרשת" for t in ts)))
+def test_logical_order_undoes_a_visual_line(tokens):
+    """A right-to-left line drawn left to right: token order reversed, Hebrew words spelled backwards,
+    numbers and Latin words as they are; ``logical_order`` gives back the line as written."""
+    visual = " ".join(t if not t[0] in "אבגדהוזחטיכלמנסעפצקרשת" else t[::-1] for t in reversed(tokens))
+    assert logical_order(visual) == " ".join(tokens)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(st.sampled_from("ab-C "), min_size=1, max_size=12), min_size=1, max_size=6))
+def test_join_lines_loses_only_line_breaks_and_hyphens(lines):
+    lines = [line.strip() or "x" for line in lines]
+    joined = join_lines(lines)
+    assert joined.replace("\n", "").replace("-", "") == "".join(lines).replace("-", "")
+    assert joined.count("\n") <= len(lines) - 1
