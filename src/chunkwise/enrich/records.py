@@ -58,6 +58,24 @@ class ChunkRecord:
     # Not part of the chunk id; records stored before it existed have "" until re-ingested.
     route: str = ""
 
+    @property
+    def index(self) -> int:
+        """``chunk_index``, under the name a ``Chunk`` has (records and chunks read alike)."""
+        return self.chunk_index
+
+    @property
+    def needs_review(self) -> bool:
+        """Held for review (``reasons`` say why): stored, never served."""
+        return self.quality != READY
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ChunkRecord":
+        """The record ``to_dict`` gave (a stored record read back); keys it does not know are ignored."""
+        d = {name: data[name] for name in _FIELDS if name in data}
+        for name in ("heading_path", "acl", "reasons"):
+            d[name] = tuple(d.get(name) or ())
+        return cls(**d)
+
     def to_dict(self) -> dict:
         # Not dataclasses.asdict: its recursive deep copy was a third of prepare's time.
         d = {name: getattr(self, name) for name in _FIELDS}
