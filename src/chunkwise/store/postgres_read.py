@@ -160,6 +160,13 @@ class PostgresReads:
             rows = sorted([*rows, *self._hidden(doc_id, rows[0])], key=lambda c: c.record["chunk_index"])
         return rows
 
+    def generation(self) -> int | None:
+        """Grows with every statement that changes chunks or vectors (schema migration 7); None for a
+        reader the store's owner has not granted it to (secured before the table existed)."""
+        if not self.db.execute("SELECT has_table_privilege('generation', 'SELECT')").fetchone()[0]:
+            return None
+        return int(self.db.execute("SELECT value FROM generation").fetchone()[0])
+
     def visible_records(self, doc_id: str, groups) -> list[dict]:
         """The records of ``doc_id`` that ``groups`` may be served: the permission filter is in the
         query, so a document the caller may not see gives the same empty answer by the same path

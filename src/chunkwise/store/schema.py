@@ -187,4 +187,18 @@ CREATE TRIGGER chunk_access_au AFTER UPDATE OF acl, acl_index, doc_id ON chunks 
 END;
 """))
 
+# The store's generation (issue 24): a number that grows with every committed change of chunks or
+# vectors, so a long-lived reader (``chunkwise serve``) sees in one cheap read, inside its snapshot,
+# whether what it holds in memory (the dense index) is older than the store.
+MIGRATIONS.append((9, "the store generation (grows with every change of chunks or vectors)", """
+CREATE TABLE generation (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
+INSERT INTO generation VALUES (1, 1);
+CREATE TRIGGER generation_chunks_ai AFTER INSERT ON chunks BEGIN UPDATE generation SET value = value + 1; END;
+CREATE TRIGGER generation_chunks_ad AFTER DELETE ON chunks BEGIN UPDATE generation SET value = value + 1; END;
+CREATE TRIGGER generation_chunks_au AFTER UPDATE ON chunks BEGIN UPDATE generation SET value = value + 1; END;
+CREATE TRIGGER generation_vectors_ai AFTER INSERT ON vectors BEGIN UPDATE generation SET value = value + 1; END;
+CREATE TRIGGER generation_vectors_ad AFTER DELETE ON vectors BEGIN UPDATE generation SET value = value + 1; END;
+CREATE TRIGGER generation_vectors_au AFTER UPDATE ON vectors BEGIN UPDATE generation SET value = value + 1; END;
+"""))
+
 LATEST = MIGRATIONS[-1][0]

@@ -221,6 +221,10 @@ class ReadMixin:
             found.update((cid, {**json.loads(rec), "text": text, "embed_text": embed}) for cid, rec, text, embed in rows)
         return list(found.values())
 
+    def generation(self) -> int:
+        """Grows with every committed change of chunks or vectors (schema migration 9)."""
+        return self.db.execute("SELECT value FROM generation").fetchone()[0]
+
     def document_version(self, doc_id: str) -> str | None:
         row = self.db.execute("SELECT source_version FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
         return row[0] if row else None
