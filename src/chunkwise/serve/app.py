@@ -40,7 +40,7 @@ def _errors(*statuses: int) -> dict:
 
 
 def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY, model_aliases: tuple[str, ...] = (),
-               hosts: frozenset[str] = frozenset(LOOPBACK_NAMES)):
+               hosts: frozenset[str] = frozenset(LOOPBACK_NAMES), body_seconds: float = 30.0):
     """The ASGI application (FastAPI inside the Host/body-limit/security-header guard); ``hosts``:
     the Host names it answers to (``chunkwise.serve.hosts.allowed_hosts``)."""
     app = FastAPI(title="chunkwise", version=_version(), docs_url=None, redoc_url=None,
@@ -131,7 +131,7 @@ def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY, m
             return _error(404, "not found", "not_found")
         return Response(page[name], media_type=STATIC[name], headers={"cache-control": "no-cache"})
 
-    return Guard(app, max_body, hosts)
+    return Guard(app, max_body, hosts, body_seconds)
 
 
 def _utf8(s: str) -> bool:

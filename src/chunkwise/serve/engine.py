@@ -27,6 +27,7 @@ from typing import Any, Callable, Sequence
 from chunkwise import api
 
 WORKERS = max(2, min(4, os.cpu_count() or 1))
+MAX_WORKERS = 64
 QUERY_SECONDS = 10.0
 QUEUE_PER_WORKER = 16  # waiting jobs per worker before new ones are refused (Busy)
 CHECK_EVERY = 10_000  # SQLite virtual-machine steps between two looks at the clock
@@ -47,9 +48,9 @@ class Engine:
         ``query_seconds``: the time limit of one job."""
         from chunkwise.retrieve.store import IndexCache
 
-        if workers < 1 or query_seconds <= 0:
-            raise api.ConfigError(f"search workers must be at least 1 and the query time limit positive "
-                                  f"(got {workers}, {query_seconds})")
+        if not 1 <= workers <= MAX_WORKERS or query_seconds <= 0:
+            raise api.ConfigError(f"--search-workers must be 1-{MAX_WORKERS} and --query-timeout positive "
+                                  f"(got {workers}, {query_seconds:g})")
         self.db = db
         self.query_seconds = query_seconds
         self.workers = workers
