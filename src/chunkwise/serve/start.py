@@ -100,6 +100,10 @@ def run(db: str, host: str = "127.0.0.1", port: int = 8080, *, trust_groups_head
     read_seconds = c.HEAD_SECONDS if read_seconds is None else read_seconds
     if not 0 < read_seconds <= 3600:
         raise ConfigError(f"--read-timeout {read_seconds:g}: use 0-3600 seconds")
+    # Workers share the GIL between the pure-Python parts of their searches: hand it over every 1 ms
+    # instead of 5, so a light query waiting behind a heavy one's Python loop waits 1 ms, not 5, at
+    # each hand-over (benchmarks/server_load.py).
+    sys.setswitchinterval(0.001)
     engine = Engine(db, bm25=bm25, generator_tokenizer=generator_tokenizer, workers=WORKERS if workers is None else workers,
                     query_seconds=QUERY_SECONDS if query_seconds is None else query_seconds, **(ranking or {}))
     try:
