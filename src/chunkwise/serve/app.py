@@ -24,7 +24,7 @@ from chunkwise.serve import v1
 MAX_BODY = 8 * 1024 * 1024
 NOT_FOUND = {"error": {"message": "no such document", "type": "not_found", "param": None, "code": "document_not_found"}}
 STATIC = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8",
-          "favicon.svg": "image/svg+xml"}
+          "favicon.svg": "image/svg+xml", "filters.js": "text/javascript; charset=utf-8"}
 
 
 def _error(status: int, message: str, type_: str, code: str | None = None, param: str | None = None,
@@ -109,7 +109,9 @@ def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY, m
         groups = auth.groups(request.headers, getattr(body, "groups", None))
         return JSONResponse(await engine.call(engine.search, body.query, groups, k=body.k, mode=body.mode,
                                               expand=body.expand, budget=body.budget, overfetch=body.overfetch,
-                                              passage_budget=body.passage_budget, versions=body.versions))
+                                              passage_budget=body.passage_budget, versions=body.versions,
+                                              per=body.per,
+                                              filters=body.filters.to_filters() if body.filters else None))
 
     @app.get("/documents/{doc_id:path}", response_model=None,
              responses={200: {"model": m.DocumentResponse}, **_errors(400, 401, 403, 404, 503)}, tags=["search"])

@@ -179,10 +179,11 @@ def load_tokens(path: str | Path) -> BearerTokens:
     ``sha256:HEX`` holds the digest of a token instead of the token itself (keep secrets out of the
     file: ``printf %s TOKEN | sha256sum``). Tokens are at least 16 visible ASCII characters."""
     where = f"--tokens {path}"
+    from chunkwise.textfile import read_text
+
+    text = read_text(path, "--tokens")
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{where}: cannot read the tokens file ({exc.strerror or exc})") from exc
+        data = json.loads(text)
     except ValueError as exc:
         raise ConfigError(f"{where}: not JSON ({exc}); expected {{\"TOKEN\": [\"group\", ...]}}") from exc
     if not isinstance(data, dict) or not data:
