@@ -21,7 +21,7 @@ def covered(text, chunks, start, end):
 def test_a_table_row_longer_than_the_cap_is_cut_at_words_and_served(strategy):
     table = "| id | note |\n|---|---|\n| 1 | short |\n| 2 | " + LONG_CELL + " |\n| 3 | short again |\n"
     text = "# Incidents\n\n" + table + "\nAfter the table.\n"
-    chunks = chunk_text(text, strategy=strategy, size=64)
+    chunks = chunk_text(text, strategy=strategy, size=64, acl=["a"])
     assert all(c.size <= 64 for c in chunks)
     assert not [c.reasons for c in chunks if c.needs_review]
     at = text.index(LONG_CELL)
@@ -35,7 +35,7 @@ def test_a_table_row_longer_than_the_cap_is_cut_at_words_and_served(strategy):
 def test_a_code_line_longer_than_the_cap_is_served():
     line = "values = [" + ", ".join(f"'item_{i}'" for i in range(200)) + "]"
     text = "# Config\n\n```python\nimport os\n" + line + "\nprint(values)\n```\n"
-    chunks = chunk_text(text, strategy="structure", size=64)
+    chunks = chunk_text(text, strategy="structure", size=64, acl=["a"])
     assert all(c.size <= 64 for c in chunks) and not any(c.needs_review for c in chunks)
     at = text.index(line)
     assert covered(text, chunks, at, at + len(line))
@@ -44,7 +44,7 @@ def test_a_code_line_longer_than_the_cap_is_served():
 def test_a_word_longer_than_the_cap_is_cut_at_its_tokens_and_served():
     url = "https://example.com/" + "/".join(f"segment{i}" for i in range(150))  # one "word", ~600 tokens
     text = f"See {url} for the runbook.\n"
-    chunks = chunk_text(text, strategy="structure", size=64)
+    chunks = chunk_text(text, strategy="structure", size=64, acl=["a"])
     assert len(chunks) > 5 and all(c.size <= 64 for c in chunks)
     assert not any(c.needs_review for c in chunks)
 
@@ -52,7 +52,7 @@ def test_a_word_longer_than_the_cap_is_cut_at_its_tokens_and_served():
 def test_a_cut_inside_one_unit_still_goes_to_review():
     # one WordPiece [UNK] of 30,000 characters: only a cut inside the unit can bound it in characters
     text = "Intro. " + "x" * 30_000 + " end."
-    chunks = chunk_text(text, strategy="structure", size=64, format="text")
+    chunks = chunk_text(text, strategy="structure", size=64, format="text", acl=["a"])
     flagged = [c for c in chunks if c.needs_review]
     assert flagged and all(c.reasons == ("char_split",) for c in flagged)
 
@@ -67,7 +67,7 @@ ROW_WORDS = st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "rollba
 def test_tables_of_any_row_length_are_capped_covered_and_never_parked_for_size(rows, size, strategy):
     table = "| n | text |\n|---|---|\n" + "".join(f"| {i} | {r} |\n" for i, r in enumerate(rows))
     text = "# T\n\n" + table
-    chunks = chunk_text(text, strategy=strategy, size=size)
+    chunks = chunk_text(text, strategy=strategy, size=size, acl=["a"])
     assert all(c.size <= size for c in chunks)
     assert not any(set(c.reasons) & SIZE_REASONS for c in chunks if c.needs_review)
     assert covered(text, chunks, text.index("| n |"), len(text))
