@@ -72,6 +72,8 @@ class ChunkwiseNodeParser(NodeParser):
     """
 
     chunk_options: Dict[str, Any] = {}
+    acl: Any = ()  # default access tags, as ingest takes them (front matter and section markers still win)
+    acl_map: Dict[str, Any] = {}
     _engine: Engine = PrivateAttr()
 
     def __init__(self, config: api.ChunkConfig | None = None, **data: Any) -> None:
@@ -79,7 +81,7 @@ class ChunkwiseNodeParser(NodeParser):
         super().__init__(**data)
         cfg = chunk_config(config, chunk_options("llamaindex", {**self.chunk_options, **own}))
         self.chunk_options = {k: v for k, v in vars(cfg).items() if k != "extra"}
-        self._engine = Engine(cfg)
+        self._engine = Engine(cfg, self.acl, self.acl_map)
 
     @classmethod
     def from_options(cls, config: api.ChunkConfig | None = None, **options: Any) -> "ChunkwiseNodeParser":
