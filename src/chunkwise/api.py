@@ -35,6 +35,7 @@ from chunkwise.retrieve import Retriever, SearchResult
 from chunkwise.retrieve.filters import Filters
 from chunkwise.retrieve.fusion import Fusion
 from chunkwise.retrieve.passages import DEFAULT_PASSAGE_BUDGET
+from chunkwise.retrieve.per_document import PER
 from chunkwise.sandbox import Limits, default_workers
 from chunkwise.types import Chunk, Document, Page
 
@@ -132,7 +133,8 @@ def manifest(db) -> dict:
 def search(db, query: str, groups, **options: Any) -> SearchResult:
     """Search a store with the caller's access groups (filter before ranking); returns a
     ``SearchResult`` (passages with citations, the assembled context and its token count, and
-    whatever was found but not sent, and why). Options: k, mode, expand, budget, passage_budget
+    whatever was found but not sent, and why). Options: k, per ("passage", the default, or
+    "document": k distinct documents, results grouped by document, best passage first), mode, expand, budget, passage_budget
     (tokens a merged passage may grow to around its best hit; None: unbounded), overfetch, versions
     ("auto", the default: the latest version the caller may see unless the query names a version, a year or an earlier one; "latest"; "all"), embedder, bm25,
     generator_tokenizer. For many queries keep a ``Retriever`` open."""

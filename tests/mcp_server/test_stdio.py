@@ -69,7 +69,7 @@ def test_bad_arguments_and_unknown_tools_are_protocol_errors(mcp_store):
     bad = [("search", {}), ("search", {"query": ""}), ("search", {"query": "x", "k": 0}),
            ("search", {"query": "x", "k": 51}), ("search", {"query": "x", "k": "five"}),
            ("search", {"query": "x", "mode": "magic"}), ("search", {"query": "x" * 4001}),
-           ("search", {"query": "x", "budget": 0}), ("search", {"query": "x", "filters": {"updated_after": "soon"}}),
+           ("search", {"query": "x", "budget": 0}), ("search", {"query": "x", "per": "page"}), ("search", {"query": "x", "filters": {"updated_after": "soon"}}),
            ("search", {"query": "x", "filters": {"updated_after": "2025-01-01", "updated_before": "2024-01-01"}}),
            ("search", {"query": "x", "filters": {"doc_ids": ["a"] * 101}}),
            ("fetch", {}), ("fetch", {"doc_id": "runbook.md", "chunk_id": "not-hex"}),
@@ -148,3 +148,15 @@ def test_filters_narrow_by_document_folder_type_and_date(mcp_store):
     assert set(got["folder"]) == {"old/notes.md"}
     assert set(got["type"]) == {"plain.txt"}
     assert set(got["after"]) == {"new/notes.md"} and set(got["before"]) == {"old/notes.md"}
+
+
+def test_search_can_count_documents(mcp_store):
+    async def go():
+        async with stdio(mcp_store, "--groups", "sre") as client:
+            return await client.call_tool("search", {"query": "rollback pager", "k": 2, "per": "document"})
+
+    result = run(go())
+    assert not result.is_error and result.structured_content["per"] == "document"
+    hits = result.structured_content["results"]
+    assert len({h["doc_id"] for h in hits}) == 2 and hits[0]["document_rank"] == 1
+    assert [h["document_rank"] for h in hits] == sorted(h["document_rank"] for h in hits)

@@ -128,7 +128,7 @@ def test_postgres_ranks_like_fts5_for_random_corpora_weights_and_callers(pg_serv
                     for d, (title, chunks) in enumerate(docs):
                         recs = [_record(f"d{d}", i, text, title, heading, acl)
                                 for i, (text, heading, acl) in enumerate(chunks)]
-                        store.write_document(DocumentRow(f"d{d}", "/r", f"d{d}", f"d{d}", "v", "i", title, "", "", "t",
+                        store.write_document(DocumentRow(f"d{d}", "/r", f"d{d}", f"d{d}", "v", "i", title, "", "", "2026-01-01T00:00:00Z",
                                                          len(recs)),
                                              lambda state, old, recs=recs: DocumentDiff(recs, (), (), {}, "none"))
                 with Retriever(db, embedder=None, field_weights=weights) as r:

@@ -139,3 +139,23 @@ def test_heading_attributes_left_out_of_heading_paths():
     [chunk] = [c for c in api.chunk_text(text, strategy="structure", size=64) if "origins" in c.text]
     assert chunk.heading_path == ("API", "CORS")
     assert chunk.text == text[chunk.start_char : chunk.end_char]
+
+
+def test_globs_follow_git_negation_and_folder_only_patterns(tmp_path):
+    """The patterns are git's (pathspec's GitIgnoreSpec): ``!`` takes back an earlier match of the
+    same list, a trailing ``/`` matches folders only, and an excluded folder's files stay excluded."""
+    root = _tree(tmp_path)
+    (root / "docs" / "drafts" / "keep.md").write_text("# Keep\n\nKept.\n")
+    (root / "notes").write_text("a file named like a folder\n")
+    kept = _ids(iter_sources([root], include=["*.md", "!docs/drafts/wip.md"], exclude=["node_modules/"]))
+    assert kept == ["README.md", "docs/drafts/keep.md", "docs/guide.md"]
+    only_folders = PathFilter(exclude=("notes/", "drafts/"))
+    assert only_folders.keeps("notes") and not only_folders.keeps("notes/a.md")
+    assert only_folders.excluded("docs/drafts", folder=True) and only_folders.keeps("docs/drafts.md")
+    inside = PathFilter(exclude=("docs/", "!docs/guide.md"))
+    assert inside.excluded("docs", folder=True)  # never walked, so guide.md cannot come back (as in git)
+
+
+def test_invalid_glob_is_a_config_error():
+    with pytest.raises(ConfigError, match="not a valid glob"):
+        PathFilter(include=("[z-a].md",))

@@ -73,3 +73,21 @@ def test_pdf_sniffed_in_walk(tmp_path):
     items = {x.doc_id: x for x in iter_sources([str(tmp_path)])}
     assert items["real.pdf"].media_type == PDF
     assert "not a PDF" in items["fake.pdf"].error
+
+
+@pytest.mark.parametrize("head, word", [
+    (b"7z\xbc\xaf\x27\x1c\x00\x04" + bytes(24), "7Z"),  # no NUL in its signature: was decoded as text
+    (b"RIFF\x24\x00\x00\x00WEBPVP8 ", "WEBP"),
+    (b"SQLite format 3\x00\x10\x00\x01\x01", "SQLITE"),
+])
+def test_heads_are_identified_by_the_magic_number_library(head, word):
+    """Formats the hand-written table did not know are named (filetype's magic numbers)."""
+    msg = check_head("f.txt", PLAIN, head)
+    assert msg and word in msg and "not decoded" in msg
+
+
+@pytest.mark.parametrize("text", ["BMW owners' manual", "ID3 tags explained", "OggS is not a word", "MThd",
+                                  "{\\rtf1 kept as text}", "!<arch> notes", "caf\u00e9 BM"])
+def test_text_starting_like_a_signature_stays_text(text):
+    """filetype alone takes these for BMP, MP3, OGG, MIDI, RTF, ar: only a suspect head is sniffed."""
+    assert check_head("f.txt", PLAIN, text.encode()) is None

@@ -33,6 +33,10 @@ GRAMMARS = {
     "rust": ("tree_sitter_rust", "language"),
     "java": ("tree_sitter_java", "language"),
     "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
+    "csharp": ("tree_sitter_c_sharp", "language"),
+    "ruby": ("tree_sitter_ruby", "language"),
+    "php": ("tree_sitter_php", "language_php"),
     "bash": ("tree_sitter_bash", "language"),
     "json": ("tree_sitter_json", "language"),
     "yaml": ("tree_sitter_yaml", "language"),
@@ -44,8 +48,16 @@ CONTAINERS = {
     "class": "class", "interface_declaration": "interface", "enum_declaration": "enum",
     "record_declaration": "record", "impl_item": "impl", "trait_item": "trait", "mod_item": "mod",
     "internal_module": "namespace", "module": "module", "table": "", "table_array_element": "",
+    "namespace_definition": "namespace", "namespace_declaration": "namespace", "class_specifier": "class",
+    "struct_specifier": "struct", "struct_declaration": "struct", "trait_declaration": "trait",
 }
+# A namespace declared by one line (C# ``namespace Shop;``, PHP ``namespace App;``) holds what follows
+# it up to the next such line.
+_OPEN_NAMESPACES = frozenset({"file_scoped_namespace_declaration", "namespace_definition"})
+# Containers whose members keep the level the namespace itself has (C# and C++ put every class in one).
+_NAMESPACES = frozenset({"namespace_definition", "namespace_declaration", "internal_module", "mod_item", "module"})
 _WRAPPERS = ("decorated_definition", "export_statement", "template_declaration")
+_DECLARATIONS = frozenset({"declaration", "field_declaration", "type_definition"})
 # Nodes that only group top-level units (C's include guards and #if blocks, extern "C" { }): their
 # members are units of the same depth.
 TRANSPARENT = frozenset({"preproc_ifdef", "preproc_if", "preproc_else", "preproc_elif", "preproc_elifdef",
@@ -53,6 +65,7 @@ TRANSPARENT = frozenset({"preproc_ifdef", "preproc_if", "preproc_else", "preproc
 _DEPTH_LEVEL = (Level.BLOCK, Level.ITEM, Level.LINE)
 _NEWLINE = re.compile("\n")
 _SQL_END = re.compile(r";[ \t]*(?:--[^\n]*)?(?=\n|\Z)")
+_SIGNATURE_CHARS = 160  # a signature longer than this is shown cut: it is context, not the code
 _MAX_NODES = 200_000  # a generated file with millions of units: below that, lines carry the cuts
 
 
@@ -67,6 +80,9 @@ class Outline:
     # units with comment lines above them: (lead start, own first line, end, level). When lead and
     # unit do not fit together the unit's own line becomes a cut of its level (``CodeChunker``).
     leads: tuple[tuple[int, int, int, Level], ...] = ()
+    # functions (definition start, end, signature): one too long for a piece gives the pieces cut
+    # from inside its body its signature as the last step of their heading path
+    functions: tuple[tuple[int, int, str], ...] = ()
 
 
 @lru_cache(maxsize=None)
@@ -87,7 +103,8 @@ def has_grammar(language: str) -> bool:
     return _parser(language) is not None
 
 
-_COMMENT_MARKS = {"python": ("#",), "bash": ("#",), "yaml": ("#",), "toml": ("#",)}
+_COMMENT_MARKS = {"python": ("#",), "bash": ("#",), "yaml": ("#",), "toml": ("#",), "ruby": ("#",),
+                  "php": ("//", "/*", "*", "#")}
 _C_MARKS = ("//", "/*", "*")
 
 
@@ -141,9 +158,10 @@ def outline(text: str, language: str) -> Outline:
     cuts: list[tuple[int, Level]] = [(p, Level.SENTENCE) for p, _ in boundaries.lines(text)]
     containers: list[tuple[int, int, str]] = []
     leads: list[tuple[int, int, int, Level]] = []
+    functions: list[tuple[int, int, str]] = []
     budget = [_MAX_NODES]
-    _units(_unwrap(tree.root_node), 0, lines, (cuts, containers, leads), budget)
-    return Outline(tuple(cuts), tuple(containers), True, tuple(leads))
+    _units(_unwrap(tree.root_node), 0, lines, (cuts, containers, leads, functions), budget)
+    return Outline(tuple(cuts), tuple(containers), True, tuple(leads), tuple(functions))
 
 
 def _line_cuts(text: str, language: str):
@@ -167,19 +185,30 @@ def _unwrap(node):
     return node
 
 
+def _definition(node):
+    """The definition a wrapper holds (decorators, ``export``, ``template <...>``), or the node
+    itself; None for a wrapper around nothing."""
+    for _ in range(4):
+        if node.type in _DECLARATIONS:  # C/C++ ``struct buf { ... };``, a nested ``class B { ... };``
+            kind = node.child_by_field_name("type")
+            return kind if kind is not None and kind.child_by_field_name("body") is not None else node
+        if node.type not in _WRAPPERS:
+            return node
+        nxt = node.child_by_field_name("definition") or node.child_by_field_name("declaration")
+        if nxt is None:
+            named = [c for c in node.named_children if c.type not in ("decorator", "comment")]
+            nxt = named[-1] if named else None
+        if nxt is None:
+            return None
+        node = nxt
+    return node
+
+
 def _inner(node):
     """The node whose children are ``node``'s members or statements, or None."""
-    for _ in range(4):
-        if node.type in _WRAPPERS:
-            nxt = node.child_by_field_name("definition") or node.child_by_field_name("declaration")
-            if nxt is None:
-                named = [c for c in node.named_children if c.type not in ("decorator", "comment")]
-                nxt = named[-1] if named else None
-            if nxt is None:
-                return None
-            node = nxt
-            continue
-        break
+    node = _definition(node)
+    if node is None:
+        return None
     if node.type in ("table", "table_array_element"):
         return node
     body = node.child_by_field_name("body") or node.child_by_field_name("value")
@@ -187,11 +216,9 @@ def _inner(node):
 
 
 def _label(node, text: str, lines: _Lines) -> str | None:
-    while node.type in _WRAPPERS:
-        nxt = node.child_by_field_name("definition") or node.child_by_field_name("declaration")
-        if nxt is None:
-            return None
-        node = nxt
+    node = _definition(node)
+    if node is None:
+        return None
     word = CONTAINERS.get(node.type)
     if node.type in ("table", "table_array_element"):
         first = node.named_children[0] if node.named_children else None
@@ -210,17 +237,35 @@ def _label(node, text: str, lines: _Lines) -> str | None:
     return f"{word} {shown}".strip()
 
 
-def _units(node, depth: int, lines: _Lines, out: tuple[list, list, list], budget: list) -> None:
+def _signature(node, text: str, lines: _Lines) -> tuple[int, str] | None:
+    """Where a function's definition starts and its signature (the text before its body, on one
+    line): the context a piece cut from inside its body carries in its heading path."""
+    node = _definition(node)
+    body = node.child_by_field_name("body") if node is not None else None
+    if body is None:
+        return None
+    start = lines.at(node.start_point)
+    shown = " ".join(text[start : lines.at(body.start_point)].split())
+    for tail in ("{", ":", "=>", "="):
+        shown = shown.removesuffix(tail).rstrip()
+    return (start, shown[:_SIGNATURE_CHARS]) if shown else None
+
+
+def _units(node, depth: int, lines: _Lines, out: tuple[list, list, list, list], budget: list) -> None:
     """Cut before each member of ``node`` that begins a line (with the comment lines directly above
-    it) at the level of ``depth``; descend into containers and bodies. ``out``: the cuts, containers
-    and leads lists being filled."""
-    cuts, containers, leads = out
+    it) at the level of ``depth``; descend into containers and bodies. ``out``: the cuts, containers,
+    leads and function (start, end, signature) lists being filled. A namespace does not deepen the
+    level of what it holds; members of containers nested deeper than a class are LINE cuts, and a
+    function's statements are LINE cuts only where the function itself is cut above LINE."""
+    cuts, containers, leads, functions = out
     text = lines.text
-    level = _DEPTH_LEVEL[min(depth, len(_DEPTH_LEVEL) - 1)]
+    last = len(_DEPTH_LEVEL) - 1
+    level = _DEPTH_LEVEL[min(depth, last)]
+    opened: list[tuple[int, str]] = []  # one-line namespace declarations: (start, label)
     for kid in node.named_children:
         budget[0] -= 1
         if budget[0] < 0:
-            return
+            break
         row = kid.start_point[0]
         if "comment" in kid.type or text[lines.start(row) : lines.at(kid.start_point)].strip():
             continue  # comments travel with what follows; ``a = 1; b = 2``: the line cut serves
@@ -236,16 +281,28 @@ def _units(node, depth: int, lines: _Lines, out: tuple[list, list, list], budget
         if kid.type in TRANSPARENT:
             _units(kid.child_by_field_name("body") or kid, depth, lines, out, budget)
             continue
-        inner = _inner(kid) if depth < len(_DEPTH_LEVEL) - 1 else None
-        if inner is None or kid.end_point[0] == kid.start_point[0]:
+        if kid.type in _OPEN_NAMESPACES and kid.child_by_field_name("body") is None:
+            name = kid.child_by_field_name("name")
+            if name is not None:
+                opened.append((lines.start(row), "namespace " + text[lines.at(name.start_point) : lines.at(name.end_point)]))
+            continue
+        if kid.end_point[0] == kid.start_point[0]:
+            continue
+        inner = _inner(kid)
+        if inner is None:
             continue
         label = _label(kid, text, lines)
-        if label is not None and (kid.type in CONTAINERS or kid.type in _WRAPPERS
-                                  or kid.type in ("pair", "block_mapping_pair")):
-            containers.append((lines.start(row), lines.at(end), label))
-            _units(inner, depth + 1, lines, out, budget)
-        else:  # a function: its statements are LINE cuts, nothing deeper
-            _units(inner, len(_DEPTH_LEVEL) - 1, lines, out, budget)
+        code = _definition(kid).type in CONTAINERS
+        if label is not None and (code or kid.type in ("pair", "block_mapping_pair")) and (code or depth < last):
+            containers.append((lines.first(row), lines.at(end), label))
+            _units(inner, depth if _definition(kid).type in _NAMESPACES else depth + 1, lines, out, budget)
+        elif depth < last:  # a function: its statements are LINE cuts, nothing deeper
+            sig = _signature(kid, text, lines)
+            if sig is not None:
+                functions.append((sig[0], lines.at(end), sig[1]))
+            _units(inner, last, lines, out, budget)
+    bounds = [a for a, _ in opened[1:]] + [lines.at(node.end_point)]
+    containers.extend((a, b, label) for (a, label), b in zip(opened, bounds))
 
 
 def trimmed_end(node):
@@ -270,6 +327,10 @@ class CodeChunker(BaseChunker):
         shape = outline(text, self.config.language)
         paths = _PathIndex(shape.containers)
         budget, _ = self.body_budget(paths.longest, title)
+        split = self._oversized(text, shape.functions, budget)
+        if split:
+            paths = _PathIndex((*shape.containers, *split))
+            budget, _ = self.body_budget(paths.longest, title)
         floor = Level.SENTENCE if shape.parsed else Level.LINE
         cuts = [*shape.cuts, *self._detached(text, shape.leads, budget)]
         pieces = pack(text, 0, len(text), cuts, self.sizer, budget, self.config.overlap, floor=floor)
@@ -280,6 +341,15 @@ class CodeChunker(BaseChunker):
                              kind="code", exact=p.exact))
         return out
 
+
+    def _oversized(self, text: str, functions, budget: int) -> list[tuple[int, int, str]]:
+        """The functions that cannot be one piece (measured only where their UTF-8 bytes exceed the
+        budget, as in ``_detached``)."""
+        ascii = text.isascii()
+        big = [f for f in functions
+               if f[1] - f[0] > self.char_cap or (f[1] - f[0] if ascii else len(text[f[0]:f[1]].encode())) > budget]
+        sizes = self.sizer.count_many([text[a:e] for a, e, _ in big]) if big else []
+        return [f for f, n in zip(big, sizes) if n > budget or f[1] - f[0] > self.char_cap]
 
     def _detached(self, text: str, leads, budget: int) -> list[tuple[int, Level]]:
         """A unit whose comment lines do not fit with it starts a piece of its own: only a cut at

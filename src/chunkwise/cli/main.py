@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from functools import partial
 from pathlib import Path
@@ -15,6 +16,7 @@ from chunkwise.cli.extract import add_extract_parser, add_path_filters
 from chunkwise.cli.output import counted, emit_json, emit_jsonl, preview, safe, table
 from chunkwise.cli.progress import IngestBar
 from chunkwise.cli.ranking import add_ranking_flags, ranking_options, rerank_options
+from chunkwise.cli.results import print_search, use_color
 
 def _config(args: argparse.Namespace) -> ChunkConfig:
     return ChunkConfig(
@@ -202,29 +204,15 @@ def cmd_search(args: argparse.Namespace) -> int:
     with api.Retriever(args.db, bm25=args.bm25, generator_tokenizer=args.generator_tokenizer, **options) as r:
         result = r.search(args.query, args.groups, k=args.k, mode=args.mode, expand=args.expand,
                           budget=args.budget, overfetch=args.overfetch, passage_budget=args.passage_budget,
-                          versions="all" if args.all_versions else args.versions, granularity=args.granularity)
+                          versions="all" if args.all_versions else args.versions, granularity=args.granularity,
+                          per=args.per)
     toy = api.toy_store_note(r.model, args.db)
     if toy:
         print(f"note: {safe(toy)}", file=sys.stderr)
     if args.json:
         emit_json(result.to_dict())
         return 0
-    print(f"query: {safe(result.query)}  (mode {result.mode}, {len(result.passages)} passages, "
-          f"{result.context_tokens} context tokens in {r.tokenizer_name})")
-    for i, p in enumerate(result.passages, start=1):
-        where = " > ".join(p.heading_path)
-        page = f" p.{p.page}" if p.page is not None else ""
-        grown = f"  (expanded from {len(p.expanded_from)} hit chunk(s))" if p.expanded_from else ""
-        version = f"  version {safe(p.version)}" if p.version else ""
-        print(f"\n[{i}] {safe(p.source_uri)}{page}{version}  chars {p.start_char}-{p.end_char}  score {p.score:.4g}{grown}")
-        if where:
-            print(f"    {safe(where)}")
-        if p.also_in:
-            print("    also in: " + ", ".join(safe(v.source_uri or v.doc_id) + (f" ({safe(v.version)})" if v.version else "")
-                                          for v in p.also_in))
-        if p.superseded_by:
-            print("    superseded by: " + ", ".join(safe(d) for d in p.superseded_by))
-        print("    " + preview(p.text, 300))
+    print_search(result.to_dict(), r.tokenizer_name, use_color(args.color, sys.stdout))
     for o in result.omitted:
         print(f"\nnot sent ({o.reason}): {safe(o.detail)}", file=sys.stderr)
     if not result.passages:
@@ -277,7 +265,7 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
     p.add_argument("--json", action="store_true", help="one JSON document with the run statistics")
     p.add_argument("--workers", type=_positive(int), default=None,
                    help="processes preparing files (extract, chunk), each file under the limits below; "
-                        "1: no process is started (default: the CPU count)")
+                        "1: no process is started (default: the CPU count; at most 4 per CPU)")
     p.add_argument("--file-memory", type=_positive(int), default=2048, metavar="MB",
                    help="memory one file may use while prepared in a worker (default: 2048)")
     p.add_argument("--file-timeout", type=_positive(float), default=300.0, metavar="SECONDS",
@@ -303,7 +291,10 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
     p.add_argument("query", help="the question or keywords")
     p.add_argument("--db", required=True, help="SQLite file or postgresql://... URL written by chunkwise ingest")
     p.add_argument("--groups", required=True, help="the caller's access groups, comma-separated (filter before ranking)")
-    p.add_argument("--k", type=int, default=5, help="passages to return after merging (default 5)")
+    p.add_argument("--k", type=int, default=5, help="passages (or documents, with --per document) to return (default 5)")
+    p.add_argument("--per", default="passage", choices=api.PER,
+                   help="what --k counts: passages (default) or distinct documents (results grouped by document, "
+                        "each document's best passage first)")
     p.add_argument("--mode", default="auto", choices=("auto", "bm25", "dense", "hybrid"),
                    help="ranking (default auto: hybrid when the store has vectors, else bm25)")
     p.add_argument("--granularity", default="passage", choices=("passage", "page"),
@@ -324,6 +315,8 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
     add_ranking_flags(p)
     p.add_argument("--config", help="chunkwise.toml ([search] field_weights, fusion)")
     p.add_argument("--embedder", default=None, help="query embedder (default: the one the store was built with)")
+    p.add_argument("--color", default="auto", choices=("auto", "always", "never"),
+                   help="mark the query's words in bold (auto: on a terminal unless NO_COLOR is set)")
     p.add_argument("--json", action="store_true", help="one JSON document")
     p.set_defaults(func=cmd_search)
 
@@ -434,6 +427,11 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except BrokenPipeError:  # `chunkwise chunk ... | head`
         return 0
+    except OSError as exc:  # a full disk (or a file size limit) while writing a report or a temporary file
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise
+        print(f"chunkwise: error: cannot write {safe(exc.filename or 'a file')}: {exc.strerror}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ Format libraries load lazily, only when a file of that format is met.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from chunkwise.errors import ConfigError, DependencyError, InputError
 from chunkwise.sources.sniff import (CODE, CSV, DOCX, EML, EPUB, HTML, MARKDOWN, MSG, ODS, ODT, ORG, PDF, PPTX, RST,
@@ -37,7 +37,25 @@ class ExtractOptions:
 
 
 def extract_bytes(data: bytes, source: str, media_type: str, options: ExtractOptions | None = None) -> Document:
-    """Turn one source's bytes into a Document, or raise InputError saying why it cannot be read."""
+    """Turn one source's bytes into a Document, or raise InputError saying why it cannot be read.
+    What the format's parser logs or warns meanwhile becomes the Document's warnings (``capture``);
+    for a file that cannot be read, the first of them is added to the error."""
+    from chunkwise.extract.capture import captured, summary
+
+    with captured() as said:
+        try:
+            doc = _extract(data, source, media_type, options)
+        except InputError as exc:
+            heard = summary(said)
+            if not heard or str(exc).endswith("skipped"):
+                raise
+            more = f" (and {len(heard) - 1} more)" if len(heard) > 1 else ""
+            raise InputError(f"{exc}; {heard[0]}{more}") from exc
+    heard = summary(said)
+    return replace(doc, warnings=doc.warnings + tuple(heard)) if heard else doc
+
+
+def _extract(data: bytes, source: str, media_type: str, options: ExtractOptions | None) -> Document:
     name = _MODULES.get(media_type)
     if name is None:
         raise InputError(f"{source}: unsupported type {media_type}; chunkwise reads Markdown, text, reStructuredText, "

@@ -1,6 +1,10 @@
 """Extraction audit: is this file's text fit to chunk? Counted per file, before anyone blames the
 chunker (seed 004): empty pages, characters per page, `(cid:` glyph garbage, replacement characters,
-language, running headers/footers, tables, pages that need OCR, pages read by OCR and how sure it was."""
+language, running headers/footers, tables, pages that need OCR, pages read by OCR and how sure it was,
+and the damage signals of ``damage`` (broken lines, mojibake, glyphs without text, reversed
+right-to-left text, words per page, garbled tables), each a warning with a hint past its threshold.
+What the parsers logged while reading the file is among the warnings (``capture``). Access
+declarations that cannot be read make the row an ``error``: ingest would not serve the file."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -27,6 +31,13 @@ class AuditRow:
     ocr_pages: int = 0  # pages whose text came from OCR
     ocr_confidence: float | None = None  # their mean word confidence, 0-100
     ocr_low_confidence_pages: int = 0  # of them, pages under the confidence gate (chunks go to review)
+    broken_lines: float | None = None  # share of wrapped lines split mid-way (damage.py)
+    mojibake: int = 0  # UTF-8 read as Windows-1252 ("Ã©")
+    odd_glyphs: int = 0  # private-use and control characters
+    rtl_words: int = 0
+    rtl_reversed: float | None = None  # share of right-to-left words in visual order
+    words_per_page: float | None = None
+    table_problems: int = 0  # tables with digits split across cells or mostly empty
     warnings: tuple[str, ...] = field(default=())
     error: str = ""
 
@@ -65,6 +76,7 @@ def _running(doc: Document):
 
 
 def audit_document(doc: Document) -> AuditRow:
+    from chunkwise.extract.damage import measure
     from chunkwise.extract.language import detect
 
     text = doc.text[doc.body_start :]
@@ -87,7 +99,13 @@ def audit_document(doc: Document) -> AuditRow:
     if low:
         warnings.append(f"low OCR confidence on page(s) {', '.join(map(str, low[:10]))}"
                         f"{' …' if len(low) > 10 else ''}: their chunks go to review")
-    status = "warn" if warnings else "ok"
+    damage = measure(doc)
+    warnings += damage.warnings()
+    from chunkwise.enrich.acl import access_problems  # the rules ingest applies, run here to report them
+
+    denied = access_problems(doc)  # access that cannot be read: not served, so a failure of the file
+    warnings = [w for w in warnings if w not in denied]
+    status = "error" if denied else "warn" if warnings else "ok"
     return AuditRow(
         source=doc.source,
         status=status,
@@ -106,7 +124,9 @@ def audit_document(doc: Document) -> AuditRow:
         ocr_pages=len(ocrd),
         ocr_confidence=round(sum(ocrd) / len(ocrd), 1) if ocrd else None,
         ocr_low_confidence_pages=len(low),
+        **asdict(damage),
         warnings=tuple(dict.fromkeys(warnings)),
+        error="; ".join(denied),
     )
 
 

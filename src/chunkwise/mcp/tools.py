@@ -10,28 +10,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chunkwise import api
-from chunkwise.serve.models import Text  # a str that must be valid UTF-8 (no lone surrogates)
+from chunkwise.serve.models import FilterArgs, Text  # Text: a str that must be valid UTF-8 (no lone surrogates)
 
 MAX_QUERY = 4000
 MAX_K = 50
 
 
 Id = Annotated[Text, Field(min_length=1, max_length=2048)]
-
-
-class FilterArgs(BaseModel):
-    """Narrow the results; filters never widen what the caller's groups may see."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    doc_ids: list[Id] = Field([], max_length=100, description="only passages of these documents")
-    source_prefix: Annotated[Text, Field(max_length=2048)] = Field("", description="sources starting with this (a folder)")
-    file_types: list[Annotated[Text, Field(min_length=1, max_length=16)]] = Field(
-        [], max_length=100, description="file extensions without the dot, e.g. md, pdf")
-    updated_after: Annotated[Text, Field(pattern=r"^\d{4}-\d{2}-\d{2}")] | None = Field(
-        None, description="documents dated on or after this ISO date (front matter updated_at)")
-    updated_before: Annotated[Text, Field(pattern=r"^\d{4}-\d{2}-\d{2}")] | None = Field(
-        None, description="documents dated on or before this ISO date")
 
 
 class SearchArgs(BaseModel):
@@ -44,6 +29,9 @@ class SearchArgs(BaseModel):
     mode: Literal["auto", "bm25", "dense", "hybrid"] = Field("auto", description="auto: hybrid when the store has vectors")
     budget: int | None = Field(None, ge=1, le=100_000, description="hard cap on the tokens of all passages together")
     expand: Literal["none", "neighbours", "parent"] = Field("none", description="grow each hit with its neighbours or section")
+    per: Literal["passage", "document"] = Field(
+        "passage", description="what k counts: passages, or distinct documents (results grouped by document, "
+                               "each document's best passage first)")
     filters: FilterArgs | None = None
 
 
@@ -92,12 +80,15 @@ def input_schema(tool: str) -> dict:
 
 def search_options(args: SearchArgs) -> dict[str, Any]:
     """The Retriever.search keywords for ``args`` (a bad filter value is an ArgumentError)."""
-    options: dict[str, Any] = {"k": args.k, "mode": args.mode, "budget": args.budget, "expand": args.expand}
+    options: dict[str, Any] = {"k": args.k, "mode": args.mode, "budget": args.budget, "expand": args.expand,
+                               "per": args.per}
     if args.filters is not None:
         f = args.filters
+        if f.updated_after and f.updated_before and f.updated_after > f.updated_before:
+            # valid for the library and the HTTP API (an empty range); an assistant is told instead
+            raise ArgumentError(f"filters: updated_after {f.updated_after} is later than updated_before {f.updated_before}")
         try:
-            options["filters"] = api.Filters(tuple(f.doc_ids), f.source_prefix, tuple(f.file_types),
-                                             f.updated_after, f.updated_before)
+            options["filters"] = args.filters.to_filters()
         except api.ConfigError as exc:
             raise ArgumentError(str(exc)) from None
     return options
@@ -110,14 +101,15 @@ def citation(source: str, heading_path, page, start: int, end: int) -> str:
 
 
 def search_answer(result: dict) -> dict:
-    """``SearchResult.to_dict()`` as the tool's answer: each passage with its citation."""
-    results = [{"rank": r["rank"], "doc_id": r["doc_id"], "chunk_id": r["best_chunk_id"], "chunk_ids": r["chunk_ids"],
+    """``SearchResult.to_dict()`` as the tool's answer: each passage with its citation and the hit
+    chunk it points at (heading path, offsets, text)."""
+    results = [{"rank": r["rank"], "document_rank": r["document_rank"], "doc_id": r["doc_id"], "chunk_id": r["best_chunk_id"], "chunk_ids": r["chunk_ids"],
                 "source": r["source_uri"], "heading_path": r["heading_path"], "page": r["page"],
                 "start_char": r["start_char"], "end_char": r["end_char"], "score": r["score"],
                 "version": r["version"], "updated_at": r["updated_at"],
                 "citation": citation(r["source_uri"], r["heading_path"], r["page"], r["start_char"], r["end_char"]),
-                "text": r["text"]} for r in result["results"]]
-    return {"query": result["query"], "mode": result["mode"], "results": results,
+                "text": r["text"], "hit": r["hit"]} for r in result["results"]]
+    return {"query": result["query"], "mode": result["mode"], "per": result["per"], "results": results,
             "context_tokens": result["context_tokens"],
             "omitted": [{"chunk_ids": o["chunk_ids"], "reason": o["reason"]} for o in result["omitted"]]}
 
@@ -140,7 +132,7 @@ def fetch_answer(document: dict | None, chunk_id: str | None) -> dict | None:
     if not chunks:
         return None
     return {"doc_id": document["doc_id"], "source": document["source_uri"], "title": document["title"],
-            "source_version": document["source_version"], "chunks": chunks}
+            "version": document["version"], "chunks": chunks}
 
 
 def dumps(value: Any) -> str:

@@ -71,6 +71,7 @@ class Prepared:
     # embed_key -> vector (float32 array: a quarter of a pickled list of floats) when the settings
     # have a cheap embedder; the embed stage takes the ones the store lacks from here.
     vectors: Mapping[str, array] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()  # the extraction's (parser warnings, damage): in the run's output
 
 
 @dataclass(frozen=True)
@@ -152,7 +153,7 @@ class Preparer:
                 vectors = {}  # again for the keys it lacks, and its error is the run's, as without workers
         return Prepared(task, doc.doc_id, doc.source, doc.title, str(meta.get("author") or ""),
                         str(meta.get("updated_at") or ""), tuple(r.to_dict() for r in records), plan,
-                        tuple(access.problems), version_info(meta, records).to_json(), vectors)
+                        access.reported, version_info(meta, records).to_json(), vectors, doc.warnings)
 
 
 def _late_records(doc, chunks, records, regions, late):

@@ -28,6 +28,7 @@ from chunkwise.retrieve.fusion import Fusion
 from chunkwise.retrieve.server import ServerBM25, dense_rank
 from chunkwise.retrieve.index import HYBRID_DEPTH, Item, SearchIndex, check_groups, check_mode
 from chunkwise.retrieve.passages import DEFAULT_PASSAGE_BUDGET, check_passage_budget
+from chunkwise.retrieve.per_document import PER, assemble_documents
 from chunkwise.retrieve.types import EXPANSIONS, GRANULARITIES, VERSIONS, Hit, SearchResult
 from chunkwise.retrieve.version_intent import VersionIntent, families, parse as parse_intent, select as select_versions
 from chunkwise.retrieve.rerank import DEFAULT_DEPTH as DEFAULT_RERANK_DEPTH, Reranker, check_depth, make_reranker, rerank
@@ -230,7 +231,7 @@ class Retriever:
     def search(self, query: str, groups, *, k: int = 5, mode: str = "auto", expand: str = "none",
                budget: int | None = None, overfetch: int = 3,
                passage_budget: int | None = DEFAULT_PASSAGE_BUDGET, versions: str = "auto",
-               granularity: str = "passage", filters: Filters | None = None) -> SearchResult:
+               granularity: str = "passage", filters: Filters | None = None, per: str = "passage") -> SearchResult:
         """Rank ``k x overfetch`` hits (more when they make fewer than ``k`` passages), then
         assemble them (retrieve/assembly.py). ``versions``: "auto" (default) serves the latest
         version of a document the caller may see unless the query names a version, a year or an
@@ -239,8 +240,12 @@ class Retriever:
         once, listing the others (retrieve/versions.py), before assembly. ``granularity="page"``
         makes each result a page of a paged document (with ``expand="neighbours"``: with the pages
         either side), cut around its best chunk when over the budget. ``filters`` (retrieve/filters.py)
-        narrow the permitted hits before assembly; they never widen what ``groups`` may see."""
+        narrow the permitted hits before assembly; they never widen what ``groups`` may see.
+        ``per="document"``: ``k`` counts distinct documents, results grouped by document, each
+        document's best passage first (retrieve/per_document.py)."""
         groups = check_groups(groups)
+        if per not in PER:
+            raise ConfigError(f"unknown per choice {per!r}; use one of: {', '.join(PER)}")
         if versions not in VERSIONS:
             raise ConfigError(f"unknown versions choice {versions!r}; use one of: {', '.join(VERSIONS)}")
         if mode == "auto":
@@ -273,9 +278,10 @@ class Retriever:
             return hits, len(ranked) < n
 
         with self.as_caller(groups):  # one snapshot for the whole search, rows filtered by a secured store too
-            ctx = assemble_ranked(fetch, k=k, overfetch=overfetch, measure=self.sizer.count, budget=budget,
-                                  passage_budget=passage_budget, expand=expand, source=self, groups=groups)
-        return SearchResult(query, mode, ctx.passages, ctx.text, ctx.tokens, ctx.omitted)
+            assemble = assemble_documents if per == "document" else assemble_ranked
+            ctx = assemble(fetch, k=k, overfetch=overfetch, measure=self.sizer.count, budget=budget,
+                           passage_budget=passage_budget, expand=expand, source=self, groups=groups)
+        return SearchResult(query, mode, ctx.passages, ctx.text, ctx.tokens, ctx.omitted, per=per)
 
 
 def page_expansion(granularity: str, expand: str) -> str:

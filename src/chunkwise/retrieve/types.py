@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from chunkwise.highlight import spans, terms
+
 MODES = ("bm25", "dense", "hybrid")
 EXPANSIONS = ("none", "neighbours", "parent", "page", "pages")
 GRANULARITIES = ("passage", "page")  # what one result is: a passage of chunks, or a page of a paged document
@@ -186,38 +188,57 @@ class SearchResult:
     context: str
     context_tokens: int
     omitted: tuple[Omission, ...] = field(default_factory=tuple)
+    per: str = "passage"  # what k counted: passages, or distinct documents (results grouped by document)
 
     def to_dict(self) -> dict:
+        """The JSON of ``search --json`` and the server. Each result leads with what it points at:
+        ``hit`` (its best chunk: heading path, offsets, text), then ``context`` (the passage's text
+        before and after the hit) and ``marks`` (spans of the query's ``terms`` in ``hit.text`` and
+        in each side of the context, found by the search analyzer: see ``chunkwise.highlight``).
+        ``document_rank``: the rank of the result's document among the results' distinct documents
+        (with ``per`` "document", results come grouped by it)."""
+        wanted = terms(self.query)
+        docs: dict[str, int] = {}
+        for p in self.passages:
+            docs.setdefault(p.doc_id, len(docs) + 1)
         return {
             "query": self.query,
             "mode": self.mode,
-            "results": [
-                {
-                    "rank": i + 1,
-                    "chunk_id": p.chunk_ids[0],
-                    "chunk_ids": list(p.chunk_ids),
-                    "doc_id": p.doc_id,
-                    "source_uri": p.source_uri,
-                    "text": p.text,
-                    "score": p.score,
-                    "start_char": p.start_char,
-                    "end_char": p.end_char,
-                    "page": p.page,
-                    "heading_path": list(p.heading_path),
-                    "acl": list(p.acl),
-                    "expanded_from": list(p.expanded_from),
-                    "best_chunk_id": p.best_chunk_id or p.chunk_ids[0],
-                    "version": p.version,
-                    "updated_at": p.updated_at,
-                    "versions": [v.to_dict() for v in p.versions],
-                    "also_in": [v.to_dict() for v in p.also_in],
-                    "superseded_by": list(p.superseded_by),
-                    "hit": p.best.to_dict(),
-                    "context": dict(zip(("before", "after"), p.context())),
-                }
-                for i, p in enumerate(self.passages)
-            ],
+            "per": self.per,
+            "terms": list(wanted),
+            "results": [_result(i + 1, p, wanted, docs[p.doc_id]) for i, p in enumerate(self.passages)],
             "context_tokens": self.context_tokens,
             "omitted": [{"chunk_ids": list(o.chunk_ids), "reason": o.reason, "detail": o.detail, "passage": o.passage}
                         for o in self.omitted],
         }
+
+
+def _result(rank: int, p: Passage, wanted: tuple[str, ...], document_rank: int) -> dict:
+    before, after = p.context()
+    hit = p.best
+    return {
+        "rank": rank,
+        "document_rank": document_rank,
+        "doc_id": p.doc_id,
+        "source_uri": p.source_uri,
+        "hit": hit.to_dict(),
+        "context": {"before": before, "after": after},
+        "marks": {name: [[s, e] for s, e in spans(text, wanted)]
+                  for name, text in (("hit", hit.text), ("before", before), ("after", after))},
+        "chunk_id": p.chunk_ids[0],
+        "chunk_ids": list(p.chunk_ids),
+        "text": p.text,
+        "score": p.score,
+        "start_char": p.start_char,
+        "end_char": p.end_char,
+        "page": p.page,
+        "heading_path": list(p.heading_path),
+        "acl": list(p.acl),
+        "expanded_from": list(p.expanded_from),
+        "best_chunk_id": p.best_chunk_id or p.chunk_ids[0],
+        "version": p.version,
+        "updated_at": p.updated_at,
+        "versions": [v.to_dict() for v in p.versions],
+        "also_in": [v.to_dict() for v in p.also_in],
+        "superseded_by": list(p.superseded_by),
+    }

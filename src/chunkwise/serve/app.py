@@ -17,13 +17,14 @@ import chunkwise.serve.models as m
 import chunkwise.serve.openai as openai
 from chunkwise.serve.auth import AuthError, GroupSource
 from chunkwise.serve.engine import Engine
+from chunkwise.serve.hosts import LOOPBACK_NAMES
 from chunkwise.serve.middleware import Guard
 from chunkwise.serve import v1
 
 MAX_BODY = 8 * 1024 * 1024
 NOT_FOUND = {"error": {"message": "no such document", "type": "not_found", "param": None, "code": "document_not_found"}}
 STATIC = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8",
-          "favicon.svg": "image/svg+xml"}
+          "favicon.svg": "image/svg+xml", "filters.js": "text/javascript; charset=utf-8"}
 
 
 def _error(status: int, message: str, type_: str, code: str | None = None, param: str | None = None,
@@ -38,8 +39,10 @@ def _errors(*statuses: int) -> dict:
     return {s: {"model": m.ErrorResponse, "description": text[s]} for s in statuses}
 
 
-def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY, model_aliases: tuple[str, ...] = ()):
-    """The ASGI application (FastAPI inside the body-limit/security-header guard)."""
+def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY, model_aliases: tuple[str, ...] = (),
+               hosts: frozenset[str] = frozenset(LOOPBACK_NAMES)):
+    """The ASGI application (FastAPI inside the Host/body-limit/security-header guard); ``hosts``:
+    the Host names it answers to (``chunkwise.serve.hosts.allowed_hosts``)."""
     app = FastAPI(title="chunkwise", version=_version(), docs_url=None, redoc_url=None,
                   description="Search a chunkwise store with the caller's access groups; OpenAI-compatible "
                               "embeddings with the store's model.")
@@ -96,7 +99,9 @@ def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY, m
         groups = auth.groups(request.headers, getattr(body, "groups", None))
         return JSONResponse(await engine.call(engine.search, body.query, groups, k=body.k, mode=body.mode,
                                               expand=body.expand, budget=body.budget, overfetch=body.overfetch,
-                                              passage_budget=body.passage_budget, versions=body.versions))
+                                              passage_budget=body.passage_budget, versions=body.versions,
+                                              per=body.per,
+                                              filters=body.filters.to_filters() if body.filters else None))
 
     @app.get("/documents/{doc_id:path}", response_model=None,
              responses={200: {"model": m.DocumentResponse}, **_errors(400, 401, 403, 404)}, tags=["search"])
@@ -118,7 +123,7 @@ def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY, m
             return _error(404, "not found", "not_found")
         return Response(page[name], media_type=STATIC[name], headers={"cache-control": "no-cache"})
 
-    return Guard(app, max_body)
+    return Guard(app, max_body, hosts)
 
 
 def _utf8(s: str) -> bool:

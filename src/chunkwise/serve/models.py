@@ -7,6 +7,7 @@ against what is really sent (the schema fuzz validates every response).
 """
 from __future__ import annotations
 
+import datetime
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, WithJsonSchema, ConfigDict, Field, StrictInt, create_model
@@ -26,6 +27,29 @@ Text = Annotated[str, AfterValidator(_utf8)]
 MAX_INPUTS = 2048  # the OpenAI API's own limit per request
 
 
+class FilterArgs(BaseModel):
+    """Narrow the results; filters never widen what the caller's groups may see."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    doc_ids: list[Annotated[Text, Field(min_length=1, max_length=2048)]] = Field([], max_length=100, description="only passages of these documents")
+    source_prefix: Annotated[Text, Field(max_length=2048)] = Field("", description="sources starting with this (a folder)")
+    file_types: list[Annotated[Text, Field(min_length=1, max_length=16)]] = Field(
+        [], max_length=100, description="file extensions without the dot, e.g. md, pdf")
+    updated_after: datetime.date | None = Field(
+        None, description="documents dated on or after this ISO date (front matter updated_at); a range whose "
+                          "start is after its end matches nothing")
+    updated_before: datetime.date | None = Field(None, description="documents dated on or before this ISO date")
+
+    def to_filters(self):
+        """The library's ``Filters`` (its checks: a ConfigError, e.g. after > before)."""
+        from chunkwise.retrieve.filters import Filters
+
+        day = lambda d: d.isoformat() if d else None  # noqa: E731
+        return Filters(tuple(self.doc_ids), self.source_prefix, tuple(self.file_types), day(self.updated_after),
+                       day(self.updated_before))
+
+
 class SearchRequest(BaseModel):
     """The parameters of ``chunkwise search`` (the store-wide ones, BM25 engine and generator
     tokenizer, are set when the server starts)."""
@@ -41,9 +65,13 @@ class SearchRequest(BaseModel):
     passage_budget: int | None = Field(DEFAULT_PASSAGE_BUDGET, ge=1, le=1_000_000,
                                        description="tokens one merged passage may grow to around its best hit "
                                                    "(null: unbounded)")
+    per: Literal["passage", "document"] = Field(
+        "passage", description="what k counts: passages, or distinct documents (results grouped by document, each "
+                               "document's best passage first)")
     versions: Literal["auto", "latest", "all"] = Field(
         "auto", description="auto: the latest version of a document the caller may see unless the query names a "
                             "version, a year or an earlier version; latest: always the latest; all: every version")
+    filters: FilterArgs | None = Field(None, description="narrow the results (documents, folder, file types, dates)")
 
 
 class SearchRequestWithGroups(SearchRequest):
@@ -84,8 +112,18 @@ class Context(BaseModel):
     after: str
 
 
+class Marks(BaseModel):
+    """Where the query's words are (the search analyzer's terms, no stopwords): [start, end) offsets
+    into ``hit.text``, ``context.before`` and ``context.after``, for a page to mark as they are."""
+
+    hit: list[list[int]]
+    before: list[list[int]]
+    after: list[list[int]]
+
+
 class Result(BaseModel):
     rank: int
+    document_rank: int = Field(description="the rank of the result's document among the results' documents")
     chunk_id: str
     chunk_ids: list[str]
     doc_id: str
@@ -106,6 +144,7 @@ class Result(BaseModel):
     superseded_by: list[str]
     hit: HitChunk
     context: Context
+    marks: Marks
 
 
 class Omitted(BaseModel):
@@ -120,6 +159,8 @@ class SearchResponse(BaseModel):
 
     query: str
     mode: str
+    per: Literal["passage", "document"]
+    terms: list[str] = Field(description="the query's terms as the search analyzer reads them, stopwords left out")
     results: list[Result]
     context_tokens: int
     omitted: list[Omitted]
@@ -129,9 +170,10 @@ class DocumentResponse(BaseModel):
     doc_id: str
     source_uri: str
     title: str
-    source_version: str
+    version: str = Field(description="the document's front matter version (\"\" when none)")
     boundaries: list[list[int]] = Field(description="[start_char, end_char] of each record, in chunk order")
-    records: list[dict] = Field(description="the ChunkRecords the caller may see, text included")
+    records: list[dict] = Field(description="the ChunkRecords the caller may see, text included, without the "
+                                            "fields derived from text it may not read (source hash, section id)")
 
 
 class Health(BaseModel):

@@ -6,6 +6,7 @@ never a whole file.
 from __future__ import annotations
 
 import os
+import re
 import zipfile
 from pathlib import Path
 
@@ -43,6 +44,7 @@ CODE_SUFFIXES = {
     ".zsh": "bash", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml", ".json": "json", ".sql": "sql",
     ".rb": "ruby", ".php": "php", ".kt": "kotlin", ".kts": "kotlin", ".swift": "swift", ".scala": "scala",
     ".lua": "lua", ".pl": "perl", ".r": "r", ".cs": "csharp", ".cpp": "cpp", ".cc": "cpp", ".hpp": "cpp",
+    ".cxx": "cpp", ".hh": "cpp", ".hxx": "cpp",
     ".ps1": "powershell", ".ini": "ini", ".cfg": "ini", ".conf": "conf", ".properties": "properties",
     ".tf": "terraform", ".proto": "protobuf", ".graphql": "graphql", ".gradle": "groovy", ".mk": "make",
 }
@@ -80,20 +82,16 @@ HEAD_BYTES = 8192  # how much of a file the content checks look at
 
 # Text with one of these byte order marks legitimately contains NUL bytes (UTF-16/32).
 _BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
-_MAGIC = (
-    (b"%PDF-", "a PDF document", ".pdf"),
-    (b"\x89PNG\r\n\x1a\n", "a PNG image", ".png"),
-    (b"\xff\xd8\xff", "a JPEG image", ".jpg"),
-    (b"GIF87a", "a GIF image", ".gif"),
-    (b"GIF89a", "a GIF image", ".gif"),
-    (b"PK\x03\x04", "a ZIP archive (DOCX, XLSX, ...)", ".zip or .docx"),
-    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "a legacy Office document", ".doc"),
-    (b"\x1f\x8b", "a gzip archive", ".gz"),
-    (b"\x7fELF", "an executable", ""),
-)
-
-
-_MAGIC_PREFIXES = tuple(magic for magic, _, _ in _MAGIC)
+# When a text file's head is sniffed for what it really is (filetype's magic numbers): when it holds
+# a byte no text holds (C0 controls but tab, newlines, form feed, ESC and DOS's end-of-file ^Z, and
+# DEL), starts with a byte that cannot start UTF-8 text (PNG's 0x89, JPEG's 0xFF), or starts with a
+# printable signature no text starts with. Plain text never is: the library takes ASCII such as "BM"
+# or "ID3" at the start of a sentence for a BMP image or an MP3.
+# Only the first bytes are looked at: binary formats have such bytes in their headers.
+_CONTROLS = bytes([*range(0x00, 0x09), *range(0x0E, 0x1A), *range(0x1C, 0x20), 0x7F])
+_NOT_FIRST = frozenset([*range(0x80, 0xC2), *range(0xF5, 0x100)])
+_SUSPECT_SPAN = 512
+_PRINTABLE_SIGNATURES = (b"%PDF-", b"GIF87a", b"GIF89a")
 
 
 def media_type_for(name: str) -> str | None:
@@ -154,14 +152,48 @@ def check_head(name: str, media_type: str, head: bytes) -> str | None:
     return None
 
 
+UTF16_MIN_ZEROS = 0.3  # share of code units whose high byte is zero: mostly ASCII/Latin text
+UTF16_MAX_OTHER = 0.02  # share whose low byte is zero, which UTF-16 text almost never has
+UTF16_MIN_UNITS = 4  # fewer characters than this are no evidence
+_CONTROL = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f\ufffd]")  # never in text: binary read as UTF-16
+
+
+def bomless_utf16(head: bytes) -> str | None:
+    """``"utf-16-le"`` / ``"utf-16-be"`` when ``head`` reads as UTF-16 text saved without a byte order
+    mark (Windows tools do this): the high byte of most code units is zero and the low byte almost
+    never is, and it decodes. UTF-32 (three zero bytes in four) and binaries do not pass."""
+    even = head[: len(head) // 2 * 2]
+    units = len(even) // 2
+    if units < UTF16_MIN_UNITS:
+        return None
+    zeros_first, zeros_second = even[0::2].count(0), even[1::2].count(0)
+    for codec, high, low in (("utf-16-le", zeros_second, zeros_first), ("utf-16-be", zeros_first, zeros_second)):
+        if high >= UTF16_MIN_ZEROS * units and low <= UTF16_MAX_OTHER * units:
+            try:
+                text = even.decode(codec)
+            except UnicodeDecodeError:  # a lone surrogate may be cut at the end of the head: look before it
+                text = even[: max(0, len(even) - 2)].decode(codec, errors="replace")
+            if not _CONTROL.search(text):
+                return codec
+    return None
+
+
 def _check_text(name: str, head: bytes) -> str | None:
     if head.startswith(_BOMS):
         return None
-    for magic, what, suffix in _MAGIC if head.startswith(_MAGIC_PREFIXES) else ():
-        if head.startswith(magic):
-            hint = f"rename it to {suffix} if that is what it is" if suffix else "remove it from the input"
+    start = head[:_SUSPECT_SPAN]
+    if (head[0] in _NOT_FIRST or head.startswith(_PRINTABLE_SIGNATURES)
+            or len(start.translate(None, _CONTROLS)) != len(start)):
+        import filetype  # magic numbers of ~80 formats, pure Python (sniffed only for suspect heads)
+
+        if kind := filetype.guess(head):
+            subtype = kind.mime.rsplit("/", 1)[-1]
+            label = kind.extension if subtype.startswith(("x-", "vnd.")) else subtype
+            what = f"{label.upper()}, {kind.mime}"
+            hint = (f"rename it to .{kind.extension} if that is what it is" if kind.extension != "exe"
+                    else "remove it from the input")
             return f"{name}: binary content ({what}) behind a text suffix; not decoded; {hint}"
-    if b"\x00" in head:
+    if b"\x00" in head and bomless_utf16(head) is None:
         return (
             f"{name}: binary content (NUL bytes) behind a text suffix; not decoded; if it is UTF-16 text "
             "without a byte order mark, re-save it as UTF-8"

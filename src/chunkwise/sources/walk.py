@@ -152,7 +152,7 @@ class _Walk:
                 continue
             if _is_real_dir(entry):
                 path = Path(entry.path)
-                if not (filt.exclude and filt.excluded(_rel(path, root) or "")):
+                if not (filt.exclude and filt.excluded(_rel(path, root) or "", folder=True)):
                     stack.append(_listing(path, root))
                 continue
             path = entry.path

@@ -7,6 +7,7 @@
   const state = { auth: null };
   const TOKEN_KEY = "chunkwise.token";
   const MODES = ["auto", "bm25", "dense", "hybrid"];
+  const PER = ["passage", "document"];
   const HIDDEN = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
 
   function visible(s) {
@@ -25,33 +26,42 @@
     return e;
   }
 
-  function terms(query) {
-    const out = new Set();
-    for (const t of query.toLowerCase().split(/[^\p{L}\p{N}]+/u)) if (t.length > 1) out.add(t);
-    return [...out].sort((a, b) => b.length - a.length);
+  // `text` with the spans the server found ([start, end) offsets: the search analyzer's matches of
+  // the query, stopwords never) in <mark>; each piece is made visible on its own, so offsets hold.
+  function marked(text, spans) {
+    const frag = document.createDocumentFragment();
+    const raw = String(text ?? "");
+    let last = 0;
+    for (const [s, e] of spans || []) {
+      if (s < last || e <= s || e > raw.length) continue;
+      if (s > last) frag.append(visible(raw.slice(last, s)));
+      const mk = document.createElement("mark");
+      mk.textContent = visible(raw.slice(s, e));
+      frag.append(mk);
+      last = e;
+    }
+    frag.append(visible(raw.slice(last)));
+    return frag;
   }
 
-  const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  // The words the server marked in a result, for chunks of its document shown around it (as they
+  // are: the page does not analyse text itself).
+  function markedWords(r) {
+    const out = new Set();
+    const pieces = { hit: r.hit.text, before: r.context.before, after: r.context.after };
+    for (const [name, text] of Object.entries(pieces)) {
+      for (const [s, e] of r.marks[name] || []) out.add(text.slice(s, e).toLowerCase());
+    }
+    return out;
+  }
 
-  // The text with the query's words in <mark>; every piece is a text node.
-  function marked(text, words) {
-    const frag = document.createDocumentFragment();
-    const shown = visible(text);
-    if (!words.length) {
-      frag.append(shown);
-      return frag;
+  function wordSpans(text, words) {
+    const spans = [];
+    if (!words.size) return spans;
+    for (const m of String(text).matchAll(/[\p{L}\p{N}\p{M}]+/gu)) {
+      if (words.has(m[0].toLowerCase())) spans.push([m.index, m.index + m[0].length]);
     }
-    const re = new RegExp("(?<![\\p{L}\\p{N}])(?:" + words.map(escapeRe).join("|") + ")(?![\\p{L}\\p{N}])", "giu");
-    let last = 0;
-    for (const m of shown.matchAll(re)) {
-      if (m.index > last) frag.append(shown.slice(last, m.index));
-      const mk = document.createElement("mark");
-      mk.textContent = m[0];
-      frag.append(mk);
-      last = m.index + m[0].length;
-    }
-    frag.append(shown.slice(last));
-    return frag;
+    return spans;
   }
 
   function chosenGroups() {
@@ -90,11 +100,13 @@
     $("status").textContent = visible(text);
   }
 
-  function shareUrl(q, groups, mode, k) {
+  function shareUrl(q, groups, mode, k, per) {
     const p = new URLSearchParams({ q });
     if (state.auth !== "tokens" && groups.length) p.set("groups", groups.join(","));
     p.set("mode", mode);
     if (k !== 5) p.set("k", String(k));
+    if (per !== "passage") p.set("per", per);
+    window.chunkwiseFilters.toParams(p);
     return "/?" + p.toString();
   }
 
@@ -104,15 +116,18 @@
     const groups = chosenGroups();
     const mode = MODES.includes($("mode").value) ? $("mode").value : "auto";
     const k = Math.min(100, Math.max(1, parseInt($("k").value, 10) || 5));
-    const url = shareUrl(q, groups, mode, k);
+    const per = PER.includes($("per").value) ? $("per").value : "passage";
+    const url = shareUrl(q, groups, mode, k, per);
     history[push ? "pushState" : "replaceState"](null, "", url);
     $("share-link").href = url;
     $("share-link").textContent = location.origin + url;
     $("share").hidden = false;
     status("Searching…");
     $("results").replaceChildren();
-    const body = { query: q, mode, k };
+    const body = { query: q, mode, k, per };
     if (state.auth === "body") body.groups = groups;
+    const filters = window.chunkwiseFilters.body();
+    if (filters) body.filters = filters;
     const headers = { ...credentials(state.auth === "body" ? [] : groups), "Content-Type": "application/json" };
     let res, who;
     try {
@@ -130,32 +145,57 @@
   function citation(r) {
     const cite = el("div", "cite");
     cite.append(el("span", "rank", "#" + r.rank), el("span", "source", r.source_uri || r.doc_id));
-    if (r.heading_path.length) cite.append(el("span", "path", r.heading_path.join(" › ")));
-    if (r.page !== null && r.page !== undefined) cite.append(el("span", "page", "p. " + r.page));
-    cite.append(el("span", "offsets", "chars " + r.start_char + "–" + r.end_char));
+    const hit = r.hit;
+    if (hit.heading_path.length) cite.append(el("span", "path", hit.heading_path.join(" › ")));
+    if (hit.page !== null && hit.page !== undefined) cite.append(el("span", "page", "p. " + hit.page));
+    cite.append(el("span", "offsets", "chars " + hit.start_char + "–" + hit.end_char));
     cite.append(el("span", "score", "score " + Number(r.score).toPrecision(4)));
-    if (r.expanded_from.length) cite.append(el("span", "expanded", "expanded from " + r.expanded_from.length + " hit(s)"));
     return cite;
   }
 
+  // What the result points at first (its hit chunk, words marked), then the rest of the passage as
+  // context around it: merged hits and what an expansion added.
+  function passage(r) {
+    const box = el("blockquote", "passage");
+    const hit = el("div", "hit-text");
+    hit.append(marked(r.hit.text, r.marks.hit));
+    box.append(hit);
+    const { before, after } = r.context;
+    if (!before.trim() && !after.trim()) return [box];
+    const around = el("div", "around");
+    const how = r.expanded_from.length ? "expanded from " + r.expanded_from.length + " hit(s)" : "merged hits";
+    around.append(el("div", "around-label", "Context around the hit (" + how + ") · passage chars " +
+                     r.start_char + "–" + r.end_char));
+    for (const side of ["before", "after"]) {
+      if (!r.context[side].trim()) continue;
+      const p = el("div", "ctx " + side);
+      p.append(marked(r.context[side], r.marks[side]));
+      around.append(p);
+    }
+    return [box, around];
+  }
+
   async function render(res, who, groups) {
-    const words = terms(res.query);
     const list = $("results");
     const as = who.groups.join(", ");
     if (!res.results.length) {
       status("No passage that " + as + " may see matches “" + res.query + "”.");
       return;
     }
-    status(res.results.length + " passage(s) for “" + res.query + "” (" + res.mode + "), searched as " + as +
+    const docs = res.per === "document" ? new Set(res.results.map((r) => r.doc_id)).size + " document(s), " : "";
+    status(docs + res.results.length + " passage(s) for “" + res.query + "” (" + res.mode + "), searched as " + as +
            "; " + res.context_tokens + " context tokens");
     const byDoc = new Map();
+    let shown = 0;
     for (const r of res.results) {
+      if (res.per === "document" && r.document_rank !== shown) {
+        shown = r.document_rank;
+        list.append(el("li", "doc-group", "Document " + shown + ": " + (r.source_uri || r.doc_id)));
+      }
       const li = el("li", "result");
-      const passage = el("blockquote", "passage");
-      passage.append(marked(r.text, words));
       const ctx = el("div", "context");
       ctx.append(el("p", "muted", "Loading the document…"));
-      li.append(citation(r), passage, ctx);
+      li.append(citation(r), ...passage(r), ctx);
       list.append(li);
       if (!byDoc.has(r.doc_id)) byDoc.set(r.doc_id, []);
       byDoc.get(r.doc_id).push([r, ctx]);
@@ -168,27 +208,30 @@
         for (const [, ctx] of items) ctx.replaceChildren(el("p", "muted", "Document not available: " + e.message));
         continue;
       }
-      for (const [r, ctx] of items) inDocument(ctx, doc, r, words);
+      for (const [r, ctx] of items) inDocument(ctx, doc, r);
     }
     status($("status").textContent + " — each shown inside its document");
   }
 
-  // The passage inside its document: every chunk the caller may see, boundaries marked, the chunks
-  // the passage covers highlighted (query words marked), scrolled into view.
-  function inDocument(ctx, doc, r, words) {
+  // The passage inside its document: every chunk the caller may see, boundaries marked, the hit
+  // chunk highlighted and the passage's other chunks tinted (query words marked), scrolled into view.
+  function inDocument(ctx, doc, r) {
+    const words = markedWords(r);
     const title = el("div", "doc-title", (doc.title ? doc.title + " — " : "") + doc.source_uri + " · " +
                      doc.records.length + " chunk(s) you may see");
     const box = el("div", "doc");
     let first = null;
     for (const rec of doc.records) {
-      const hit = rec.start_char < r.end_char && rec.end_char > r.start_char;
-      const c = el("div", hit ? "chunk hit" : "chunk");
+      const inside = rec.start_char < r.end_char && rec.end_char > r.start_char;
+      const hit = rec.chunk_id === r.hit.chunk_id;
+      const c = el("div", hit ? "chunk hit" : inside ? "chunk near" : "chunk");
       let label = "chunk " + rec.chunk_index + " · chars " + rec.start_char + "–" + rec.end_char;
       if (rec.heading_path && rec.heading_path.length) label += " · " + rec.heading_path.join(" › ");
       if (rec.page !== null && rec.page !== undefined) label += " · p. " + rec.page;
       c.append(el("div", "boundary", label));
       const text = el("div", "chunk-text");
-      text.append(hit ? marked(rec.text, words) : visible(rec.text));
+      const spans = hit && rec.text === r.hit.text ? r.marks.hit : wordSpans(rec.text, words);
+      text.append(inside ? marked(rec.text, spans) : visible(rec.text));
       c.append(text);
       box.append(c);
       if (hit && !first) first = c;
@@ -200,9 +243,11 @@
   function fromUrl() {
     const p = new URLSearchParams(location.search);
     $("q").value = p.get("q") || "";
-    if (p.has("groups")) $("groups").value = p.get("groups");
+    if (state.auth !== "tokens") $("groups").value = p.get("groups") || ""; // back: that search's groups, not the last typed
+    window.chunkwiseFilters.fromParams(p);
     $("mode").value = MODES.includes(p.get("mode")) ? p.get("mode") : "auto";
     $("k").value = String(Math.min(100, Math.max(1, parseInt(p.get("k"), 10) || 5)));
+    $("per").value = PER.includes(p.get("per")) ? p.get("per") : "passage";
   }
 
   async function start() {
