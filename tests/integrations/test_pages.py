@@ -59,3 +59,25 @@ def test_haystack_pages_by_page_number_and_by_form_feed():
         assert fed.content[d.meta["start_index"]:d.meta["end_index"]] == d.content
         assert d.meta["page_number"] == fed.content.count("\f", 0, d.meta["start_index"]) + 1
     assert [d.content for d in from_feeds] == [d.content for d in docs]
+
+
+def test_llamaindex_pages_of_one_file_are_one_document():
+    pytest.importorskip("llama_index.core")
+    from llama_index.core import Document
+
+    from chunkwise.integrations.llamaindex import ChunkwiseNodeParser
+
+    parser = ChunkwiseNodeParser(strategy="recursive", chunk_size=7, unit="words", acl="staff")
+    pages = [Document(text=p, metadata={"file_name": "manual.pdf", "page_label": str(i + 1)})
+             for i, p in enumerate(PAGES)]  # PDFReader's shape: random ids, one Document per page
+    nodes = parser(pages)
+    ids = [n.node_id for n in nodes]
+    assert len(ids) == len(set(ids)) > len(PAGES) and ids == [n.node_id for n in parser(pages)]
+    assert {n.metadata["doc_id"] for n in nodes} == {"manual.pdf"}
+    assert {n.metadata["page"] for n in nodes} == {1, 2, 3}
+    for n in nodes:  # the node's source is the page it begins on, whose metadata it carries
+        assert n.metadata["page_label"] == str(n.metadata["page"])
+        assert n.ref_doc_id == pages[n.metadata["page"] - 1].doc_id
+    same = api.page_records(api.door_preparer(parser.config, acl="staff"),
+                            [(i + 1, p) for i, p in enumerate(PAGES)], "manual.pdf")
+    assert ids == [r.chunk_id for r in same]

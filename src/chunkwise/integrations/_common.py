@@ -99,7 +99,11 @@ PAGE_JOIN = "\n\n"  # between the pages of one source given as one document each
 
 
 def page_number(meta: dict | None, key: str) -> int | None:
+    """The page number a framework document carries under ``key`` (an int, or a label of digits
+    such as LlamaIndex's ``page_label``), else None: not a page."""
     value = (meta or {}).get(key)
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        return int(value)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
