@@ -7,7 +7,10 @@
    space, ...) becomes one ASCII space: ``hr managers`` is *one* tag, never ``hr`` plus ``managers``;
 3. then it must be 1-64 characters of letters, digits and combining marks (any script) and
    ``- _ . : / @ + #`` and inner spaces. Anything else (``,`` ``<`` ``*`` quotes, control
-   characters, ...) is rejected with a one-line message naming the tag and where it came from.
+   characters, ...) is rejected with a one-line message naming the tag and where it came from;
+4. every space-separated word holds a letter or a digit, and ``--`` appears nowhere: ``finance -``
+   (what a marker closed with ``--->`` would leave) and ``-`` are not tags, and every tag can be
+   written inside a section marker (an HTML comment, which may not contain ``--``).
 
 **A set of tags** is given either as a list of tags (each item one tag: YAML/TOML/JSON lists, the
 API) or as one string of comma-separated tags (``--acl``, ``--groups``, a front matter ``acl:
@@ -55,6 +58,9 @@ def normalise_tag(raw: str, where: str = "access tag") -> str:
             continue
         raise AccessTagError(f"{where}: access tag {tag!r} has {ch!r} (U+{ord(ch):04X}); tags are letters, "
                              "digits, spaces and - _ . : / @ + # (comma separates tags)")
+    if "--" in tag or any(not any(unicodedata.category(ch)[0] in "LN" for ch in word) for word in tag.split(" ")):
+        raise AccessTagError(f"{where}: access tag {tag!r} is malformed: each word needs a letter or digit, and "
+                             "'--' may not appear (it would end a section marker's comment)")
     return tag
 
 

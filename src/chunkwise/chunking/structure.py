@@ -4,8 +4,9 @@
 section's cuts, which idempotent re-ingestion relies on); inside a section, top-level blocks are the
 preferred cuts, then list items and table rows, then code lines, then sentences. Code blocks and tables
 stay whole when they fit. ``table`` adds header-repeating row groups; ``auto`` also keeps content-type
-atoms whole (``atoms.py``: Q&A pairs, numbered steps, field–value blocks) and makes each speaker turn
-a chunk of its own, so one config serves a mixed document.
+atoms whole (``atoms.py``: Q&A pairs, numbered steps, field–value blocks) and packs consecutive speaker
+turns whole, with a bridge chunk across each cut between turns (``transcript.py``), so one config
+serves a mixed document.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from chunkwise.chunking.markdown import (
 from chunkwise.chunking.atoms import TURN, Atom, atom_cuts, demote_inside, find_atoms
 from chunkwise.chunking.pack import Region
 from chunkwise.chunking.tables import table_drafts
+from chunkwise.chunking.transcript import bridges, oversized
 from chunkwise.types import Block
 
 _CAPS_HEADING = re.compile(r"(?:\A|\n[^\S\n]*\n)[^\S\n]*([A-Z0-9][A-Z0-9 ,'&/()?:-]{2,78}[A-Z?)])[^\S\n]*(?=\n|\Z)")
@@ -38,9 +40,14 @@ class StructureChunker(BaseChunker):
     table_mode = "rows"  # "rows": cut between rows; "groups": header-repeating row groups
     atoms = False
 
-    def _chunk(self, text: str):
-        sections, title = self.sections(text)
+    def _chunk(self, text: str, barrier: int | None = None):
+        sections, title = self.sections(text, barrier)
         return self._chunk_sections(text, sections, self.config.title or title)
+
+    def chunk_from(self, text: str, start: int) -> list:
+        """Chunks of ``text`` where no empty heading before ``start`` folds into a section at or
+        after it (``start``: a hard boundary, e.g. where access tags change)."""
+        return self.for_text(text)._chunk(text, start or None)
 
     def chunk_blocks(self, text: str, blocks, body_start: int = 0, title: str = ""):
         """Chunk an extracted document whose structure (headings, lists, tables) is already known."""
@@ -54,9 +61,9 @@ class StructureChunker(BaseChunker):
         return self.finalize(text, drafts, title)
 
     # -- structure ---------------------------------------------------------------------------------
-    def sections(self, text: str) -> tuple[list[Section], str]:
+    def sections(self, text: str, barrier: int | None = None) -> tuple[list[Section], str]:
         if self.config.format == "markdown":
-            doc = parse_markdown(text)
+            doc = parse_markdown(text, barrier=barrier)
             return list(doc.sections), front_matter_title(doc.front_matter) or doc.title
         return self.text_sections(text), ""
 
@@ -123,7 +130,7 @@ class StructureChunker(BaseChunker):
             cuts.extend(self.block_cuts(text, blk))
             if blk.kind in ("code", "table"):
                 floors.append((blk.start, blk.end, Level.LINE))
-        found, regions = self.atoms_of(text, blocks) if self.atoms else ([], [])
+        found, regions = self.atoms_of(text, blocks, budget) if self.atoms else ([], [])
         if found:
             cuts = [*demote_inside(cuts, found), *atom_cuts(found, text)]
         pieces = self.pack(text, start, end, cuts, budget[0], max_chars=budget[1], overlap=self.config.overlap,
@@ -131,11 +138,16 @@ class StructureChunker(BaseChunker):
         drafts = drafts_from_pieces(pieces, **meta)
         kinds = {(b.start, b.end): b.kind for b in blocks if b.kind in ("code", "table")}
         drafts = [_with_kind(d, kinds) for d in drafts]
-        return self.label_atoms(text, drafts, found, regions) if found else drafts
+        if not found:
+            return drafts
+        heads = {b.start: b.end for b in blocks if b.kind == "heading"}
+        drafts = self.label_atoms(text, drafts, found, regions, heads)
+        return bridges(text, drafts, [a for a in found if a.kind == TURN], self.sizer, *budget)
 
-    def atoms_of(self, text: str, blocks) -> tuple[list[Atom], list[Region]]:
+    def atoms_of(self, text: str, blocks, budget: tuple[int, int]) -> tuple[list[Atom], list[Region]]:
         """Atoms over each run of prose blocks (a question and its answer may be two paragraphs; code
-        and tables are never searched), and one region per speaker turn, paying for its label."""
+        and tables are never searched), and one region per speaker turn too long for one chunk
+        (``budget``: units and characters), paying for its label on every later piece."""
         found: list[Atom] = []
         run: list[Block] = []
         for blk in [*blocks, None]:
@@ -145,12 +157,12 @@ class StructureChunker(BaseChunker):
             if run:
                 found += find_atoms(text, run[0].start, max(b.end for b in run))
             run = []
-        turns = [a for a in found if a.kind == TURN]
-        units = self.sizer.count_many([a.label + " " for a in turns])
+        turns = oversized(text, [a for a in found if a.kind == TURN], self.sizer, *budget)
+        units = self.sizer.count_many([a.label + " " for a in turns]) if turns else []
         return found, [Region(a.start, a.end, n, len(a.label) + 1) for a, n in zip(turns, units)]
 
-    @staticmethod
-    def label_atoms(text: str, drafts: list[Draft], found: list[Atom], regions: list[Region]) -> list[Draft]:
+    def label_atoms(self, text: str, drafts: list[Draft], found: list[Atom], regions: list[Region],
+                    heads: dict[int, int] | None = None) -> list[Draft]:
         """A chunk made of atoms of one kind takes that kind (``turn``, ``qa``, ``step``, ``fields``); a
         later piece of a long turn carries the turn's label in its embedded text (re-measured)."""
         starts = [a.start for a in found]
@@ -159,12 +171,16 @@ class StructureChunker(BaseChunker):
         for d in drafts:
             lo = max(0, bisect_right(starts, d.start) - 1)
             inside = [a for a in found[lo:bisect_left(starts, d.end)] if a.start < d.end and d.start < a.end]
-            if inside and d.kind == "text" and len({a.kind for a in inside}) == 1 and inside[0].start <= d.start:
+            lead = (heads or {}).get(d.start)  # a heading line above the atoms does not make the chunk prose
+            led = lead is not None and inside and not text[lead:inside[0].start].strip()
+            if (inside and d.kind == "text" and len({a.kind for a in inside}) == 1
+                    and (inside[0].start <= d.start or led)):
                 d = replace(d, kind=inside[0].kind)
                 first = inside[0]
-                if first.kind == TURN and d.start > first.start:
-                    reg = by_start[first.start]
-                    d = replace(d, embed_body=f"{first.label} {text[d.start:d.end]}", size=d.size + reg.repeat_units,
+                if first.kind == TURN and d.start > first.start:  # a long turn's piece, or an overlap
+                    reg = by_start.get(first.start)
+                    units = reg.repeat_units if reg else self.sizer.count(first.label + " ")
+                    d = replace(d, embed_body=f"{first.label} {text[d.start:d.end]}", size=d.size + units,
                                 exact=False)
             out.append(d)
         return out

@@ -132,7 +132,7 @@ def fetch_answer(document: dict | None, chunk_id: str | None) -> dict | None:
     if not chunks:
         return None
     return {"doc_id": document["doc_id"], "source": document["source_uri"], "title": document["title"],
-            "source_version": document["source_version"], "chunks": chunks}
+            "version": document["version"], "chunks": chunks}
 
 
 def dumps(value: Any) -> str:

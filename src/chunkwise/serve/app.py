@@ -17,6 +17,7 @@ import chunkwise.serve.models as m
 import chunkwise.serve.openai as openai
 from chunkwise.serve.auth import AuthError, GroupSource
 from chunkwise.serve.engine import Engine
+from chunkwise.serve.hosts import LOOPBACK_NAMES
 from chunkwise.serve.middleware import Guard
 from chunkwise.serve import v1
 
@@ -38,8 +39,10 @@ def _errors(*statuses: int) -> dict:
     return {s: {"model": m.ErrorResponse, "description": text[s]} for s in statuses}
 
 
-def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY, model_aliases: tuple[str, ...] = ()):
-    """The ASGI application (FastAPI inside the body-limit/security-header guard)."""
+def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY, model_aliases: tuple[str, ...] = (),
+               hosts: frozenset[str] = frozenset(LOOPBACK_NAMES)):
+    """The ASGI application (FastAPI inside the Host/body-limit/security-header guard); ``hosts``:
+    the Host names it answers to (``chunkwise.serve.hosts.allowed_hosts``)."""
     app = FastAPI(title="chunkwise", version=_version(), docs_url=None, redoc_url=None,
                   description="Search a chunkwise store with the caller's access groups; OpenAI-compatible "
                               "embeddings with the store's model.")
@@ -120,7 +123,7 @@ def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY, m
             return _error(404, "not found", "not_found")
         return Response(page[name], media_type=STATIC[name], headers={"cache-control": "no-cache"})
 
-    return Guard(app, max_body)
+    return Guard(app, max_body, hosts)
 
 
 def _utf8(s: str) -> bool:

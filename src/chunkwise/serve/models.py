@@ -170,9 +170,10 @@ class DocumentResponse(BaseModel):
     doc_id: str
     source_uri: str
     title: str
-    source_version: str
+    version: str = Field(description="the document's front matter version (\"\" when none)")
     boundaries: list[list[int]] = Field(description="[start_char, end_char] of each record, in chunk order")
-    records: list[dict] = Field(description="the ChunkRecords the caller may see, text included")
+    records: list[dict] = Field(description="the ChunkRecords the caller may see, text included, without the "
+                                            "fields derived from text it may not read (source hash, section id)")
 
 
 class Health(BaseModel):

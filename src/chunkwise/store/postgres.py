@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import chunkwise.store.pg_security as pg_security
 from chunkwise.access import READY, AccessTags
-from chunkwise.errors import DependencyError, IdentityConflict, InputError, StoreBusy, StoreError
+from chunkwise.errors import DependencyError, IdentityConflict, InputError, StoreBusy, StoreError, StoreWriteError
 from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState, VersionLink, kept_links
 from chunkwise.store.pg_schema import DATES, LATEST, MIGRATIONS, REANALYSE, ROW_SECURITY
 from chunkwise.store.pg_lexemes import lexical
@@ -222,6 +222,10 @@ class PostgresStore(PostgresReads):
         except errors.ReadOnlySqlTransaction:
             raise StoreError(f"{self.location}: the server refused a write (read-only transaction or replica); "
                              f"ingest needs a writable primary") from None
+        except (errors.DiskFull, errors.OutOfMemory) as exc:  # class 53: insufficient resources
+            raise StoreWriteError(f"cannot write {self.location}: the server is out of space or memory "
+                                  f"({' '.join(str(exc).split())[:200]}); the document being written was rolled "
+                                  f"back, the store holds what was written before") from None
         except errors.InsufficientPrivilege as exc:
             raise StoreError(f"{self.location}: permission denied ({' '.join(str(exc).split())[:200]}); "
                              f"grant the ingest role write access") from None
@@ -277,12 +281,14 @@ class PostgresStore(PostgresReads):
                     f"{doc.path}: its id {doc.doc_id!r} is already held by {os.path.join(*owner)}; two documents never "
                     f"share an id: give one of them another front matter id")
             state = DocumentState(row[0], row[1], row[2], row[3], doc.path) if row else None
-            diff = decide(state, self.records_of(row[0]) if row else {})
+            old = self.records_of(row[0]) if row else {}
+            diff = decide(state, old)
             if diff is None:
                 return None
             if row is not None and row[0] != doc.doc_id:  # its id changed (front matter): replace it whole
                 self._delete_document(row[0])
             self._apply(doc, diff)
+            self._drop_unused({r["embed_key"] for r in old.values()})
             return diff
 
     def _apply(self, doc: DocumentRow, diff: DocumentDiff) -> None:
@@ -343,14 +349,24 @@ class PostgresStore(PostgresReads):
 
     def _delete_document(self, doc_id: str) -> int:
         delta: dict = {}
-        removed = 0
-        for acl, servable, length in self.db.execute(
-                "DELETE FROM chunks WHERE doc_id = %s RETURNING acl, servable, lex_len", (doc_id,)):
+        removed, keys = 0, set()
+        for acl, servable, length, key in self.db.execute(
+                "DELETE FROM chunks WHERE doc_id = %s RETURNING acl, servable, lex_len, embed_key", (doc_id,)):
             removed += 1
+            keys.add(key)
             _count(delta, acl, servable, length, -1)
         self.db.execute("DELETE FROM documents WHERE doc_id = %s", (doc_id,))
         self._bump_stats(delta)
+        self._drop_unused(keys)
         return removed
+
+    def _drop_unused(self, keys: set[str]) -> None:
+        """Inside a document's transaction: delete the vectors of ``keys`` (what its old chunks used)
+        that no chunk uses any more, so a run killed between two documents leaves no vector behind.
+        A concurrent writer that counted on one of them re-embeds it (``EmbedStage.repair``)."""
+        if keys:
+            self.db.execute("DELETE FROM vectors v WHERE v.embed_key = ANY(%s) AND NOT EXISTS"
+                            " (SELECT 1 FROM chunks c WHERE c.embed_key = v.embed_key)", (sorted(keys),))
 
     def count_missing(self, root: str, prefix: str, seen: set[str]) -> int:
         return sum(s.chunk_count for p, s in self.document_states(root, prefix).items() if p not in seen)
