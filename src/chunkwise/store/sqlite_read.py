@@ -216,6 +216,24 @@ class ReadMixin:
         return [self._chunk(r) for r in self.db.execute(_CHUNK_SQL + " WHERE c.doc_id = ? ORDER BY c.chunk_index",
                                                         (doc_id,))]
 
+    def visible_records(self, doc_id: str, groups) -> list[dict]:
+        """The records of ``doc_id`` that ``groups`` may be served, found through ``chunk_access``
+        (one seek of (tag, doc_id) per tag of the caller): only permitted rows are visited, so a
+        document the caller may not see is read exactly like one that does not exist."""
+        tags = list(caller_groups(groups).tags)
+        found: dict[str, dict] = {}
+        for i in range(0, len(tags), 500):
+            part = tags[i : i + 500]
+            rows = self.db.execute("SELECT c.chunk_id, c.record, c.text, c.embed_text FROM chunks c WHERE c.rowid IN"
+                                   f" (SELECT chunk FROM chunk_access WHERE doc_id = ? AND tag IN ({','.join('?' * len(part))}))",
+                                   [doc_id, *part])
+            found.update((cid, {**json.loads(rec), "text": text, "embed_text": embed}) for cid, rec, text, embed in rows)
+        return list(found.values())
+
+    def generation(self) -> int:
+        """Grows with every committed change of chunks or vectors (schema migration 9)."""
+        return self.db.execute("SELECT value FROM generation").fetchone()[0]
+
     def document_version(self, doc_id: str) -> str | None:
         row = self.db.execute("SELECT source_version FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
         return row[0] if row else None
