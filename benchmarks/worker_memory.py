@@ -3,7 +3,7 @@ after, and the peak memory of the main process and of the workers on hostile fil
 
 Before/after: the same script runs the CLI with ``PYTHONPATH`` at two source trees (``--before``, a
 checkout where ``--workers 1`` parses in the main process; ``--after``, this one), alternating,
-``--repeat`` times each, on ordinary files: the Docling test documents (PDF, DOCX, HTML, Markdown)
+``--repeat`` times each, on ordinary files: the Docling test documents (DOCX, HTML, Markdown)
 and the Chroma benchmark's Markdown (``../shared/data``), hashing embedder (cheap: the worker's cost
 is the largest share it can be), ``--workers 1``, a fresh store each run. Reported: the median wall
 time and the after/before ratio.
@@ -110,7 +110,7 @@ def ordinary(work: Path) -> Path:
     for sub in ("docling", "chroma"):
         src = DATA / sub
         for path in sorted(src.rglob("*")):
-            if path.is_file() and path.suffix.lower() in (".pdf", ".docx", ".html", ".md"):
+            if path.is_file() and path.suffix.lower() in (".docx", ".html", ".md"):
                 dest = root / sub / path.relative_to(src)
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 dest.write_bytes(path.read_bytes())
