@@ -11,7 +11,7 @@ Contenders, side by side in one process on the same files: chunkwise ``code`` (w
 ``full`` header: file name and enclosing class/function path), ``recursive`` (same), ``auto`` (what
 ingest routes a source file to), LangChain's ``RecursiveCharacterTextSplitter.from_language`` and
 LlamaIndex's ``CodeSplitter`` (given chunkwise's tree-sitter parser for the language). chunkwise and
-LangChain count MiniLM tokens (``--size``); LlamaIndex counts characters (``max_chars`` = 4 x size).
+LangChain count MiniLM tokens (``--size``, the default config's 254); LlamaIndex counts characters (``max_chars`` = 4 x size).
 Chonkie's CodeChunker needs tree-sitter-language-pack, which this machine does not have: skipped.
 
 Retrieval is the default embedder (``minilm-onnx-int8``) by cosine over every chunk of the split's
@@ -25,7 +25,7 @@ Repositories are not shipped: clone each ``REPOS`` entry (owner/name) and check 
 into ``--repos DIR`` as ``DIR/<owner>+<name>/repo`` (a bare clone works: files are read with
 ``git show``). Vectors are cached in ``benchmarks/.cache/code_retrieval.sqlite``.
 
-Run: ``python benchmarks/code_retrieval.py --repos DIR [--split test] [--size 256] [--json FILE]``
+Run: ``python benchmarks/code_retrieval.py --repos DIR [--split test] [--size 254] [--json FILE]``
 """
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ sys.path.insert(0, str(HERE.parent / "src"))
 
 from chunkwise import api  # noqa: E402
 from chunkwise.chunking import code as code_mod  # noqa: E402
-from chunkwise.config import ChunkConfig  # noqa: E402
+from chunkwise.config import DEFAULT_SIZE, ChunkConfig  # noqa: E402
 
 # owner/name, pinned commit, language, file suffix, split, path filter (excluded when it matches)
 REPOS = [
@@ -392,7 +392,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repos", required=True, type=Path, help="folder holding <owner>+<name>/repo clones")
     ap.add_argument("--split", default="test", choices=["tune", "test", "all"])
-    ap.add_argument("--size", type=int, default=256)
+    ap.add_argument("--size", type=int, default=DEFAULT_SIZE, help="MiniLM tokens (default: the default config's)")
     ap.add_argument("--context", type=int, default=1280, help="equal-context budget, MiniLM tokens")
     ap.add_argument("--files", type=int, default=12, help="files sampled per repository")
     ap.add_argument("--max-gold", type=int, default=192)
