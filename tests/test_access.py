@@ -119,7 +119,7 @@ def test_cli_acl_map_and_toml_strings_are_tags_not_letters(tmp_path, capsys):
 
 UNREADABLE = {
     "bad_yaml.md": "---\ntitle: [unclosed\nacl: hr\n---\n# Pay\n\nThe budget.\n",
-    "not_mapping.md": "---\n- hr\n---\n# Pay\n\nThe budget.\n",
+    "not_mapping.md": "---\n- acl: hr\n---\n# Pay\n\nThe budget.\n",
     "acl_mapping.md": "---\nacl: {hr: yes}\n---\n# Pay\n\nThe budget.\n",
     "acl_nested.md": "---\nacl: [[hr]]\n---\n# Pay\n\nThe budget.\n",
     "acl_empty.md": "---\nacl:\n---\n# Pay\n\nThe budget.\n",
@@ -130,6 +130,25 @@ UNREADABLE = {
     "marker_in_list.md": "# Intro\n\nThe budget.\n\n## Pay\n\n- <!-- acl: hr -->\n\nSalaries.\n",
     "marker_bad_tag.md": "# Intro\n\nThe budget.\n\n## Pay\n<!-- acl: h*r -->\n\nSalaries.\n",
     "marker_empty.md": "# Intro\n\nThe budget.\n\n## Pay\n<!-- acl: -->\n\nSalaries.\n",
+    # front matter that declares acl and does not parse (issue 25, item 3)
+    "fm_toml_bad.md": "+++\nacl: hr\n+++\n# Pay\n\nThe budget.\n",
+    "fm_yaml_equals.md": "---\nacl = hr\n---\n# Pay\n\nThe budget.\n",
+    "fm_unclosed.md": "---\nACL: hr\n\n# Pay\n\nThe budget.\n",
+    "fm_unclosed_indented.md": " ---\n  acl: hr\n# Pay\n\nThe budget.\n",
+    "fm_twice.md": "---\nacl: hr\nACL : staff\n---\n# Pay\n\nThe budget.\n",
+    "fm_fullwidth.md": "---\nａｃｌ：hr\n---\n# Pay\n\nThe budget.\n",
+    "fm_blank_bad.md": "\n\n---\nacl: [hr\n---\n# Pay\n\nThe budget.\n",
+    "fm_in_text.txt": "---\nacl: hr\n---\nPay\n\nThe budget.\n",
+    # near-miss markers (item 4)
+    "marker_three_dashes.md": "# Intro\n\nThe budget.\n\n## Pay\n<!--- acl: hr -->\n\nSalaries.\n",
+    "marker_no_colon.md": "# Intro\n\nThe budget.\n\n## Pay\n<!-- acl hr -->\n\nSalaries.\n",
+    "marker_fullwidth_colon.md": "# Intro\n\nThe budget.\n\n## Pay\n<!-- acl： hr -->\n\nSalaries.\n",
+    "marker_long_close.md": "# Intro\n\nThe budget.\n\n## Pay\n<!-- acl: hr --->\n\nSalaries.\n",
+    "marker_dash_tag.md": "# Intro\n\nThe budget.\n\n## Pay\n<!-- acl: hr - -->\n\nSalaries.\n",
+    "marker_split.md": "# Intro\n\nThe budget.\n\n## Pay\n<!--\nacl: hr\n-->\n\nSalaries.\n",
+    "marker_upper.md": "# Intro\n\nThe budget.\n\n## Pay\n<!-- ACL hr, finance -->\n\nSalaries.\n",
+    "marker_before_heading.md": "<!-- acl: hr -->\n# Intro\n\nThe budget.\n\nSalaries.\n",
+    "marker_in_text.txt": "Intro\n\nThe budget.\n\n<!-- acl: hr -->\nSalaries.\n",
 }
 
 

@@ -24,7 +24,9 @@ from chunkwise.extract import ExtractOptions  # noqa: F401 - re-exported for the
 from chunkwise.lexical import FieldWeights
 from chunkwise.pipeline.chunk import attach_pages, chunk_document, for_document, make_chunker, normalised_view
 from chunkwise.pipeline.documents import SourceFailure, Unchanged, extract_options, iter_documents, load_document
+from chunkwise.pipeline.doors import file_records, page_records, text_records  # noqa: F401 - the splitters' doors
 from chunkwise.pipeline.executors import EXECUTORS, make_executor
+from chunkwise.pipeline.prepare import Prepared, PrepareFailure  # noqa: F401 - what prepare_paths yields
 from chunkwise.pipeline.settings import toy_store_note
 from chunkwise.pipeline.write import IngestStats
 from chunkwise.planning import Plan, n_windows, plan, straddle_probability
@@ -38,24 +40,45 @@ from chunkwise.sandbox import Limits, default_workers
 from chunkwise.types import Chunk, Document, Page
 
 
-def chunk_text(text: str, config: ChunkConfig | None = None, **options: Any) -> list[Chunk]:
-    """Chunk one string. Offsets point into ``text``: ``chunk.text == text[chunk.start_char:chunk.end_char]``."""
-    return make_chunker(config, **options).chunk(text)
+DEFAULT_CONFIG = ChunkConfig(strategy="auto")  # what a new store is built with when nothing is said
 
 
-def chunk_file(path: str | Path, config: ChunkConfig | None = None, chunker=None, **options: Any) -> list[Chunk]:
-    """Chunk one file of any supported format (Markdown, text, HTML, PDF, DOCX); the config's
-    ``docx_comments`` (or the option of that name) decides whether DOCX comments are read."""
-    base = chunker.config if chunker is not None else config
-    comments = options.get("docx_comments", base.docx_comments if base is not None else False)
-    doc = load_document(path, extract_options(ChunkConfig(docx_comments=comments)))
-    if chunker is None:
-        from chunkwise.pipeline.chunk import doc_options
+def chunk_text(text: str, config: ChunkConfig | None = None, *, doc_id: str | None = None, acl=(), acl_map=None,
+               **options: Any) -> list[ChunkRecord]:
+    """The records ``ingest`` would store for ``text`` held in a file of the config's ``format``
+    (Markdown by default: front matter, access markers and all): chunk ids, document id, access
+    tags and review state, heading path, offsets. Offsets index ``text``:
+    ``record.text == text[record.start_char:record.end_char]`` (``text`` is normalised, as stored).
+    ``doc_id``: the document's id (default ``"sha256:"`` + the text's hash; a front matter ``id``
+    wins); ``acl``/``acl_map``: default tags and globs -> tags, as ``ingest`` takes them; ``config``
+    None: the config ``ingest`` builds a new store with; ``options``: ChunkConfig fields over it."""
+    return text_records(door_preparer(config, acl=acl, acl_map=acl_map, **options), text, doc_id)
 
-        chunker = for_document(make_chunker(config, **doc_options(doc, config, options)), doc)
-    else:
-        chunker = for_document(chunker, doc)
-    return chunk_document(doc, chunker)
+
+def chunk_file(path: str | Path, config: ChunkConfig | None = None, *, root: str | Path | None = None, acl=(),
+               acl_map=None, **options: Any) -> list[ChunkRecord]:
+    """The records ``ingest`` would store for one file of any supported format, through the same
+    preparation: its document id is its path under ``root`` (default: its folder, so its name, as
+    ``chunkwise ingest FILE`` gives it); ``acl``, ``acl_map``, ``config`` and ``options`` as for
+    ``chunk_text`` (the config's ``docx_comments`` decides whether DOCX comments are read).
+    Raises InputError when the file cannot be used."""
+    return file_records(door_preparer(config, acl=acl, acl_map=acl_map, **options), path, root=root)
+
+
+def door_preparer(config: ChunkConfig | None = None, *, acl=(), acl_map=None, **options: Any):
+    """The ``Preparer`` every door besides ingest uses (``chunkwise chunk``, the splitters): ingest's
+    preparation with these default tags and acl map, no clock, no embedder."""
+    from chunkwise.pipeline import doors
+
+    return doors.make_preparer(doors.door_config(config, options, DEFAULT_CONFIG), acl=acl, acl_map=acl_map)
+
+
+def prepare_paths(preparer, paths, **walk: Any):
+    """Files, folders and globs -> ``Prepared`` (records as ``ChunkRecord.to_dict()``) or
+    ``PrepareFailure`` each, in walk order (``pipeline.doors.prepare_paths``)."""
+    from chunkwise.pipeline import doors
+
+    return doors.prepare_paths(preparer, paths, **walk)
 
 
 def audit(paths, root: str | Path | None = None, max_bytes: int = 50_000_000, include=(), exclude=()):
@@ -67,9 +90,6 @@ def audit(paths, root: str | Path | None = None, max_bytes: int = 50_000_000, in
             yield audit_failure(item.source, item.error, item.skipped)
         else:
             yield audit_document(item)
-
-
-DEFAULT_CONFIG = ChunkConfig(strategy="auto")  # what a new store is built with when nothing is said
 
 
 def ingest(paths, db, config: ChunkConfig | None = None, *, embedder="auto", embed_mode: str = "auto",
@@ -236,9 +256,9 @@ def chunk_ids(doc_id: str, chunks) -> list[str]:
 
 def text_doc_id(text: str) -> str:
     """A stable document id for a text that came without a name: derived from its content."""
-    from chunkwise import ids
+    from chunkwise.pipeline.doors import text_doc_id as _make
 
-    return "sha256:" + ids.sha256_hex(text)[:32]
+    return _make(text)
 
 
 # What a user needs (about 25 names); the CLI, the server and the integrations also use a few

@@ -42,12 +42,12 @@ def load_config(path: str | os.PathLike | None) -> ConfigFile:
         return ConfigFile()
     import tomllib
 
+    from chunkwise.textfile import read_text
+
+    text = read_text(path, "--config")
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the config file ({exc.strerror or exc})") from exc
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
     unknown = sorted(set(data) - {"chunking", "ingest", "eval", "search"})
     if unknown:
@@ -153,11 +153,11 @@ def load_acl_map(path: str | os.PathLike) -> dict[str, tuple[str, ...]]:
     """``--acl-map FILE``: a JSON object of glob -> [tags], checked like TOML's ``acl_map``."""
     import json
 
+    from chunkwise.textfile import read_text
+
+    text = read_text(path, "--acl-map")
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except OSError as exc:
-        raise ConfigError(f"--acl-map {path}: cannot read it ({exc.strerror or exc})") from exc
+        data = json.loads(text)
     except ValueError as exc:
         raise ConfigError(f"--acl-map {path}: not valid JSON ({exc}); expected {{\"glob\": [\"tag\", ...]}}") from exc
     return acl_map_value(data, f"--acl-map {path}")

@@ -57,6 +57,11 @@ class StoreError(ChunkwiseError):
     exit_code = 2
 
 
+class StoreWriteError(ChunkwiseError):
+    """The store could not be written (a full disk, a file size limit, an I/O error): fatal to the
+    run, never one document's error; the transaction in progress is rolled back."""
+
+
 class StoreBusy(ChunkwiseError):
     """Another writer held the store's write lock longer than this run was willing to wait."""
 

@@ -6,7 +6,7 @@ import re
 import pytest
 from conftest import sizer
 
-from chunkwise import chunk_text
+from chunkers import chunk_text
 from chunkwise.chunking.base import CHARS_PER_UNIT
 from chunkwise.chunking.router import STRATEGY_CLASSES
 from chunkwise.enrich.records import READY, build_records

@@ -7,6 +7,7 @@ import pytest
 
 pytest.importorskip("tree_sitter")
 
+from chunkers import chunk_text  # noqa: E402
 from chunkwise import api  # noqa: E402
 from chunkwise.chunking.code import has_grammar, outline  # noqa: E402
 from chunkwise.config import ChunkConfig  # noqa: E402
@@ -148,7 +149,7 @@ def _defs(text: str, names: list[str]) -> list[tuple[int, int]]:
 ])
 def test_whole_definitions_under_the_cap(lang, text, defs, container, size):
     assert has_grammar(lang)
-    chunks = api.chunk_text(text, ChunkConfig(strategy="code", language=lang, size=size, unit="tokens"))
+    chunks = chunk_text(text, ChunkConfig(strategy="code", language=lang, size=size, unit="tokens"))
     assert all(c.text == text[c.start_char : c.end_char] and c.size <= size for c in chunks)
     assert not any(c.needs_review for c in chunks)
     sizer = api.make_chunker(ChunkConfig(size=size)).sizer
@@ -164,7 +165,7 @@ def test_whole_definitions_under_the_cap(lang, text, defs, container, size):
 
 def test_comments_and_decorators_travel_with_their_definition():
     # 48: the comment and subtotal fit together (43 tokens); see the test below for when they do not
-    chunks = api.chunk_text(PYTHON, ChunkConfig(strategy="code", language="python", size=48))
+    chunks = chunk_text(PYTHON, ChunkConfig(strategy="code", language="python", size=48))
     starts = {PYTHON[c.start_char : c.start_char + 30] for c in chunks}
     assert any(s.startswith("# Sum of all line totals") for s in starts)
     assert not any(s.startswith("def subtotal") for s in starts)
@@ -173,13 +174,13 @@ def test_comments_and_decorators_travel_with_their_definition():
 def test_a_function_too_long_is_split_at_statements():
     body = "".join(f"    step_{i} = compute({i})\n" for i in range(80))
     text = f"def long():\n{body}    return step_79\n"
-    chunks = api.chunk_text(text, ChunkConfig(strategy="code", language="python", size=64))
+    chunks = chunk_text(text, ChunkConfig(strategy="code", language="python", size=64))
     assert len(chunks) > 1 and not any(c.needs_review for c in chunks)
     assert all(c.text.split("\n")[0].lstrip().startswith(("def long", "step_", "return")) for c in chunks)
 
 
 def test_config_files_by_top_level_key():
-    chunks = api.chunk_text(YAML, ChunkConfig(strategy="code", language="yaml", size=50, unit="chars"))
+    chunks = chunk_text(YAML, ChunkConfig(strategy="code", language="yaml", size=50, unit="chars"))
     assert [c.text.split(":")[0] for c in chunks] == ["server", "database", "logging"]
     json_text = '{\n  "name": "app",\n  "scripts": {\n    "build": "tsc",\n    "test": "jest"\n  },\n  "private": true\n}\n'
     o = outline(json_text, "json")
@@ -188,7 +189,7 @@ def test_config_files_by_top_level_key():
 
 def test_unknown_language_is_line_packed():  # lua: no grammar
     text = "".join(f"line {i} of a lua file\n" + ("\n" if i % 5 == 4 else "") for i in range(40))
-    chunks = api.chunk_text(text, ChunkConfig(strategy="code", language="lua", size=30))
+    chunks = chunk_text(text, ChunkConfig(strategy="code", language="lua", size=30))
     assert len(chunks) > 1 and all(c.text.endswith("file") for c in chunks)
     assert all(c.text == text[c.start_char : c.end_char] for c in chunks)
 
@@ -226,7 +227,7 @@ _PIECES = st.sampled_from(["def f(x):", "class A:", "namespace N {", "class B {"
        st.sampled_from(["python", "rust", "yaml", "ruby", "cpp", "csharp", "php"]),
        st.integers(min_value=4, max_value=40))
 def test_code_chunks_are_slices_under_the_cap(text, language, size):
-    chunks = api.chunk_text(text, ChunkConfig(strategy="code", language=language, size=size, unit="tokens"))
+    chunks = chunk_text(text, ChunkConfig(strategy="code", language=language, size=size, unit="tokens"))
     assert all(c.text == text[c.start_char : c.end_char] and c.size <= size for c in chunks)
     assert all(a.end_char <= b.start_char for a, b in zip(chunks, chunks[1:]))
     assert "".join(text.split()) == "".join("".join(c.text.split()) for c in chunks)
@@ -253,7 +254,7 @@ def test_a_definition_that_fits_is_whole_when_its_comments_do_not_fit_with_it(la
     unit = sizer.count(text[a:b])
     size = unit + 4  # the unit fits; with its doc comment it does not, though the comment alone does
     assert sizer.count(text[:a]) < size < sizer.count(text[:b])
-    chunks = api.chunk_text(text, ChunkConfig(strategy="code", language=lang, size=size))
+    chunks = chunk_text(text, ChunkConfig(strategy="code", language=lang, size=size))
     assert any(c.start_char <= a and b <= c.end_char for c in chunks), [(c.start_char, c.end_char) for c in chunks]
 
 

@@ -3,7 +3,8 @@ import random
 
 import pytest
 
-from chunkwise import ConfigError, chunk_text, plan
+from chunkwise import ConfigError, plan
+from chunkers import chunk_text
 from chunkwise.api import n_windows, straddle_probability
 
 POLICY = "Rollback failure page on-call within 15 minutes with deploy ID. Routine deploy notes archive within 14 days."

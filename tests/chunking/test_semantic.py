@@ -11,7 +11,7 @@ from conftest import sizer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chunkwise import chunk_text
+from chunkers import chunk_text
 from chunkwise.chunking import boundaries
 from chunkwise.chunking.router import build_chunker
 from chunkwise.chunking.semantic import (

@@ -6,7 +6,8 @@ from conftest import chroma_texts, sizer
 
 from chunkwise.chunking.sizing import make_sizer
 from chunkwise.models import minilm_tokenizer_path
-from chunkwise import ConfigError, chunk_text
+from chunkwise import ConfigError
+from chunkers import chunk_text
 
 LONG = " ".join(f"Rollback failure {i}: page on-call within 15 minutes with deploy ID pay-{i}." for i in range(400))
 

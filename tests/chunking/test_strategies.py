@@ -1,7 +1,8 @@
 """Behaviour of each strategy on hand-built cases and the sample corpus."""
 from conftest import sizer
 
-from chunkwise import chunk_file, chunk_text
+from chunkwise import chunk_file
+from chunkers import chunk_text
 from chunkwise.chunking.balanced import balanced_cuts
 
 ATLAS = ("Project Atlas stores customer support tickets. Tickets are exported daily. Each ticket has an "

@@ -96,7 +96,10 @@ def test_malformed_yaml_warns_and_still_excludes_block():
     doc = extract(b"---\ntitle: [unclosed\n---\nBody\n", "a.md", MD)
     assert doc.text[doc.body_start :] == "Body\n"
     assert any("not valid YAML" in w for w in doc.warnings)
-    # Fail closed: the access tags the block may have held are unknown, so nothing may default.
+    assert doc.metadata == {}  # declares no access: nothing to fail closed on
+    # Fail closed: a block that declares access and cannot be read never falls back to a default.
+    doc = extract(b"---\ntitle: [unclosed\nacl: hr\n---\nBody\n", "a.md", MD)
+    assert doc.text[doc.body_start :] == "Body\n"
     assert set(doc.metadata) == {"acl_error"} and "not valid YAML at line 3" in doc.metadata["acl_error"]
 
 
@@ -126,8 +129,11 @@ def test_front_matter_only_counts_as_empty():
 
 
 def test_plain_text_front_matter_is_just_text():
-    doc = extract(FM, "a.txt", TXT)
+    doc = extract(FM.replace(b"acl: hr-team\n", b""), "a.txt", TXT)
     assert doc.metadata == {} and doc.body_start == 0 and doc.doc_id == "a.txt"
+    # ... but an access declaration there is not silently ignored: it fails closed
+    doc = extract(FM, "a.txt", TXT)
+    assert set(doc.metadata) == {"acl_error"} and "read only in Markdown" in doc.metadata["acl_error"]
 
 
 def test_bom_then_front_matter():

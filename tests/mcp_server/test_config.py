@@ -38,7 +38,7 @@ def test_good_group_policies():
 @pytest.mark.parametrize("args, words", [
     (["--db", "{missing}", "--groups", "sre"], "no such store"),
     (["--db", "{store}", "--transport", "stdio", "--tokens", "x.json"], "--groups"),
-    (["--db", "{store}", "--transport", "http", "--tokens", "{missing}"], "cannot read the tokens file"),
+    (["--db", "{store}", "--transport", "http", "--tokens", "{missing}"], "cannot read it"),
     (["--db", "{store}", "--transport", "http", "--groups", "sre", "--host", "0.0.0.0"], "loopback"),
 ])
 def test_cli_refuses_with_one_line_and_exit_2(mcp_store, tmp_path, args, words):

@@ -79,3 +79,14 @@ def test_server_limits_apply_over_http(http_server):
         refused = _search(http_server, SRE, args)
         assert isinstance(refused, MCPError) and refused.error.code == -32602
     assert r.headers["x-content-type-options"] == "nosniff"
+
+
+def test_a_foreign_host_name_is_refused_before_mcp(http_server):
+    """DNS rebinding: a page that rebinds its own name to 127.0.0.1 sends that name as Host."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Authorization": f"Bearer {SRE}", "Accept": "application/json, text/event-stream"}
+    r = httpx2.post(http_server.url, json=body, headers={**headers, "Host": "evil.example"})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "host_not_allowed" and "tools" not in r.text
+    assert not [h for h in r.headers if h.lower().startswith("access-control-")]
+    ok = httpx2.post(http_server.url, json=body, headers={**headers, "Host": "localhost"})
+    assert ok.status_code == 200 and "search" in ok.text

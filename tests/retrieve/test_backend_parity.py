@@ -70,7 +70,7 @@ def test_searches_are_identical_on_both_backends(pair):
 def test_postgres_ranks_without_loading_rows(pair):
     _, b = pair
     b.rank("rollback freeze", ["sre"], 10, "hybrid")
-    assert b._index is None  # no in-memory index was built: the server ranked
+    assert b.cache.index is None  # no in-memory index was built: the server ranked
 
 
 def test_ties_cut_by_n_are_broken_the_same_way(tmp_path, pg_server):
@@ -128,7 +128,7 @@ def test_postgres_ranks_like_fts5_for_random_corpora_weights_and_callers(pg_serv
                     for d, (title, chunks) in enumerate(docs):
                         recs = [_record(f"d{d}", i, text, title, heading, acl)
                                 for i, (text, heading, acl) in enumerate(chunks)]
-                        store.write_document(DocumentRow(f"d{d}", "/r", f"d{d}", f"d{d}", "v", "i", title, "", "", "t",
+                        store.write_document(DocumentRow(f"d{d}", "/r", f"d{d}", f"d{d}", "v", "i", title, "", "", "2026-01-01T00:00:00Z",
                                                          len(recs)),
                                              lambda state, old, recs=recs: DocumentDiff(recs, (), (), {}, "none"))
                 with Retriever(db, embedder=None, field_weights=weights) as r:

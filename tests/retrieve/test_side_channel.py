@@ -100,13 +100,15 @@ def test_fts5_scores_equal_bm25_over_the_permitted_rows_only(stores):
 
 
 def test_a_restricted_parent_heading_never_reaches_a_wider_child(tmp_path, db_location):
+    """The document is hr's; a marker opens one section to staff: its chunks keep no trace of the
+    hr-only heading above it (path, header, expansion)."""
     root = tmp_path / "kb"
     root.mkdir()
     (root / "pay.md").write_text(
-        "# Payroll cuts 2025\n<!-- acl: hr -->\n\nConfidential plan.\n\n## Holiday calendar\n<!-- acl: staff, hr -->\n\n"
+        "# Payroll cuts 2025\n\nConfidential plan.\n\n## Holiday calendar\n<!-- acl: staff, hr -->\n\n"
         "Holidays are listed here.\n", encoding="utf-8")
     db = db_location
-    assert not ingest([root], db, CONFIG, acl="staff").errors
+    assert not ingest([root], db, CONFIG, acl="hr").errors
     recs = [json.loads(r) | {"embed_text": e} for r, e in query(db, "SELECT record, embed_text FROM chunks")]
     child = [r for r in recs if "staff" in r["acl"]]
     assert child and all("Payroll" not in r["embed_text"] and "Payroll cuts 2025" not in r["heading_path"] for r in child)
@@ -115,7 +117,27 @@ def test_a_restricted_parent_heading_never_reaches_a_wider_child(tmp_path, db_lo
     assert parent and parent[0]["heading_path"] == ["Payroll cuts 2025"]
     with Retriever(db) as r:
         res = r.search("holidays payroll", ["staff"], k=5, mode="bm25", expand="parent")
-    assert "Payroll" not in json.dumps(res.to_dict())
+    assert res.passages and "Payroll" not in json.dumps(res.to_dict())
+
+
+def test_a_wider_marker_inside_a_restricted_section_fails_closed(tmp_path, db_location):
+    """A nested marker may only narrow: one naming staff inside an hr-only section is held for
+    review and named in the run's errors; the rest of the document is served."""
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "pay.md").write_text(
+        "# Payroll cuts 2025\n<!-- acl: hr -->\n\nConfidential plan.\n\n## Holiday calendar\n<!-- acl: staff, hr -->\n\n"
+        "Holidays are listed here.\n", encoding="utf-8")
+    db = db_location
+    errors = ingest([root], db, CONFIG, acl="staff").errors
+    assert [e["path"] for e in errors if "Holiday calendar" in e["error"] and "line 7" in e["error"]] == ["pay.md"]
+    recs = [json.loads(r) for (r,) in query(db, "SELECT record FROM chunks")]
+    held = [r for r in recs if r["quality"] == "review"]
+    assert held and all(r["reasons"] == ["acl_not_subset"] and r["acl"] == [] for r in held)
+    assert [r["acl"] for r in recs if r["quality"] == "ready"] == [["hr"]]
+    with Retriever(db) as r:
+        assert not r.search("holidays payroll", ["staff"], k=5, mode="bm25", expand="parent").passages
+        assert r.search("confidential plan", ["hr"], k=5, mode="bm25").passages
 
 
 WORDS = "salary leave bonus plan team spring review band".split()

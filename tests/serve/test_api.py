@@ -218,8 +218,34 @@ def test_health_openapi_and_headers(header_server):
         health = c.get("/health")
         spec = c.get("/openapi.json").json()
         assert c.get("/docs").status_code == 404  # swagger-ui would load from a CDN
-    assert health.json() == {"status": "ok", "version": "0.1.0", "model": "hashing-384@1", "dim": 384, "auth": "header"}
+    body = health.json()
+    assert isinstance(body.pop("generation"), int)
+    assert body == {"status": "ok", "version": "0.1.0", "model": "hashing-384@1", "dim": 384, "auth": "header",
+                    "indexes": {"bm25": "in the store (always current)", "dense": "current"}}
     assert {"/search", "/documents/{doc_id}", "/health", "/v1/embeddings", "/v1/models", "/whoami"} <= set(spec["paths"])
     csp = health.headers["content-security-policy"]
     assert "default-src 'none'" in csp and "script-src 'self'" in csp and "unsafe" not in csp
     assert health.headers["x-content-type-options"] == "nosniff"
+
+
+def test_search_filters_narrow_and_never_widen(header_server):
+    """``filters`` (the web page's, the MCP tool's): only narrow what the caller's groups permit; a
+    filter naming a hidden document finds nothing; a reversed date range matches nothing; a date
+    that is no date and an unknown filter are 400s."""
+    def sources(groups, filters):
+        with header_server.client(**{"X-Chunkwise-Groups": groups}) as c:
+            r = c.post("/search", json={"query": "rollback", "mode": "bm25", "filters": filters})
+        assert r.status_code == 200, r.text
+        return {x["doc_id"] for x in r.json()["results"]}
+
+    assert sources("sre,finance", None) >= {"runbook.md", "ledger.md"}
+    assert sources("sre,finance", {"doc_ids": ["ledger.md"]}) == {"ledger.md"}
+    assert sources("sre,finance", {"source_prefix": "run", "file_types": [".MD"]}) == {"runbook.md"}
+    assert sources("sre", {"doc_ids": ["ledger.md"]}) == set()  # finance's document: no filter reveals it
+    assert sources("sre,finance", {"updated_after": "2001-01-01"}) == set()  # undated documents never match a date
+    assert sources("sre,finance", {"updated_after": "2002-01-01", "updated_before": "2001-01-01"}) == set()
+    with header_server.client(**{"X-Chunkwise-Groups": "sre"}) as c:
+        bad = c.post("/search", json={"query": "rollback", "filters": {"updated_after": "2024-02-30"}})
+        unknown = c.post("/search", json={"query": "rollback", "filters": {"groups": ["finance"]}})
+    assert bad.status_code == 400 and "updated_after" in bad.json()["error"]["message"]
+    assert unknown.status_code == 400

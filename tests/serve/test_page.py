@@ -14,6 +14,9 @@ from .serving import SECRET
 
 pytestmark = needs_chromium
 HIT = ".chunk.hit"  # a passage shown inside its document: the page has fetched and drawn everything
+# (functions: the page's CSP refuses a string evaluated as JavaScript)
+NOTHING = "() => document.querySelector('#status').textContent.startsWith('No passage')"
+FAILED = "() => document.querySelector('#status').textContent.startsWith('Search failed')"
 
 
 @pytest.fixture(scope="module")
@@ -149,5 +152,77 @@ def test_tokens_mode_from_the_browser(browser, tokens_server):
         assert page.evaluate("sessionStorage.getItem('chunkwise.token')") == "sre-token-0123456789abcdef"
         # the search the page started from the URL before a token was typed was refused, not widened
         assert loaded.outside(tokens_server.url) == []
+    finally:
+        loaded.close()
+
+
+def test_filters_narrow_the_results_and_live_in_the_url(browser, body_server):
+    """Filters (documents, folder, file types, dates) from the form go to the server and into the
+    URL; back returns to the unfiltered search with its own fields, forward to the filtered one."""
+    only = ("(name) => { const s = [...document.querySelectorAll('.result .cite .source')].map(e => e.textContent);"
+            " return document.querySelector('.chunk.hit') !== null && s.length > 0 && s.every(x => x.endsWith(name)); }")
+    both = ("() => { const s = [...document.querySelectorAll('.result .cite .source')].map(e => e.textContent);"
+            " return s.some(x => x.endsWith('runbook.md')) && s.some(x => x.endsWith('ledger.md')); }")
+    loaded = Loaded(browser, body_server.url + "/?q=rollback&groups=sre,finance&mode=bm25", HIT)
+    page = loaded.page
+    try:
+        page.wait_for_function(both, timeout=60_000)  # runbook.md and ledger.md both mention a rollback
+        page.locator("#filters-summary").click()
+        page.fill("#f-doc", "ledger.md")
+        page.fill("#f-type", ".MD")
+        page.click("#go")
+        page.wait_for_function(only, arg="ledger.md", timeout=60_000)
+        query = parse_qs(urlsplit(page.url).query)
+        assert query["doc"] == ["ledger.md"] and query["type"] == ["md"] and "after" not in query
+        assert "documents ledger.md" in page.locator("#filters-summary").inner_text()
+
+        page.go_back()
+        page.wait_for_function(both, timeout=60_000)
+        assert page.locator("#f-doc").input_value() == "" and page.locator("#f-type").input_value() == ""
+        page.go_forward()
+        page.wait_for_function(only, arg="ledger.md", timeout=60_000)
+        assert page.locator("#f-doc").input_value() == "ledger.md"
+
+        if page.locator("#filters").get_attribute("open") is None:
+            page.locator("#filters-summary").click()
+        page.fill("#f-doc", "")
+        page.fill("#f-folder", "runbook")  # a source prefix
+        page.click("#go")
+        page.wait_for_function(only, arg="runbook.md", timeout=60_000)
+        assert parse_qs(urlsplit(page.url).query)["folder"] == ["runbook"]
+        assert loaded.errors == []
+
+        # a date range no document falls in (these are undated): nothing, said plainly; a reversed one is named
+        page.fill("#f-folder", "")
+        page.fill("#f-after", "2001-01-01")
+        page.fill("#f-before", "2001-12-31")
+        page.click("#go")
+        page.wait_for_function(NOTHING, timeout=60_000)
+        assert parse_qs(urlsplit(page.url).query)["after"] == ["2001-01-01"]
+        page.fill("#f-after", "2002-01-01")
+        page.click("#go")
+        page.wait_for_function(NOTHING, timeout=60_000)
+        assert "empty date range" in page.locator("#filters-summary").inner_text()
+        assert loaded.errors == [] and loaded.outside(body_server.url) == []
+    finally:
+        loaded.close()
+
+
+def test_back_shows_the_earlier_searchs_groups(browser, body_server):
+    """The groups field follows the URL: back to a search made without groups runs it without
+    groups (refused), not with the groups typed since (their results were shown for the wrong URL)."""
+    loaded = Loaded(browser, body_server.url + f"/?q={SECRET}&mode=bm25")
+    page = loaded.page
+    try:
+        page.wait_for_function(FAILED, timeout=60_000)  # no groups: the server refuses
+        page.fill("#groups", "finance")
+        page.click("#go")
+        page.wait_for_selector(HIT, timeout=60_000)
+        page.go_back()
+        page.wait_for_function(FAILED, timeout=60_000)
+        assert page.locator("#groups").input_value() == "" and page.locator(".result").count() == 0
+        page.go_forward()
+        page.wait_for_selector(HIT, timeout=60_000)
+        assert page.locator("#groups").input_value() == "finance"
     finally:
         loaded.close()

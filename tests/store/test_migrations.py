@@ -99,7 +99,7 @@ def test_postgres_store_at_schema_2_is_reanalysed_with_stems_and_fields(pg_url):
             con.execute(sql)
             con.execute("INSERT INTO migrations (number, name) VALUES (%s, %s)", (number, name))
         con.execute("INSERT INTO documents (doc_id, root, path, source_uri, source_version, inputs, ingested_at,"
-                    " chunk_count) VALUES ('d', '/r', 'd.md', 'd.md', 'v', 'i', 't', 2)")
+                    " chunk_count) VALUES ('d', '/r', 'd.md', 'd.md', 'v', 'i', '2026-01-01T00:00:00Z', 2)")
         for i, (text, title, path, acl) in enumerate([("We paged the owner.", "Ops", ["Escalation"], ["sre"]),
                                                       ("Nothing relevant here.", "Paging guide", [], ["sre"])]):
             words = text.lower().replace(".", "").split()  # what schema 2 kept: unstemmed words

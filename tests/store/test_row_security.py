@@ -442,7 +442,8 @@ def test_the_readers_nearest_neighbours_apply_the_rule_itself(secured):
     with open_store(owner, readonly=True) as s:
         dim = s._hnsw_dim()
     assert dim, "the store has no HNSW index: the test tests nothing"
-    rows = query(owner, "SELECT key, acl, quality, vector::text FROM chunks WHERE vector IS NOT NULL")
+    rows = query(owner, "SELECT c.key, c.acl, c.quality, v.vector::text FROM chunks c JOIN vectors v"
+                        " ON v.embed_key = c.embed_key")
     q = np.asarray(json.loads(rows[0][3]), dtype=np.float32)
     compared = 0
     for groups in CALLERS:

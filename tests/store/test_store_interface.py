@@ -25,7 +25,7 @@ def record(doc, i, text, acl=("staff",), quality="ready", key=None):
 
 
 def row(doc, path=None, root="/r", version="v1", n=2, versioning=""):
-    return DocumentRow(doc, root, path or doc, path or doc, version, "inputs", "", "", "", "t", n, versioning)
+    return DocumentRow(doc, root, path or doc, path or doc, version, "inputs", "", "", "", "2026-01-01T00:00:00Z", n, versioning)
 
 
 def put(store, doc, records, vectors=None, **kw):
@@ -63,8 +63,8 @@ def test_vectors_and_runs(store):
     assert store.missing_vectors(["k-one", "k-two"]) == {"k-two"}
     assert store.vectors(["k-one", "k-two"]) == {"k-one": [0.5, 0.5]}
     store.put_vectors("m@1", [("k-two", [1.0, 0.0]), ("k-unused", [0.0, 1.0])])
-    run = store.start_run("t0")
-    assert store.finish_run(run, "t1", {"added": 2}, {"embedder": "m@1"}) == 1  # the unused vector collected
+    run = store.start_run("2026-01-01T00:00:00Z")
+    assert store.finish_run(run, "2026-01-01T00:01:00Z", {"added": 2}, {"embedder": "m@1"}) == 1  # the unused vector collected
     assert store.settings()["embedder"] == "m@1" and store.missing_vectors(["k-unused"]) == {"k-unused"}
 
 

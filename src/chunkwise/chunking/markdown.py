@@ -43,6 +43,16 @@ class MarkdownDoc:
     front_matter: str
     title: str
     sections: tuple[Section, ...]
+    blocks: tuple[Block, ...] = ()  # every top-level block, headings included, in order
+
+
+def mask_front_matter(text: str, body_start: int) -> str:
+    """``text`` with everything before ``body_start`` blanked (line ends kept, so every offset
+    stays): front matter the parser would not recognise itself (after blank lines, indented,
+    TOML) is then neither a block nor a heading."""
+    if body_start <= 0:
+        return text
+    return re.sub(r"[^\r\n]", " ", text[:body_start]) + text[body_start:]
 
 
 def _inline_text(tok) -> str:
@@ -67,22 +77,23 @@ def markdown_backend() -> str:
         return name
 
 
-def parse_markdown(text: str, backend: str = "auto") -> MarkdownDoc:
-    """Sections and top-level blocks of a Markdown text, with character offsets.
+def parse_markdown(text: str, backend: str = "auto", barrier: int | None = None) -> MarkdownDoc:
+    """Sections and top-level blocks of a Markdown text, with character offsets. ``barrier``: an
+    offset no empty heading folds across (see ``fold_empty_headings``).
 
     Uses markdown-it-pyrs (Rust; the same CommonMark rules) when installed — about ten times faster
     — and markdown-it-py otherwise. Both are checked to agree on the test corpora.
     """
     use_rs = backend == "rs" or (backend == "auto" and importlib.util.find_spec("markdown_it_pyrs") is not None)
     if not use_rs:
-        return _sections(text, *_blocks_py(text))
+        return _sections(text, *_blocks_py(text), barrier=barrier)
     try:
         parsed = _blocks_rs(text)
     except BaseException as exc:  # a Rust panic is a BaseException: only that one is a parser bug
         if backend == "rs" or not _is_rust_panic(exc):
             raise
         parsed = _blocks_py(text)  # same CommonMark rules; deterministic for the same text
-    return _sections(text, *parsed)
+    return _sections(text, *parsed, barrier=barrier)
 
 
 def _is_rust_panic(exc: BaseException) -> bool:
@@ -233,7 +244,8 @@ def sections_from_blocks(text: str, blocks: list[Block], body_start: int = 0, ti
     return _sections(text, body_start, "", [b for b in blocks if b.kind != "page_break"], title)
 
 
-def _sections(text: str, body_start: int, front_matter: str, blocks: list[Block], title: str = "") -> MarkdownDoc:
+def _sections(text: str, body_start: int, front_matter: str, blocks: list[Block], title: str = "",
+              barrier: int | None = None) -> MarkdownDoc:
     sections: list[Section] = []
     stack: list[tuple[int, str]] = []
     cur_start, cur_path, cur_blocks = body_start, (), []
@@ -254,23 +266,31 @@ def _sections(text: str, body_start: int, front_matter: str, blocks: list[Block]
         else:
             cur_blocks.append(blk)
     close(len(text))
-    return MarkdownDoc(body_start, front_matter, title, tuple(fold_empty_headings(sections)))
+    return MarkdownDoc(body_start, front_matter, title, tuple(fold_empty_headings(sections, barrier)), tuple(blocks))
 
 
-def fold_empty_headings(sections: list[Section]) -> list[Section]:
+def fold_empty_headings(sections: list[Section], barrier: int | None = None) -> list[Section]:
     """A section that is only its heading (say "## Triage" straight before "### First steps") joins
-    the section after it, so no chunk is a bare heading and the heading text is still covered."""
+    the section after it, so no chunk is a bare heading and the heading text is still covered. Never
+    across ``barrier`` (where access tags change): headings before it stay on their side."""
     out: list[Section] = []
-    carry: int | None = None
+    pending: list[Section] = []
+
+    def flush() -> None:
+        last = pending[-1]
+        out.append(Section(pending[0].start, last.end, last.heading_path, len(out), last.blocks))
+        pending.clear()
+
     for n, sec in enumerate(sections):
-        start = sec.start if carry is None else carry
+        if pending and barrier is not None and pending[0].start < barrier <= sec.start:
+            flush()
         if all(b.kind == "heading" for b in sec.blocks) and n + 1 < len(sections):
-            carry = start
+            pending.append(sec)
             continue
-        carry = None
+        start = pending[0].start if pending else sec.start
+        pending.clear()
         out.append(Section(start, sec.end, sec.heading_path, len(out), sec.blocks))
     return out
-
 
 
 def front_matter_title(front_matter: str) -> str:

@@ -40,9 +40,14 @@ class StructureChunker(BaseChunker):
     table_mode = "rows"  # "rows": cut between rows; "groups": header-repeating row groups
     atoms = False
 
-    def _chunk(self, text: str):
-        sections, title = self.sections(text)
+    def _chunk(self, text: str, barrier: int | None = None):
+        sections, title = self.sections(text, barrier)
         return self._chunk_sections(text, sections, self.config.title or title)
+
+    def chunk_from(self, text: str, start: int) -> list:
+        """Chunks of ``text`` where no empty heading before ``start`` folds into a section at or
+        after it (``start``: a hard boundary, e.g. where access tags change)."""
+        return self.for_text(text)._chunk(text, start or None)
 
     def chunk_blocks(self, text: str, blocks, body_start: int = 0, title: str = ""):
         """Chunk an extracted document whose structure (headings, lists, tables) is already known."""
@@ -56,9 +61,9 @@ class StructureChunker(BaseChunker):
         return self.finalize(text, drafts, title)
 
     # -- structure ---------------------------------------------------------------------------------
-    def sections(self, text: str) -> tuple[list[Section], str]:
+    def sections(self, text: str, barrier: int | None = None) -> tuple[list[Section], str]:
         if self.config.format == "markdown":
-            doc = parse_markdown(text)
+            doc = parse_markdown(text, barrier=barrier)
             return list(doc.sections), front_matter_title(doc.front_matter) or doc.title
         return self.text_sections(text), ""
 

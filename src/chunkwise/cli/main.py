@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from functools import partial
 from pathlib import Path
@@ -28,33 +29,33 @@ def _config(args: argparse.Namespace) -> ChunkConfig:
 
 
 def cmd_chunk(args: argparse.Namespace) -> int:
+    """Each file through the preparation ingest runs (``pipeline/doors.py``): with ``--json`` the
+    records ingest would store, ids and access tags included."""
     config = _config(args)
-    chunker = api.make_chunker(config)
+    acl = api.AccessTags.parse(args.acl, "--acl") if args.acl is not None else api.AccessTags()
+    preparer = api.door_preparer(config, acl=acl, acl_map=api.load_acl_map(args.acl_map) if args.acl_map else {})
     single = len(args.paths) == 1 and Path(args.paths[0]).is_file()
     summary, failed = [], 0
-    for item in api.iter_documents(args.paths, max_bytes=args.max_bytes, include=args.include, exclude=args.exclude,
-                                   options=api.extract_options(config)):
-        if isinstance(item, api.SourceFailure):  # one bad file is reported; the rest still run
+    for item in api.prepare_paths(preparer, args.paths, max_bytes=args.max_bytes, include=args.include,
+                                  exclude=args.exclude):
+        if isinstance(item, api.PrepareFailure):  # one bad file is reported; the rest still run
             failed += not item.skipped
             print(f"{'skipped' if item.skipped else 'error'}: {safe(item.error)}", file=sys.stderr)
-            summary.append((item.source, None, None, None, None, "skipped" if item.skipped else "error"))
+            summary.append((item.task.rel, None, None, None, None, "skipped" if item.skipped else "error"))
             continue
-        try:
-            chunks = api.chunk_document(item, api.for_document(chunker, item))
-        except ChunkwiseError as exc:
-            failed += 1
-            print(f"error: {safe(item.source)}: {safe(exc)}", file=sys.stderr)
-            summary.append((item.source, None, None, None, None, "error"))
-            continue
+        for problem in item.problems:  # its access could not be read: every chunk is held for review
+            print(f"warning: {safe(problem)}", file=sys.stderr)
+        records = item.records
         if args.json:
-            emit_jsonl({"source": item.source, **c.to_dict()} for c in chunks)
+            emit_jsonl({**r, "needs_review": r["quality"] != "ready"} for r in records)
         elif single:
-            rows = [(c.index, f"{c.start_char}-{c.end_char}", c.page or "", c.size, "yes" if c.needs_review else "",
-                     " > ".join(c.heading_path)[-40:], preview(c.text, 56)) for c in chunks]
-            print(table(["#", "chars", "page", "size", "review", "heading path", "text"], rows, right=(0, 3)))
-        sizes = [c.size for c in chunks]
-        summary.append((item.source, len(chunks), round(sum(sizes) / len(sizes), 1) if sizes else 0,
-                        max(sizes, default=0), sum(c.needs_review for c in chunks), "ok"))
+            rows = [(r["chunk_index"], f"{r['start_char']}-{r['end_char']}", r["page"] or "", r["size"],
+                     "yes" if r["quality"] != "ready" else "", ",".join(r["acl"]),
+                     " > ".join(r["heading_path"])[-40:], preview(r["text"], 48)) for r in records]
+            print(table(["#", "chars", "page", "size", "review", "acl", "heading path", "text"], rows, right=(0, 3)))
+        sizes = [r["size"] for r in records]
+        summary.append((item.task.rel, len(records), round(sum(sizes) / len(sizes), 1) if sizes else 0,
+                        max(sizes, default=0), sum(r["quality"] != "ready" for r in records), "ok"))
     if not args.json and not single:
         print(f"strategy={config.strategy} size={config.size} {config.unit} overlap={config.overlap} "
               f"header={config.header} (config {config.fingerprint()})")
@@ -230,7 +231,10 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
     p.add_argument("paths", nargs="+", metavar="PATH", help="files (Markdown, text, HTML, PDF, DOCX), folders, globs")
     _chunk_options(p)
     p.add_argument("--max-bytes", type=int, default=50_000_000, help="refuse files larger than this")
-    p.add_argument("--json", action="store_true", help="JSON Lines, one chunk per line")
+    p.add_argument("--acl", help="default access tags, comma-separated (as ingest takes them)")
+    p.add_argument("--acl-map", help='JSON file {"glob": ["tag", ...]}, globs relative to the root')
+    p.add_argument("--json", action="store_true",
+                   help="JSON Lines: the records ingest would store, one per line (ids, access tags, offsets)")
     add_path_filters(p)
     p.set_defaults(func=cmd_chunk)
     add_extract_parser(sub)
@@ -261,7 +265,7 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
     p.add_argument("--json", action="store_true", help="one JSON document with the run statistics")
     p.add_argument("--workers", type=_positive(int), default=None,
                    help="processes preparing files (extract, chunk), each file under the limits below; "
-                        "1: no process is started (default: the CPU count)")
+                        "1: no process is started (default: the CPU count; at most 4 per CPU)")
     p.add_argument("--file-memory", type=_positive(int), default=2048, metavar="MB",
                    help="memory one file may use while prepared in a worker (default: 2048)")
     p.add_argument("--file-timeout", type=_positive(float), default=300.0, metavar="SECONDS",
@@ -423,6 +427,11 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except BrokenPipeError:  # `chunkwise chunk ... | head`
         return 0
+    except OSError as exc:  # a full disk (or a file size limit) while writing a report or a temporary file
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise
+        print(f"chunkwise: error: cannot write {safe(exc.filename or 'a file')}: {exc.strerror}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -21,6 +21,9 @@ def add_mcp_parser(sub) -> None:
                    help="http: take the caller's groups from X-Chunkwise-Groups: a,b (set by a gateway in front)")
     p.add_argument("--host", default="127.0.0.1", help="http: address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8765, help="http: port (default 8765; 0 picks a free one)")
+    p.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                   help="http: another Host name clients reach the server by (repeatable); by default only the "
+                        "loopback names and the --host address are answered (DNS-rebinding defence)")
     p.add_argument("--max-body", type=int, default=None, help="http: largest request body in bytes (default 1 MiB)")
     from chunkwise.cli.ranking import add_engine_flags
 
@@ -41,4 +44,4 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return run(args.db, args.transport, groups=args.groups, tokens=args.tokens,
                trust_groups_header=args.trust_groups_header, host=args.host, port=args.port, bm25=args.bm25,
                generator_tokenizer=args.generator_tokenizer, ranking=ranking, max_body=args.max_body or MAX_BODY,
-               ready_json=args.json, log_level=args.log_level)
+               ready_json=args.json, log_level=args.log_level, allowed_hosts=tuple(args.allowed_host))

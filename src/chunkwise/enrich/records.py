@@ -58,6 +58,24 @@ class ChunkRecord:
     # Not part of the chunk id; records stored before it existed have "" until re-ingested.
     route: str = ""
 
+    @property
+    def index(self) -> int:
+        """``chunk_index``, under the name a ``Chunk`` has (records and chunks read alike)."""
+        return self.chunk_index
+
+    @property
+    def needs_review(self) -> bool:
+        """Held for review (``reasons`` say why): stored, never served."""
+        return self.quality != READY
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ChunkRecord":
+        """The record ``to_dict`` gave (a stored record read back); keys it does not know are ignored."""
+        d = {name: data[name] for name in _FIELDS if name in data}
+        for name in ("heading_path", "acl", "reasons"):
+            d[name] = tuple(d.get(name) or ())
+        return cls(**d)
+
     def to_dict(self) -> dict:
         # Not dataclasses.asdict: its recursive deep copy was a third of prepare's time.
         d = {name: getattr(self, name) for name in _FIELDS}
@@ -102,10 +120,16 @@ def build_records(
     about = describe(doc) if header_mode == "context" else None
     about_tags = (access.default if about is None or about.start < 0 else access.tags_for(about.start, about.end))
     doubtful = {p.number: p.review_reason for p in doc.pages if p.review_reason}  # e.g. low OCR confidence
+    title, author = str(meta.get("title") or ""), str(meta.get("author") or "")
+    header_title = title or access.title_text  # what the chunker put in headers: front matter, else the first H1
     for c in chunks:
         chunk_acl = access.tags_for(c.start_char, c.end_char)
         path = access.visible_path(tuple(c.heading_path), c.start_char, c.end_char)
         embed_text = c.embed_text if path == tuple(c.heading_path) else _redact_header(c.embed_text, c.heading_path, path)
+        # Front matter is read under the document's tags; a section marked for others never shows it.
+        shown = access.readable_at(chunk_acl, None)
+        if header_title and not access.readable_at(chunk_acl, None if title else access.title_at):
+            embed_text = _drop_title(embed_text, header_title, header_mode)
         if about is not None and not (access.problems or set(chunk_acl.tags) <= set(about_tags.tags)):
             embed_text = drop_about(embed_text, about.text)  # a reader of this chunk may not read it
         chash = ids.hash_text(c.text)
@@ -116,7 +140,7 @@ def build_records(
         if access.problems:
             reasons.append(UNREADABLE)
         elif not chunk_acl:
-            reasons.append("missing_acl")
+            reasons.append(access.missing_reason(c.start_char, c.end_char))
         if not c.text.strip():
             reasons.append("empty_text")
         if doubtful and c.page is not None:
@@ -141,8 +165,8 @@ def build_records(
             text=c.text,
             embed_text=embed_text,
             size=c.size,
-            title=str(meta.get("title") or ""),
-            author=str(meta.get("author") or ""),
+            title=title if shown else "",
+            author=author if shown else "",
             source_version=doc.sha256,
             chunker=chunker,
             header_mode=header_mode,
@@ -171,6 +195,13 @@ def _redact_header(embed_text: str, old: Sequence[str], new: Sequence[str]) -> s
     if before.endswith("Section: "):
         before = before[: -len("Section: ")]
     return before + rest if before else rest
+
+
+def _drop_title(embed_text: str, title: str, mode: str) -> str:
+    """``embed_text`` without the document title in its header (mode ``title``: the header is the
+    title line; ``full``/``context``: its "Source: <title>" line). The header only shrinks."""
+    line = f"{title}\n" if mode == "title" else f"Source: {title}\n" if mode in ("full", "context") else ""
+    return embed_text[len(line):] if line and embed_text.startswith(line) else embed_text
 
 
 def drop_about(embed_text: str, about: str) -> str:

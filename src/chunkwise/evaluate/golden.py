@@ -206,8 +206,11 @@ class _Texts:
 
 def load_golden_texts(path: str | Path, docs_root: str | Path) -> tuple[list[GoldenQuestion], dict[str, str]]:
     """``load_golden`` plus the original text of every document it names (for the caller to chunk)."""
+    from chunkwise.textfile import GOLDEN_LIMIT, read_text
+
     texts = _Texts(Path(docs_root))
-    return read_golden(Path(path).read_text(encoding="utf-8").splitlines(), texts, name=str(path)), texts.texts
+    lines = read_text(path, "--golden", GOLDEN_LIMIT).splitlines()
+    return read_golden(lines, texts, name=str(path)), texts.texts
 
 
 def load_golden(path: str | Path, docs_root: str | Path) -> list[GoldenQuestion]:

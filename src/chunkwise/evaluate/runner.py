@@ -220,15 +220,18 @@ GRID_KEYS = {"strategy", "size", "overlap", "header", "mode", "expand", "unit", 
 
 def load_grid(path: str | Path) -> dict:
     """A grid file: TOML (``[grid]`` table or top level) or JSON, each key a value or a list."""
+    from chunkwise.textfile import read_text
+
     p = Path(path)
+    text = read_text(p, "--grid")
     try:
         if p.suffix == ".json":
-            data = json.loads(p.read_text(encoding="utf-8"))
+            data = json.loads(text)
         else:
             import tomllib
 
-            data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+            data = tomllib.loads(text)
+    except ValueError as exc:
         raise ConfigError(f"--grid {path}: cannot read it ({exc}); expected TOML or JSON like "
                           "strategy = [\"recursive\", \"structure\"], size = [128, 256]") from exc
     data = data.get("grid", data)

@@ -3,7 +3,8 @@ chunker (seed 004): empty pages, characters per page, `(cid:` glyph garbage, rep
 language, running headers/footers, tables, pages that need OCR, pages read by OCR and how sure it was,
 and the damage signals of ``damage`` (broken lines, mojibake, glyphs without text, reversed
 right-to-left text, words per page, garbled tables), each a warning with a hint past its threshold.
-What the parsers logged while reading the file is among the warnings (``capture``)."""
+What the parsers logged while reading the file is among the warnings (``capture``). Access
+declarations that cannot be read make the row an ``error``: ingest would not serve the file."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -100,7 +101,11 @@ def audit_document(doc: Document) -> AuditRow:
                         f"{' …' if len(low) > 10 else ''}: their chunks go to review")
     damage = measure(doc)
     warnings += damage.warnings()
-    status = "warn" if warnings else "ok"
+    from chunkwise.enrich.acl import access_problems  # the rules ingest applies, run here to report them
+
+    denied = access_problems(doc)  # access that cannot be read: not served, so a failure of the file
+    warnings = [w for w in warnings if w not in denied]
+    status = "error" if denied else "warn" if warnings else "ok"
     return AuditRow(
         source=doc.source,
         status=status,
@@ -121,6 +126,7 @@ def audit_document(doc: Document) -> AuditRow:
         ocr_low_confidence_pages=len(low),
         **asdict(damage),
         warnings=tuple(dict.fromkeys(warnings)),
+        error="; ".join(denied),
     )
 
 

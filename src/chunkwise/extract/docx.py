@@ -61,6 +61,9 @@ def extract(data: bytes, source: str, comments: bool = False) -> Document:
     warnings = list(dict.fromkeys(pkg.warnings + walker.warnings))
     if pkg.strict:
         warnings.append("Strict OOXML: read with its namespaces mapped to the transitional ones")
+    if walker.hidden:
+        warnings.append(f"{walker.hidden} characters of hidden text (Word's hidden font setting) left out: "
+                        "nobody reading the document sees them, and they can carry instructions to a model")
     if not out.pos:
         warnings.append("document has no text")
     return Document(
@@ -130,6 +133,7 @@ class _Walker:
         self.emitted: set[str] = set()  # header/footer texts already written
         self.warnings: list[str] = []
         self.in_note = False
+        self.hidden = 0  # characters of hidden (w:vanish) runs left out
 
     def _part(self, kind: str):
         target = self.pkg.related(self.main, kind)
@@ -230,6 +234,7 @@ class _Walker:
             if tag == W + "t":
                 parts.append(node.text or "")
             elif tag == W + "r" and _on(node.find(f"{W}rPr/{W}vanish")):
+                self.hidden += sum(len(t.text or "") for t in node.iter(W + "t"))
                 continue  # hidden text
             elif tag == W + "txbxContent":
                 boxes.append(node)

@@ -24,6 +24,7 @@ from chunkwise.types import Block, Document, Page
 
 MEDIA_TYPE = "application/pdf"
 PARAGRAPH_GAP = 1.4  # a line gap this much larger than the page's usual gap starts a paragraph
+SCAN_LAYER = 0.9  # a page with at least this share of its text invisible is a scan with an OCR layer
 _PAGE_ERRORS = (KeyError, ValueError, TypeError, AttributeError, IndexError, ZeroDivisionError, RecursionError)
 
 
@@ -36,14 +37,14 @@ def extract(data: bytes, source: str, ocr: bool = True, ocr_min_confidence: floa
     reader = _open(pypdf, data, source)
     warnings: list[str] = []
     numbered = _pages(pypdf, reader, source)
-    pages, rules, tops = [], [], []
+    pages, rules, tops, failed = [], [], [], []
     for n, page in numbered:
-        lines, ruled, top = _page_lines(pypdf, page, n, warnings)
+        lines, ruled, top = _page_lines(pypdf, page, n, warnings, failed)
         pages.append(lines)
         rules.append(ruled)
         tops.append(top)
-    if pages and len(warnings) == len(pages):  # every page failed: the file, not a page, is broken
-        raise InputError(f"{source}: no page of this PDF could be read ({warnings[0]}); the file is "
+    if pages and len(failed) == len(pages):  # every page failed: the file, not a page, is broken
+        raise InputError(f"{source}: no page of this PDF could be read ({warnings[-1]}); the file is "
                          "corrupt or truncated — download or export it again")
     read = _ocr(data, pages, warnings, ocr_timeout) if ocr else {}
     for i, result in read.items():
@@ -97,15 +98,23 @@ def _corrupt(source: str, exc: Exception) -> InputError:
                       "download or export it again")
 
 
-def _page_lines(pypdf, page, number: int, warnings: list[str]) -> tuple[list[Line], int, float]:
-    """The page's lines, its count of drawn rules and its top edge; a broken page is left empty."""
+def _page_lines(pypdf, page, number: int, warnings: list[str], failed: list[int]) -> tuple[list[Line], int, float]:
+    """The page's lines, its count of drawn rules and its top edge; a broken page is left empty (and
+    its number put in ``failed``)."""
+    drawn: dict = {}
     try:
         box = page.mediabox
         width, top = float(box.width), float(box.top)
-        lines, rules = page_lines(pypdf, page, width)
+        lines, rules = page_lines(pypdf, page, width, drawn)
     except (pypdf.errors.PyPdfError, *_PAGE_ERRORS) as exc:
         warnings.append(f"page {number}: text extraction failed ({exc}); page left empty, as if scanned")
+        failed.append(number)
         return [], 0, 0.0
+    hidden, chars = drawn.get("hidden", 0), drawn.get("chars", 0)
+    if hidden and hidden < chars * SCAN_LAYER:  # all of a page invisible is a scan's OCR layer: fine
+        warnings.append(f"page {number}: {hidden} of its {chars} characters are drawn invisible (text render "
+                        "mode 3) yet read as text: words nobody sees on the page, a way to slip instructions "
+                        "to a model; check the page with `chunkwise extract FILE`")
     return lines, rules, top
 
 
@@ -220,12 +229,31 @@ def _assemble(pages: list[list], labels: list[str], ocr: dict[int, tuple[float, 
                 blocks.append(Block("table", a, pos, meta={**base, "header": header,
                                                            "rows": [(a + s, a + e) for s, e in spans]}))
                 continue
-            put(" ".join(body) if kind == "heading" else "\n".join(body))  # a wrapped heading: one line
+            put(" ".join(body) if kind == "heading" else join_lines(body))  # a wrapped heading: one line
             blocks.append(Block(kind, a, pos, level, parts[-1] if kind == "heading" else "", dict(base)))
         label = labels[number - 1] if number - 1 < len(labels) else ""
         page_map.append(Page(number, start, pos, needs_ocr=pos == start, label=label, ocr_confidence=confidence,
                              review_reason=LOW_CONFIDENCE if low else ""))
     return "".join(parts), blocks, page_map
+
+
+_HYPHENATED = re.compile(r"[^\W\d_]{2}-$")
+
+
+def join_lines(lines: list[str]) -> str:
+    """A paragraph's lines, one a line, except a word hyphenated at a line end, which is whole again
+    ("eir-" + "mod tempor" -> "eirmod tempor"), so it can be searched and matched; a compound
+    ("state-of-the-" + "art") keeps its hyphen. Only before a lower-case continuation: "Anglo-" +
+    "Saxon" and list dashes stay as they are."""
+    out: list[str] = []
+    for line in lines:
+        if out and _HYPHENATED.search(out[-1]) and line[:1].islower():
+            head = out[-1]
+            word = head.rsplit(None, 1)[-1]
+            out[-1] = head + line if "-" in word[:-1] else head[:-1] + line
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 def _page_warnings(pages: list[Page]) -> list[str]:

@@ -18,6 +18,7 @@ from typing import NamedTuple
 BOLD_MARKS = ("bold", "black", "heavy", "semibold", "demi", "cmbx", "cmb10", "-bd", "bd-")
 # TeX's bold extended faces (CMBX, SFBX, LMRomanBX...: "bx" then the design size) and URW's "Medi"
 _BOLD_FACE = re.compile(r"bx\d|bx$|-medi$|-medi[,-]")
+INVISIBLE_MODES = (3, 7)  # text render modes that paint nothing: neither fill nor stroke
 COLUMN_MIN_LINES = 3  # right-column segments needed before a page counts as two columns
 CHAR_WIDTH_EM = 0.45  # a rough average glyph width, to tell a column jump from a word gap
 # A broken ToUnicode map can yield half a surrogate pair: no encoder accepts it (JSON, SQLite, UTF-8
@@ -43,17 +44,33 @@ class _Char(NamedTuple):
 _UNKNOWN = _Char(0.0, None, None, False)
 
 
-def page_lines(pypdf, page, width: float) -> tuple[list[Line], int]:
+def page_lines(pypdf, page, width: float, stats: dict | None = None) -> tuple[list[Line], int]:
     """The page's lines in reading order and its count of drawn rules (``re``/``l`` operators: a
-    ruled table has many). Raises pypdf's errors for a broken content stream."""
+    ruled table has many). Raises pypdf's errors for a broken content stream. ``stats``, when given,
+    receives ``chars`` and ``hidden``: characters drawn, and of them those drawn invisible (text
+    render mode 3 or 7), which are read like any text but which nobody looking at the page sees."""
     pieces: list[tuple[str, _Char]] = []
     rules = [0]
+    mode, saved = [0], []
+    drawn = {"chars": 0, "hidden": 0}
 
     def count(op, args, cm, tm):  # noqa: ARG001 - pypdf's visitor signature
         if op in (b"re", b"l"):
             rules[0] += 1
+        elif op == b"Tr" and args:
+            try:
+                mode[0] = int(args[0])
+            except (TypeError, ValueError):
+                pass
+        elif op == b"q":
+            saved.append(mode[0])
+        elif op == b"Q" and saved:
+            mode[0] = saved.pop()
 
     def visit(text, cm, tm, font_dict, font_size):  # noqa: ARG001 - pypdf's visitor signature
+        visible = len(text.strip()) if text else 0
+        drawn["chars"] += visible
+        drawn["hidden"] += visible if mode[0] in INVISIBLE_MODES else 0
         if text:
             m = _times(tm, cm)
             name = str((font_dict or {}).get("/BaseFont", "")).lower()
@@ -64,7 +81,12 @@ def page_lines(pypdf, page, width: float) -> tuple[list[Line], int]:
     raw = page.extract_text(visitor_text=visit, visitor_operand_before=count, orientations=(0,))
     if not raw.strip() and pieces:  # only rotated text (a landscape page set sideways): read it all
         pieces.clear()
-        raw = page.extract_text(visitor_text=visit)
+        drawn.update(chars=0, hidden=0)
+        mode[0], saved[:] = 0, []
+        raw = page.extract_text(visitor_text=visit, visitor_operand_before=count)
+        rules[0] //= 2  # counted on both passes
+    if stats is not None:
+        stats.update(drawn)
     chars = _char_props(raw, pieces)
     rows: list[list[Line]] = []
     pos = 0

@@ -22,13 +22,14 @@ the document guard applies, between pages, and the ingest worker's wall-time lim
 from __future__ import annotations
 
 import io
+import re
 import signal
 import threading
 import time
 from contextlib import contextmanager
 from typing import NamedTuple
 
-MIN_RULES = 6  # a 2x2 grid draws at least this many rules
+MIN_RULES = 3  # a booktabs table draws three rules (a 2x2 grid at least six)
 MAX_TABLE_PAGES = 200  # pages handed to pdfplumber per document (each costs ~50 ms)
 MAX_PAGE_RULES = 20_000  # drawn rules on one page handed to pdfplumber
 MAX_PAGE_CHARS = 60_000  # characters on one page handed to pdfplumber
@@ -36,6 +37,10 @@ MAX_DOC_WORK = 1_500_000  # rules + characters over all of a document's table pa
 PAGE_SECONDS = 60.0  # the last guard on one page (a real grid page takes well under a second)
 TOTAL_SECONDS = 300.0  # and on one document
 SLACK = 3.0  # points of tolerance around a table's box
+SIDE_MIN_RULES = 3  # horizontal rules of one width that make an open-sided table (outer_sides)
+SIDE_MIN_WIDTH = 40.0  # points: shorter rules are underlines, not table rules
+SIDE_SNAP = 2.0  # points: rules whose ends agree this closely share a width
+TEXT_MIN_ROWS = 3  # rows a booktabs table's text must line up into (_columns_from_text)
 
 
 class _Overtime(BaseException):
@@ -100,6 +105,10 @@ def find_tables(data: bytes, pages: list[int] | dict[int, tuple[int, int]], warn
                 try:
                     with _limit(min(PAGE_SECONDS, left)):
                         found = _page_tables(page)
+                except Exception as exc:  # noqa: BLE001 - pdfminer raises anything on a hostile page
+                    warnings.append(f"page {index + 1}: table detection failed ({type(exc).__name__}); "
+                                    "its tables read as lines of text")
+                    continue
                 except _Overtime:
                     if time.monotonic() >= stop:
                         raise
@@ -149,18 +158,111 @@ def _limit(seconds: float):
 
 
 def _page_tables(page) -> list[Table]:
+    sides = outer_sides(page.edges)
     found = []
-    for table in page.find_tables():
-        rows = [[_cell(c) for c in row] for row in table.extract()]
-        rows = [r for r in rows if any(r)]
+    for table in page.find_tables({"explicit_vertical_lines": sides} if sides else {}):
+        if _clipped(page, table.bbox) is None:
+            continue  # drawn wholly off the page: nobody sees it
+        rows = _rows(table)
+        if len(rows) >= 2 and max(len(r) for r in rows) == 1 and sides:
+            rows = _columns_from_text(page, table) or rows
         if len(rows) >= 2 and max(len(r) for r in rows) >= 2:
             x0, top, x1, bottom = table.bbox
             found.append(Table(float(top), float(bottom), float(x0), float(x1), rows))
     return found
 
 
+def _rows(table) -> list[list[str]]:
+    rows = [[_cell(c) for c in row] for row in table.extract(**_directions(table))]
+    return right_to_left_columns([r for r in rows if any(r)])
+
+
+def right_to_left_columns(rows: list[list[str]]) -> list[list[str]]:
+    """A table written right to left (most of its cells with letters hold right-to-left ones) starts
+    at its rightmost column: each row is reversed, so its first cell is the one read first."""
+    worded = [c for r in rows for c in r if any(ch.isalpha() for ch in c)]
+    if not worded or sum(1 for c in worded if _RTL.search(c)) * 2 <= len(worded):
+        return rows
+    return [r[::-1] for r in rows]
+
+
+def _columns_from_text(page, table) -> list[list[str]] | None:
+    """A table ruled only across (booktabs: a rule above, one under the header, one below) is a grid
+    of one column; its columns and rows are then read from how its words line up. Taken only when
+    that gives at least ``TEXT_MIN_ROWS`` rows that each fill two cells or more."""
+    inner = _within(page, table.bbox).find_tables({"vertical_strategy": "text", "horizontal_strategy": "text"})
+    for candidate in inner:
+        rows = _rows(candidate)
+        if len(rows) >= TEXT_MIN_ROWS and all(sum(1 for c in r if c) >= 2 for r in rows):
+            return rows
+    return None
+
+
+def outer_sides(edges: list[dict]) -> list[dict]:
+    """The left and right sides of open-sided tables, as vertical edges for pdfplumber: a table ruled
+    only across (reports, and papers' booktabs style) has no outer vertical line, and pdfplumber's
+    grid then loses its first and last columns. ``SIDE_MIN_RULES`` horizontal rules of one width,
+    starting and ending at the same x, are taken to be such a table, closed from its first rule to
+    its last."""
+    groups: dict[tuple[int, int], list[dict]] = {}
+    for e in edges:
+        if e.get("orientation") == "h" and e["x1"] - e["x0"] >= SIDE_MIN_WIDTH:
+            groups.setdefault((round(e["x0"] / SIDE_SNAP), round(e["x1"] / SIDE_SNAP)), []).append(e)
+    sides = []
+    for rules in groups.values():
+        tops = sorted({round(float(e["top"]), 1) for e in rules})
+        if len(tops) < SIDE_MIN_RULES:
+            continue
+        top, bottom = tops[0], tops[-1]
+        for x in (min(float(e["x0"]) for e in rules), max(float(e["x1"]) for e in rules)):
+            sides.append({"x0": x, "x1": x, "top": top, "bottom": bottom, "height": bottom - top, "width": 0.0,
+                          "orientation": "v", "object_type": "line"})
+    return sides
+
+
+def _clipped(page, bbox):
+    """``bbox`` clipped to the page, or None when nothing of it is on the page."""
+    x0, top, x1, bottom = bbox
+    px0, ptop, px1, pbottom = page.bbox
+    box = (max(x0, px0), max(top, ptop), min(x1, px1), min(bottom, pbottom))
+    return box if box[0] < box[2] and box[1] < box[3] else None
+
+
+def _within(page, bbox):
+    """The page cropped to ``bbox`` clipped to the page: a table drawn past the page edge has a box
+    pdfplumber refuses to crop to. Only called for a box with some of it on the page."""
+    return page.crop(_clipped(page, bbox))
+
+
+def _directions(table) -> dict:
+    """Reading directions for pdfplumber's cell text. Text turned a quarter anticlockwise (a narrow
+    column's header) reads bottom to top; pdfplumber reads all turned text top to bottom, so such a
+    header came out backwards ("LTCBOJ*" for "*JOBCTL")."""
+    turned = [c for c in _within(table.page, table.bbox).chars if not c.get("upright", True)]
+    upward = sum(1 for c in turned if (c.get("matrix") or (0, 0))[1] > 0)
+    return {"char_dir_rotated": "btt"} if turned and upward * 2 > len(turned) else {}
+
+
 def _cell(value) -> str:
-    return " ".join(str(value or "").split())
+    """One line of text; each of the cell's lines turned to logical order on its own, so a wrapped
+    right-to-left cell keeps its lines in order."""
+    return " ".join(w for line in str(value or "").split("\n") for w in logical_order(line).split())
+
+
+_RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
+_LTR_RUN = re.compile("[0-9A-Za-z\u00c0-\u024f](?:[0-9A-Za-z\u00c0-\u024f.,:/%+-]*[0-9A-Za-z\u00c0-\u024f%])?")
+_MIRROR = str.maketrans("()[]{}<>", ")(][}{><")
+
+
+def logical_order(text: str) -> str:
+    """A right-to-left cell as pdfplumber gives it — its characters in visual order, left to right on
+    the page, so every Arabic or Hebrew word reads backwards — turned into logical order: the line
+    reversed, then each left-to-right run inside it (numbers, dates, Latin words) turned back, and
+    brackets mirrored. Cells without right-to-left letters are returned unchanged."""
+    if not _RTL.search(text):
+        return text
+    flipped = text[::-1].translate(_MIRROR)
+    return _LTR_RUN.sub(lambda m: m.group()[::-1], flipped)
 
 
 def inside(table: Table, x: float | None, y: float | None, page_top: float) -> bool:

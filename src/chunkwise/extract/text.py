@@ -9,12 +9,24 @@ UTF-8 is a one-minute fix. Markdown has no blocks: the chunker parses Markdown i
 reStructuredText and Org get heading, list and paragraph blocks from ``textstruct`` (plain text only
 when it has a heading: prose without one is chunked by paragraphs as before).
 
-Markdown front matter (``---`` ... ``---`` or ``...`` at the very top) is read with PyYAML's
-``BaseLoader``, as safe as ``safe_load`` but keeping every scalar as written: ``safe_load`` would turn
-``id: 0012`` into 10 (octal), ``version: 1.10`` into 1.1 and ``title: yes`` into True. ``acl`` becomes
-an ``AccessTags``; ``supersedes`` (a path or document id, or a list of them) a tuple of names
-(see enrich/versions.py); when the block or its ``acl`` cannot be read, ``metadata["acl_error"]`` says why
-and the document is stored for review (never under a default tag).
+**Front matter.** The first line that is not blank (after a byte order mark and any blank lines)
+opens a block when it is ``---`` (three or more dashes) or ``+++``, with any spaces or tabs around
+it. ``---`` blocks are YAML, read with PyYAML's ``BaseLoader`` (as safe as ``safe_load`` but keeping
+every scalar as written: ``safe_load`` would turn ``id: 0012`` into 10, ``version: 1.10`` into 1.1 and
+``title: yes`` into True) and close at a line of at least as many dashes or ``...``; ``+++`` blocks
+are TOML and close at ``+++``. A block *declares access* when a line of it has the key ``acl`` in
+any case, spacing, quoting or width (``ACL:``, ``acl =``, ``"Acl" :``, fullwidth ``ａｃｌ：``).
+
+- A block at the very top opening ``---`` is front matter (what Markdown renderers hide), as is a
+  ``+++`` block that parses; a block after blank lines or indented is front matter only when it
+  declares access. Anything else is text: a leading rule followed by prose, "ACL:" in a sentence.
+- A block that declares access and does not parse (bad YAML or TOML, not a mapping, no closing
+  line, ``acl`` named twice, a bad tag, an empty list), or that stands in a file that is not
+  Markdown, fails closed: ``metadata["acl_error"]`` says why, the run reports it for the file, and
+  every chunk is stored for review, never under a default tag.
+- ``acl`` becomes an ``AccessTags``; ``supersedes`` (a path or document id, or a list of them) a
+  tuple of names (see enrich/versions.py). A block that does not parse but declares no access is
+  skipped with a warning.
 """
 from __future__ import annotations
 
@@ -32,7 +44,6 @@ _KEEP = ("title", "id", "acl", "updated_at", "language", "version", "author")
 _LF = b"\n"
 _NULLS = frozenset({"", "~", "null", "Null", "NULL"})
 _BLANK = " \t\n\r\f\v\x85\u00a0\u2028\u2029\u200b\u200c\u200d\u2060\ufeff"
-_OPEN_RE = re.compile(r"(-{3,})[ \t]*(?:\r\n|\r|\n)")
 _LINE_RE = re.compile(r"([^\r\n]*)(\r\n|\r|\n|$)")
 # (BOM, codec, label): UTF-32 first, its little-endian BOM begins with UTF-16's.
 _BOMS = (
@@ -52,9 +63,8 @@ def extract(data: bytes, source: str, media_type: str) -> Document:
     text, warnings = decode(data, source)
     metadata: dict = {}
     body_start = 0
-    if media_type == "text/markdown":
-        metadata, body_start, fm_warnings = front_matter(text, source)
-        warnings += fm_warnings
+    metadata, body_start, fm_warnings = front_matter(text, source, markdown=media_type == "text/markdown")
+    warnings += fm_warnings
     if not text[body_start:].strip(_BLANK):
         what = "empty after its front matter" if body_start else "empty"
         raise InputError(f"{source} is {what}; skipped")
@@ -113,48 +123,143 @@ def decode(data: bytes, source: str) -> tuple[str, list[str]]:
     return text, warnings
 
 
-def front_matter(text: str, source: str) -> tuple[dict, int, list[str]]:
-    """``(metadata, body_start, warnings)`` for YAML front matter at the very top of Markdown, else
-    ``({}, 0, [])``. Same fences as markdown-it's front-matter plugin: the closing line is at least as
-    many dashes as the opening, or ``...``; an unclosed block is not front matter. Bad YAML warns."""
-    opening = _OPEN_RE.match(text)
-    if not opening:
+def front_matter(text: str, source: str, markdown: bool = True) -> tuple[dict, int, list[str]]:
+    """``(metadata, body_start, warnings)`` of the front matter block at the top of a file, else
+    ``({}, 0, [])``; the grammar is in the module docstring. ``markdown`` False (plain text, reST,
+    Org): a block is never read there, but one that declares ``acl`` fails closed."""
+    found = _front_block(text)
+    if found is None:
         return {}, 0, []
-    width = len(opening.group(1))
-    for m in _LINE_RE.finditer(text, opening.end()):
+    kind, begin, block, body_start, closed = found
+    declares = _declares_acl(block)
+    strict = kind == "-" and text.startswith("---")  # what Markdown itself takes for front matter
+    if not declares and not (closed and (strict or kind == "+")):
+        return {}, 0, []  # a rule, a setext underline, prose: text
+    if not markdown:
+        if not declares:
+            return {}, 0, []
+        msg = (f"{source}: front matter declares acl, but front matter is read only in Markdown files; its "
+               "access tags cannot be read (held for review; name the file .md or use --acl-map)")
+        return {"acl_error": msg}, 0, [msg]
+    if not closed:
+        msg = (f"{source}: front matter declares acl but has no closing '{kind * 3}' line; its access tags "
+               "cannot be read (held for review)")
+        return {"acl_error": msg}, 0, [msg]
+    data, problem = _load(kind, block, source, text.count("\n", 0, begin) + 1)
+    if problem is not None:
+        if declares:  # an access declaration that cannot be read: never a default
+            msg = f"{problem}; its access tags cannot be read (held for review)"
+            return {"acl_error": msg}, body_start, [msg]
+        if not strict:
+            return {}, 0, []  # prose between two +++ lines: text
+        return {}, body_start, [f"{problem}; ignored"]
+    meta, warnings = _metadata(data, source)
+    return meta, body_start, warnings
+
+_FENCE_RE = re.compile(r"[ \t\ufeff]*(-{3,}|\+{3})[ \t]*")
+# A line that declares ``acl``: the word ``acl`` in any case or width (after NFKC, so a fullwidth
+# ``ＡＣＬ：`` too), quoted or not, opening a line (after ``-`` or spaces) and followed by ``:``, ``=``,
+# a space or the line end (``acl hr`` is a mistaken declaration, not prose); after ``{`` or ``,``
+# (YAML flow syntax) followed by ``:`` or ``=``; or a TOML table ``[acl]``.
+_DECLARES_RE = re.compile(
+    r"""^[ \t\-]*["']?[ \t]*acl["']?(?:[ \t:=]|$)|[{,][ \t]*["']?acl["']?[ \t]*[:=]|^[ \t]*\[[ \t]*["']?acl\b""",
+    re.M)
+
+
+def _front_block(text: str):
+    """``(kind, block_start, block, body_start, closed)`` of the block opening the file, or None. ``kind`` is
+    ``-`` (YAML) or ``+`` (TOML); an unclosed block runs to its first blank line."""
+    lines = _LINE_RE.finditer(text)
+    for m in lines:
+        if m.group(1).strip(_BLANK):
+            break
+        if m.end() == len(text):
+            return None
+    else:
+        return None
+    opening = _FENCE_RE.fullmatch(m.group(1))
+    if not opening:
+        return None
+    fence = opening.group(1)
+    kind, width, begin = fence[0], len(fence), m.end()
+    for m in _LINE_RE.finditer(text, begin):
         line = m.group(1).rstrip(" \t")
-        fence = line.lstrip(" ")
-        if (len(line) - len(fence) < 4 and len(fence) >= width and not fence.strip("-")) or line == "...":
-            body_start = m.end()
-            meta, warnings = _parse_yaml(text[opening.end() : m.start()], source)
-            return meta, body_start, warnings
+        bare = line.lstrip(" \t")
+        if kind == "+" and bare == "+++":
+            return kind, begin, text[begin : m.start()], m.end(), True
+        if kind == "-" and ((len(line) - len(bare) < 4 and len(bare) >= width and not bare.strip("-")) or line == "..."):
+            return kind, begin, text[begin : m.start()], m.end(), True
         if m.end() == len(text):
             break
-    return {}, 0, []
+    end = begin
+    for m in _LINE_RE.finditer(text, begin):  # unclosed: the block runs to its first blank line
+        if not m.group(1).strip(_BLANK):
+            break
+        end = m.end()
+        if m.end() == len(text):
+            break
+    return kind, begin, text[begin:end], 0, False
 
 
-def _parse_yaml(block: str, source: str) -> tuple[dict, list[str]]:
+def _declares_acl(block: str) -> bool:
+    import unicodedata
+
+    return bool(_DECLARES_RE.search(unicodedata.normalize("NFKC", block).casefold()))
+
+
+def _load(kind: str, block: str, source: str, first_line: int):
+    """``(mapping, None)`` or ``(None, problem)``: YAML with PyYAML's ``BaseLoader`` (every scalar a
+    string), TOML with ``tomllib``."""
+    if kind == "+":
+        import tomllib
+
+        try:
+            return tomllib.loads(block), None
+        except tomllib.TOMLDecodeError as exc:
+            return None, f"{source}: front matter is not valid TOML ({exc})"
     import yaml  # PyYAML: loaded only when a file has front matter
 
     try:
         data = yaml.load(block, Loader=yaml.BaseLoader)
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
-        at = f" at line {where.line + 2}" if where is not None else ""
-        msg = f"{source}: front matter is not valid YAML{at}; its access tags cannot be read (held for review)"
-        return {"acl_error": msg}, [msg]
+        at = f" at line {where.line + first_line}" if where is not None else ""
+        return None, f"{source}: front matter is not valid YAML{at}"
     if data is None:
-        return {}, []
+        return {}, None
     if not isinstance(data, dict):
-        msg = f"{source}: front matter is not a key: value mapping; its access tags cannot be read (held for review)"
-        return {"acl_error": msg}, [msg]
-    meta, warnings = {}, []
-    if "acl" in data:
+        return None, f"{source}: front matter is not a key: value mapping"
+    return data, None
+
+
+def _scalar(value):
+    """A front matter value as written: strings as they are; TOML integers and dates as text."""
+    import datetime
+
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, datetime.date, datetime.time)) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def _metadata(data: dict, source: str) -> tuple[dict, list[str]]:
+    import unicodedata
+
+    meta: dict = {}
+    warnings: list[str] = []
+    acl_keys = [k for k in data if isinstance(k, str) and unicodedata.normalize("NFKC", k).strip().casefold() == "acl"]
+    if len(acl_keys) > 1:
+        msg = (f"{source}: front matter names acl more than once ({', '.join(map(repr, acl_keys))}); its access "
+               "tags cannot be read (held for review)")
+        meta["acl_error"] = msg
+        warnings.append(msg)
+    elif acl_keys:
         # Fail closed: an acl that is present but unreadable must not fall back to a default.
         try:
-            meta["acl"] = _acl(data["acl"], source)
+            meta["acl"] = _acl(data[acl_keys[0]], source)
         except ConfigError as exc:
-            meta["acl_error"] = str(exc)
+            meta["acl_error"] = f"{exc} (held for review)"
             warnings.append(f"{exc} (held for review)")
     for key in ("description", "summary"):  # header "context" (enrich/describe.py)
         if isinstance(data.get(key), str) and data[key].strip():
@@ -171,12 +276,13 @@ def _parse_yaml(block: str, source: str) -> tuple[dict, list[str]]:
                 meta["supersedes"] = kept
     for key in _KEEP:
         value = data.get(key)
-        if key == "acl" or value is None or (isinstance(value, str) and value.strip() in _NULLS):
+        if key == "acl" or value is None:
             continue
-        if isinstance(value, str):
-            meta[key] = value.strip()
-        else:
+        text = _scalar(value)
+        if text is None:
             warnings.append(f"{source}: front matter {key} must be a single value, not a list or mapping; ignored")
+        elif text.strip() not in _NULLS:
+            meta[key] = text.strip()
     return meta, warnings
 
 

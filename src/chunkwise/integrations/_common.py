@@ -39,8 +39,8 @@ def chunk_config(config: api.ChunkConfig | None = None, options: dict | None = N
 
 @dataclass(frozen=True)
 class Piece:
-    """One chunk as the integrations hand it on. ``text == source_text[start:end]`` for text input;
-    ``chunk_id`` is the id ``chunkwise ingest`` gives the same chunk of the same document."""
+    """One record as the integrations hand it on (``api.ChunkRecord``: what ``chunkwise ingest``
+    stores for the same document, same ``chunk_id``). ``text == source_text[start:end]``."""
 
     chunk_id: str
     doc_id: str
@@ -54,36 +54,45 @@ class Piece:
     page_end: int | None
     size: int
     needs_review: bool
+    source: str = ""
+    acl: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, r: api.ChunkRecord) -> "Piece":
+        return cls(r.chunk_id, r.doc_id, r.chunk_index, r.start_char, r.end_char, r.text, r.embed_text,
+                   tuple(r.heading_path), r.page, r.page_end, r.size, r.needs_review, r.source_uri, tuple(r.acl),
+                   tuple(r.reasons))
 
     def metadata(self) -> dict[str, Any]:
         return {"chunk_id": self.chunk_id, "doc_id": self.doc_id, "chunk_index": self.index,
                 "start_index": self.start, "end_index": self.end, "heading_path": list(self.heading_path),
-                "page": self.page, "page_end": self.page_end, "size": self.size, "needs_review": self.needs_review}
+                "page": self.page, "page_end": self.page_end, "size": self.size, "needs_review": self.needs_review,
+                "acl": list(self.acl), "reasons": list(self.reasons)}
 
 
 class Engine:
-    """A configured chunker that turns texts and files into Pieces."""
+    """The door of a framework splitter: texts, pages and files -> Pieces, through the preparation
+    ``chunkwise ingest`` runs (``api.door_preparer``), so a splitter's chunks, ids and access tags
+    are the store's. ``acl``/``acl_map``: default tags and globs -> tags, as ingest takes them."""
 
-    def __init__(self, config: api.ChunkConfig) -> None:
+    def __init__(self, config: api.ChunkConfig, acl=(), acl_map=None) -> None:
         self.config = config
-        self.chunker = api.make_chunker(config)
+        self.preparer = api.door_preparer(config, acl=acl, acl_map=acl_map)
 
     def split_text(self, text: str, doc_id: str | None = None) -> list[Piece]:
         if not isinstance(text, str):
             raise api.ConfigError(f"expected text (str), got {type(text).__name__}")
-        doc_id = doc_id or api.text_doc_id(text)
-        return _pieces(doc_id, self.chunker.chunk(text))
+        return [Piece.of(r) for r in api.text_records(self.preparer, text, doc_id)]
 
-    def split_file(self, path: str | Path) -> tuple[api.Document, list[Piece]]:
+    def split_pages(self, pages: Sequence[tuple[int | None, str]], doc_id: str, join: str) -> list[Piece]:
+        """One source given page by page (a PDF loader's Documents): one document whose text is the
+        pages joined by ``join``; pages keep their numbers, ids are unique across pages."""
+        return [Piece.of(r) for r in api.page_records(self.preparer, pages, doc_id, join)]
+
+    def split_file(self, path: str | Path) -> list[Piece]:
         """Any supported format; offsets into the document's extracted original text, pages set."""
-        doc = api.load_document(path)
-        return doc, _pieces(doc.doc_id, api.chunk_document(doc, api.for_document(self.chunker, doc)))
-
-
-def _pieces(doc_id: str, chunks: Sequence[api.Chunk]) -> list[Piece]:
-    return [Piece(cid, doc_id, c.index, c.start_char, c.end_char, c.text, c.embed_text, tuple(c.heading_path),
-                  c.page, c.page_end, c.size, c.needs_review)
-            for cid, c in zip(api.chunk_ids(doc_id, chunks), chunks)]
+        return [Piece.of(r) for r in api.file_records(self.preparer, path)]
 
 
 def declared_id(metadata: dict | None, explicit: str | None = None) -> str | None:

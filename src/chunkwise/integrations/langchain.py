@@ -88,8 +88,7 @@ class ChunkwiseSplitter(TextSplitter):
     def split_file(self, path) -> list[Document]:
         """Any file chunkwise reads (Markdown, text, HTML, PDF, DOCX): pages and heading paths from the
         format itself; offsets point into its extracted text (``metadata["source"]`` = its path)."""
-        doc, pieces = self._engine.split_file(path)
-        return [_document(p, {"source": doc.source, **p.metadata()}) for p in pieces]
+        return [_document(p, {"source": p.source, **p.metadata()}) for p in self._engine.split_file(path)]
 
 
 def _document(piece, metadata: dict) -> Document:

@@ -46,11 +46,22 @@ async def _refuse(send, exc: AuthError) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def asgi_app(server, source: GroupSource | None, *, host: str, max_body: int):
+def _sdk_check(hosts: frozenset[str]):
+    """The SDK's own DNS-rebinding check with the same names as the Guard (it also checks Origin)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    shown = sorted(f"[{h}]" if ":" in h else h for h in hosts)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=[x for h in shown for x in (h, h + ":*")],
+        allowed_origins=[f"{scheme}://{h}{port}" for h in shown for scheme in ("http", "https") for port in ("", ":*")])
+
+
+def asgi_app(server, source: GroupSource | None, *, host: str, max_body: int, hosts: frozenset[str]):
     """The whole ASGI application: Guard(Authenticate(the SDK's streamable HTTP app)). ``source``
-    None: the server's fixed groups serve every caller (loopback only; checked by the caller)."""
+    None: the server's fixed groups serve every caller (loopback only; checked by the caller).
+    ``hosts``: the Host names answered (``chunkwise.serve.hosts.allowed_hosts``)."""
     from chunkwise.serve.middleware import Guard
 
     app = server.streamable_http_app(streamable_http_path=PATH, stateless_http=True, json_response=True,
-                                     max_request_body_size=max_body, host=host)
-    return Guard(app if source is None else Authenticate(app, source), max_body)
+                                     max_request_body_size=max_body, host=host, transport_security=_sdk_check(hosts))
+    return Guard(app if source is None else Authenticate(app, source), max_body, hosts)

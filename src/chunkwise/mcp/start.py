@@ -54,7 +54,7 @@ def group_source(transport: str, groups: str | None, tokens: str | None, trust_g
 def run(db: str, transport: str = "stdio", *, groups: str | None = None, tokens: str | None = None,
         trust_groups_header: bool = False, host: str = "127.0.0.1", port: int = 8765, bm25: str = "fts5",
         generator_tokenizer: str | None = None, ranking: dict | None = None, max_body: int = MAX_BODY,
-        ready_json: bool = False, log_level: str = "warning") -> int:
+        ready_json: bool = False, log_level: str = "warning", allowed_hosts: tuple[str, ...] = ()) -> int:
     needs = ["mcp"] + (["uvicorn"] if transport == "http" else [])
     missing = [m for m in needs if importlib.util.find_spec(m) is None]
     if missing:
@@ -62,6 +62,12 @@ def run(db: str, transport: str = "stdio", *, groups: str | None = None, tokens:
     if max_body < 1024:
         raise ConfigError(f"--max-body {max_body}: at least 1024 bytes")
     fixed, source = group_source(transport, groups, tokens, trust_groups_header, host)
+    from chunkwise.serve.hosts import allowed_hosts as answered, is_loopback_name
+
+    hosts = answered(host, allowed_hosts)
+    if fixed is not None and transport == "http" and not all(is_loopback_name(h) for h in hosts):
+        raise ConfigError("--groups gives every caller the same groups; over HTTP it answers only loopback names: "
+                          "use --tokens FILE to serve --allowed-host names")
     from chunkwise.mcp.server import build_server
     from chunkwise.serve.engine import Engine
 
@@ -72,7 +78,7 @@ def run(db: str, transport: str = "stdio", *, groups: str | None = None, tokens:
             engine.warm()
             _ready(ready_json, {"transport": "stdio", "store": str(db), "model": engine.model, "auth": "groups"})
             return _stdio(server)
-        return _http(server, engine, source, host, port, max_body, ready_json, log_level, db)
+        return _http(server, engine, source, host, port, max_body, ready_json, log_level, db, hosts)
     finally:
         engine.close()
 
@@ -96,7 +102,8 @@ def _stdio(server) -> int:
     return 0
 
 
-def _http(server, engine, source, host: str, port: int, max_body: int, ready_json: bool, log_level: str, db) -> int:
+def _http(server, engine, source, host: str, port: int, max_body: int, ready_json: bool, log_level: str, db,
+          hosts: frozenset[str]) -> int:
     import uvicorn
 
     from chunkwise.mcp.http import PATH, asgi_app
@@ -104,7 +111,7 @@ def _http(server, engine, source, host: str, port: int, max_body: int, ready_jso
 
     sock = listen(host, port)
     engine.warm()
-    app = asgi_app(server, source, host=host, max_body=max_body)
+    app = asgi_app(server, source, host=host, max_body=max_body, hosts=hosts)
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{sock.getsockname()[1]}{PATH}"
     _ready(ready_json, {"transport": "http", "url": url, "store": str(db), "model": engine.model,

@@ -10,28 +10,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chunkwise import api
-from chunkwise.serve.models import Text  # a str that must be valid UTF-8 (no lone surrogates)
+from chunkwise.serve.models import FilterArgs, Text  # Text: a str that must be valid UTF-8 (no lone surrogates)
 
 MAX_QUERY = 4000
 MAX_K = 50
 
 
 Id = Annotated[Text, Field(min_length=1, max_length=2048)]
-
-
-class FilterArgs(BaseModel):
-    """Narrow the results; filters never widen what the caller's groups may see."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    doc_ids: list[Id] = Field([], max_length=100, description="only passages of these documents")
-    source_prefix: Annotated[Text, Field(max_length=2048)] = Field("", description="sources starting with this (a folder)")
-    file_types: list[Annotated[Text, Field(min_length=1, max_length=16)]] = Field(
-        [], max_length=100, description="file extensions without the dot, e.g. md, pdf")
-    updated_after: Annotated[Text, Field(pattern=r"^\d{4}-\d{2}-\d{2}")] | None = Field(
-        None, description="documents dated on or after this ISO date (front matter updated_at)")
-    updated_before: Annotated[Text, Field(pattern=r"^\d{4}-\d{2}-\d{2}")] | None = Field(
-        None, description="documents dated on or before this ISO date")
 
 
 class SearchArgs(BaseModel):
@@ -99,9 +84,11 @@ def search_options(args: SearchArgs) -> dict[str, Any]:
                                "per": args.per}
     if args.filters is not None:
         f = args.filters
+        if f.updated_after and f.updated_before and f.updated_after > f.updated_before:
+            # valid for the library and the HTTP API (an empty range); an assistant is told instead
+            raise ArgumentError(f"filters: updated_after {f.updated_after} is later than updated_before {f.updated_before}")
         try:
-            options["filters"] = api.Filters(tuple(f.doc_ids), f.source_prefix, tuple(f.file_types),
-                                             f.updated_after, f.updated_before)
+            options["filters"] = args.filters.to_filters()
         except api.ConfigError as exc:
             raise ArgumentError(str(exc)) from None
     return options
@@ -145,7 +132,7 @@ def fetch_answer(document: dict | None, chunk_id: str | None) -> dict | None:
     if not chunks:
         return None
     return {"doc_id": document["doc_id"], "source": document["source_uri"], "title": document["title"],
-            "source_version": document["source_version"], "chunks": chunks}
+            "version": document["version"], "chunks": chunks}
 
 
 def dumps(value: Any) -> str:

@@ -9,6 +9,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import replace
 from typing import Any
 
+from chunkwise.chunking.markdown import mask_front_matter
 from chunkwise.config import ChunkConfig
 from chunkwise.types import Chunk, Document, Page
 
@@ -96,6 +97,8 @@ def chunk_document(doc: Document, chunker=None, boundaries=(), **options: Any) -
     page, if it crosses one) on each chunk. ``boundaries`` (original offsets, e.g. where access tags
     change) are hard: no chunk crosses one."""
     view, norm = normalised_view(doc)
+    if view.media_type == "text/markdown" and view.body_start:  # front matter the parser may not know
+        view = replace(view, text=mask_front_matter(view.text, view.body_start))
     if boundaries:
         chunks = _chunk_between(view, norm, sorted(set(boundaries)), chunker, **options)
     else:
@@ -131,7 +134,7 @@ def _chunk_view(doc: Document, chunker=None, **options: Any) -> list[Chunk]:
     if hasattr(chunker, "chunk_blocks") and doc.blocks:  # structure-aware: structure, table, auto, semantic
         chunks = chunker.chunk_blocks(doc.text, doc.blocks, doc.body_start, doc.title)
     elif isinstance(chunker, StructureChunker):
-        chunks = chunker.chunk(doc.text)  # the Markdown parser skips front matter itself
+        chunks = chunker.chunk_from(doc.text, doc.body_start)  # front matter is blank (chunk_document)
     else:
         body = doc.text[doc.body_start :]
         chunks = [replace(c, start_char=c.start_char + doc.body_start, end_char=c.end_char + doc.body_start)

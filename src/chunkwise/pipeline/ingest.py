@@ -33,7 +33,7 @@ from chunkwise.access import AccessTags, parse_acl_map
 from chunkwise.config import ChunkConfig
 from chunkwise.enrich.records import RECORD_FORMAT
 from chunkwise.enrich.versions import RECIPE as VERSIONS_RECIPE
-from chunkwise.errors import ChunkwiseError, ConfigError
+from chunkwise.errors import ChunkwiseError, ConfigError, StoreWriteError
 from chunkwise.pipeline.chunk import make_chunker
 from chunkwise.pipeline.embed import EmbedStage
 from chunkwise.pipeline.executors import Executor, contained, prepare_and_embed, session
@@ -184,6 +184,8 @@ def ingest(
                 if isinstance(item, Written):  # written on the cluster, in its own transaction
                     stats.merge(item.stats)
                     stats.errors.extend(item.stats.errors)
+                    for message in item.stats.warnings:  # the extraction's, as in a local run
+                        note(message)
                     progress.written()
                     continue
                 stats.errors.extend({"path": item.task.rel, "error": p} for p in item.problems)
@@ -191,6 +193,8 @@ def ingest(
                     note(f"{item.task.rel}: {message}")
                 try:
                     write.write(item, vectors, repair=embed.repair)
+                except StoreWriteError:  # a full disk fails the run, not each remaining document
+                    raise
                 except ChunkwiseError as exc:
                     stats.errors.append({"path": item.task.rel, "error": str(exc)})
                 progress.written()

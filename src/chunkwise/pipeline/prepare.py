@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Mapping
 
 from chunkwise.config import ChunkConfig
-from chunkwise.enrich import build_records
+from chunkwise.enrich import ChunkRecord, build_records
 from chunkwise.access import AccessTags
-from chunkwise.enrich.acl import plan_access
+from chunkwise.enrich.acl import AccessPlan, plan_access
 from chunkwise.enrich.versions import version_info
 from chunkwise.errors import ChunkwiseError
 from chunkwise.pipeline.chunk import chunk_document, for_document, make_chunker
 from chunkwise.pipeline.documents import SourceFailure, extract_options, read_source
-from chunkwise.types import Document
+from chunkwise.types import Chunk, Document
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,9 @@ class Preparer:
         except ChunkwiseError as exc:
             return PrepareFailure(task, str(exc))
 
-    def prepare_document(self, task: PrepareTask, doc: Document) -> Prepared:
+    def records(self, doc: Document) -> tuple[list[ChunkRecord], AccessPlan, list[Chunk]]:
+        """One extracted Document's records (with the access plan and chunks they came from): the
+        one place records are made, for ``ingest`` and for every door (``pipeline/doors.py``)."""
         s = self.settings
         access = plan_access(doc, s.acl, s.acl_map)
         chunker = for_document(self.chunker, doc)
@@ -133,6 +135,11 @@ class Preparer:
             from chunkwise.enrich.llm_context import ContextModel, add_context
 
             records = add_context(records, ContextModel.parse(s.config.context_llm), chunker.sizer, s.config.size)
+        return records, access, chunks
+
+    def prepare_document(self, task: PrepareTask, doc: Document) -> Prepared:
+        s = self.settings
+        records, access, chunks = self.records(doc)
         plan = None
         if s.late is not None:
             records, plan = _late_records(doc, chunks, records, access.regions, s.late)
@@ -146,7 +153,7 @@ class Preparer:
                 vectors = {}  # again for the keys it lacks, and its error is the run's, as without workers
         return Prepared(task, doc.doc_id, doc.source, doc.title, str(meta.get("author") or ""),
                         str(meta.get("updated_at") or ""), tuple(r.to_dict() for r in records), plan,
-                        tuple(access.problems), version_info(meta, records).to_json(), vectors, doc.warnings)
+                        access.reported, version_info(meta, records).to_json(), vectors, doc.warnings)
 
 
 def _late_records(doc, chunks, records, regions, late):

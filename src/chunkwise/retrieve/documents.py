@@ -4,6 +4,12 @@ A document the caller may see no chunk of is reported exactly like one that does
 (``None``), so whether a document exists, and how many chunks it has, is never revealed to a caller
 outside its groups. Document fields (source, title, version) come from the permitted records
 themselves, never from the document row.
+
+Nothing served is derived from text the caller may not read: a record is sent with the fields of
+``SERVED_FIELDS`` only. Left out are the source's sha256 (``source_version``: a hash of the whole
+file, hidden sections included, which confirms a guess of their content), the section id (a hash
+over the full heading path, restricted headings included) and the embed key and window (which
+name text outside the chunk for late chunking).
 """
 from __future__ import annotations
 
@@ -14,39 +20,51 @@ from chunkwise.access import permitted
 from chunkwise.retrieve.index import check_groups
 
 
+SERVED_FIELDS = ("chunk_id", "doc_id", "source_uri", "chunk_index", "heading_path", "start_char", "end_char", "page",
+                 "page_end", "doc_updated_at", "ingested_at", "language", "acl", "content_hash", "embed_model", "text",
+                 "embed_text", "size", "title", "author", "chunker", "header_mode", "quality", "reasons", "doc_version",
+                 "route")
+
+
+def served_record(record: dict) -> dict:
+    """The fields of a permitted record a caller is sent (see the module's note)."""
+    return {k: record[k] for k in SERVED_FIELDS if k in record}
+
+
 @dataclass(frozen=True)
 class VisibleDocument:
     doc_id: str
     source_uri: str
     title: str
-    source_version: str
-    records: tuple[dict, ...]  # ChunkRecord dicts (text and embed_text included), in chunk order
+    version: str  # the front matter's ``version`` as the caller's records carry it ("" when none)
+    records: tuple[dict, ...]  # served records (``served_record``: text and embed_text included), in chunk order
 
     def to_dict(self) -> dict:
         return {
             "doc_id": self.doc_id,
             "source_uri": self.source_uri,
             "title": self.title,
-            "source_version": self.source_version,
+            "version": self.version,
             "boundaries": [[r["start_char"], r["end_char"]] for r in self.records],
             "records": list(self.records),
         }
 
 
 def visible_document(store, doc_id: str, groups) -> VisibleDocument | None:
-    """The records of ``doc_id`` that ``groups`` may see (the one visibility rule, per record), or
-    ``None`` when there are none. ``store`` is anything with ``records_of(doc_id)``."""
+    """The records of ``doc_id`` that ``groups`` may see, or ``None`` when there are none. The store
+    filters inside its lookup (``visible_records``: no hidden row is read, so hidden and absent take
+    the same time); the one visibility rule is checked again on what comes back."""
     groups = check_groups(groups)
     as_caller = getattr(store, "as_caller", None)  # a secured PostgreSQL store shows only these groups' rows
     with as_caller(groups) if as_caller else nullcontext():
-        stored = store.records_of(doc_id)
-    records = [r for r in stored.values() if permitted(r.get("acl") or (), r.get("quality", ""), groups)]
+        stored = store.visible_records(doc_id, groups)
+    records = [r for r in stored if permitted(r.get("acl") or (), r.get("quality", ""), groups)]
     if not records:
         return None
     records.sort(key=lambda r: (r["chunk_index"], r["start_char"]))
     first = records[0]
     return VisibleDocument(doc_id, first.get("source_uri", ""), first.get("title", ""),
-                           first.get("source_version", ""), tuple(records))
+                           first.get("doc_version", "") or "", tuple(served_record(r) for r in records))
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,9 @@ class ChunkSource(Protocol):
 def _current(source: ChunkSource, passage: Passage) -> list[Item]:
     version = source.document_version(passage.doc_id)
     if version is None or (passage.source_version and version != passage.source_version):
-        raise StaleLink(f"{passage.doc_id}: retrieved from version {passage.source_version[:12] or '?'} but the "
-                        f"store holds {(version or 'none')[:12]}; re-run the search (the index is older than the store)")
+        # no hash in the message: a source's sha256 covers text the caller may not read
+        raise StaleLink(f"{passage.doc_id}: retrieved from an older version of the document than the store holds; "
+                        "re-run the search (the index is older than the store)")
     rows = sorted(source.doc_chunks(passage.doc_id), key=lambda r: r.chunk_index)
     have = {r.chunk_id for r in rows}
     missing = [c for c in passage.chunk_ids if c not in have]

@@ -54,9 +54,8 @@ class Filters:
         object.__setattr__(self, "file_types", tuple(t.lower().lstrip(".") for t in self.file_types))
         if not isinstance(self.source_prefix, str):
             raise ConfigError(f"filter source_prefix: a string, got {type(self.source_prefix).__name__}")
-        after, before = _date(self.updated_after, "updated_after"), _date(self.updated_before, "updated_before")
-        if after and before and after > before:
-            raise ConfigError(f"filter: updated_after {after} is later than updated_before {before}")
+        _date(self.updated_after, "updated_after"), _date(self.updated_before, "updated_before")
+        # updated_after later than updated_before is an empty range: valid, it matches no document
 
     @property
     def empty(self) -> bool:

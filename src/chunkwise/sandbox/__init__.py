@@ -38,6 +38,23 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+WORKERS_PER_CPU = 4  # more processes than this per CPU only adds memory and start-up time
+
+
+def check_workers(workers: int) -> int:
+    """``workers``, refused (before any process starts) below 1 or above ``WORKERS_PER_CPU`` times
+    the CPUs this process may use: each worker is a Python interpreter with its own memory limit, so
+    a typo such as ``--workers 100000`` would otherwise fork until the machine gives out."""
+    cpus = default_workers()
+    most = WORKERS_PER_CPU * cpus
+    if workers < 1:
+        raise ConfigError(f"workers must be at least 1, got {workers}")
+    if workers > most:
+        raise ConfigError(f"--workers {workers} is more than {WORKERS_PER_CPU} per CPU ({cpus} CPUs here: at most "
+                          f"{most}); more processes than CPUs only wait their turn")
+    return workers
+
+
 def run(fn: Callable[[Any], Any], items: Iterable[Any], *, workers: int = 1, limits: Limits = Limits(),
         window: int | None = None) -> Iterator[Outcome]:
     """``fn`` over ``items``, one :class:`Outcome` per item in input order (a generator: items are
@@ -55,8 +72,7 @@ class Pool:
 
     def __init__(self, fn: Callable[[Any], Any], *, workers: int = 1, limits: Limits = Limits(),
                  isolate: bool = False):
-        if workers < 1:
-            raise ConfigError(f"workers must be at least 1, got {workers}")
+        check_workers(workers)
         self.fn, self.workers, self.limits, self.isolate = fn, workers, limits, isolate
         self._procs: Any = None
 
@@ -99,6 +115,7 @@ class PoolExecutor:
 
     def __init__(self, workers: int, on_failure: Callable[[Any, Failure], Any], limits: Limits = Limits(),
                  window: int | None = None):
+        check_workers(workers)
         self.workers, self.on_failure, self.limits, self.window = workers, on_failure, limits, window
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
@@ -106,4 +123,5 @@ class PoolExecutor:
             yield out.value if out.ok else self.on_failure(out.item, out.failure)
 
 
-__all__ = ["Failure", "Limits", "Outcome", "Pool", "PoolExecutor", "default_workers", "run"]
+__all__ = ["Failure", "Limits", "Outcome", "Pool", "PoolExecutor", "WORKERS_PER_CPU", "check_workers", "default_workers",
+           "run"]

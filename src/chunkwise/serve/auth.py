@@ -145,12 +145,17 @@ class BearerTokens:
 
 
 class CallerSays:
-    """``--insecure-groups-in-body`` (loopback only): the caller names its groups, as ``"groups"``
-    in a JSON body or, for GET requests that have no body, in ``X-Chunkwise-Groups``."""
+    """``--insecure-groups-in-body``: the caller names its groups, as ``"groups"`` in a JSON body or,
+    for GET requests that have no body, in ``X-Chunkwise-Groups``. Loopback only, or (``tokens``)
+    any address for callers that hold a token of the file (its groups are not used)."""
 
     name = "body"
 
+    def __init__(self, tokens: BearerTokens | None = None) -> None:
+        self._tokens = tokens
+
     def groups(self, headers: Headers, body_groups=None) -> tuple[str, ...]:
+        self.check_client(headers)
         value = _one(headers, GROUPS_HEADER)
         from_header = parse_groups_header(value) if value is not None else None
         if body_groups is None and from_header is None:
@@ -165,7 +170,8 @@ class CallerSays:
         return from_header
 
     def check_client(self, headers: Headers) -> None:
-        return None
+        if self._tokens is not None:
+            self._tokens.check_client(headers)
 
 
 def load_tokens(path: str | Path) -> BearerTokens:
@@ -173,10 +179,11 @@ def load_tokens(path: str | Path) -> BearerTokens:
     ``sha256:HEX`` holds the digest of a token instead of the token itself (keep secrets out of the
     file: ``printf %s TOKEN | sha256sum``). Tokens are at least 16 visible ASCII characters."""
     where = f"--tokens {path}"
+    from chunkwise.textfile import read_text
+
+    text = read_text(path, "--tokens")
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{where}: cannot read the tokens file ({exc.strerror or exc})") from exc
+        data = json.loads(text)
     except ValueError as exc:
         raise ConfigError(f"{where}: not JSON ({exc}); expected {{\"TOKEN\": [\"group\", ...]}}") from exc
     if not isinstance(data, dict) or not data:

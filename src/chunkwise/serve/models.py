@@ -7,6 +7,7 @@ against what is really sent (the schema fuzz validates every response).
 """
 from __future__ import annotations
 
+import datetime
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, WithJsonSchema, ConfigDict, Field, StrictInt, create_model
@@ -24,6 +25,29 @@ def _utf8(s: str) -> str:
 
 Text = Annotated[str, AfterValidator(_utf8)]
 MAX_INPUTS = 2048  # the OpenAI API's own limit per request
+
+
+class FilterArgs(BaseModel):
+    """Narrow the results; filters never widen what the caller's groups may see."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    doc_ids: list[Annotated[Text, Field(min_length=1, max_length=2048)]] = Field([], max_length=100, description="only passages of these documents")
+    source_prefix: Annotated[Text, Field(max_length=2048)] = Field("", description="sources starting with this (a folder)")
+    file_types: list[Annotated[Text, Field(min_length=1, max_length=16)]] = Field(
+        [], max_length=100, description="file extensions without the dot, e.g. md, pdf")
+    updated_after: datetime.date | None = Field(
+        None, description="documents dated on or after this ISO date (front matter updated_at); a range whose "
+                          "start is after its end matches nothing")
+    updated_before: datetime.date | None = Field(None, description="documents dated on or before this ISO date")
+
+    def to_filters(self):
+        """The library's ``Filters`` (its checks: a ConfigError, e.g. after > before)."""
+        from chunkwise.retrieve.filters import Filters
+
+        day = lambda d: d.isoformat() if d else None  # noqa: E731
+        return Filters(tuple(self.doc_ids), self.source_prefix, tuple(self.file_types), day(self.updated_after),
+                       day(self.updated_before))
 
 
 class SearchRequest(BaseModel):
@@ -47,6 +71,7 @@ class SearchRequest(BaseModel):
     versions: Literal["auto", "latest", "all"] = Field(
         "auto", description="auto: the latest version of a document the caller may see unless the query names a "
                             "version, a year or an earlier version; latest: always the latest; all: every version")
+    filters: FilterArgs | None = Field(None, description="narrow the results (documents, folder, file types, dates)")
 
 
 class SearchRequestWithGroups(SearchRequest):
@@ -145,9 +170,10 @@ class DocumentResponse(BaseModel):
     doc_id: str
     source_uri: str
     title: str
-    source_version: str
+    version: str = Field(description="the document's front matter version (\"\" when none)")
     boundaries: list[list[int]] = Field(description="[start_char, end_char] of each record, in chunk order")
-    records: list[dict] = Field(description="the ChunkRecords the caller may see, text included")
+    records: list[dict] = Field(description="the ChunkRecords the caller may see, text included, without the "
+                                            "fields derived from text it may not read (source hash, section id)")
 
 
 class Health(BaseModel):
@@ -156,6 +182,11 @@ class Health(BaseModel):
     model: str | None = Field(description="the store's query embedder, served at /v1/embeddings")
     dim: int | None
     auth: Literal["header", "tokens", "body"] = Field(description="where callers' groups come from")
+    generation: int | None = Field(description="the store's generation: grows with every change an ingest commits "
+                                               "(null: not readable by this server's role)")
+    indexes: dict[str, str] = Field(description="each index's state: 'in the store (always current)', or for an "
+                                                "in-memory one 'current', 'stale' (rebuilt by the next search) or "
+                                                "'not loaded'")
 
 
 class WhoAmI(BaseModel):

@@ -13,9 +13,15 @@ What differs from SQLite, and why:
 - ``acl_stats`` keeps, per distinct tag set, the servable rows and their summed length, updated in
   each document's transaction: a caller's row count and mean length are one small sum, always
   consistent with the rows.
-- Vectors stay cached by embed key in ``vectors``; each chunk carries a copy in ``chunks.vector``
-  so the access filter and the HNSW ordering are one query on one table. The HNSW index is built
-  for the store's one dimension once vectors exist (``postgres.PostgresStore._ensure_hnsw``).
+- Each vector is stored once, by embed key, in ``vectors`` (chunks with the same embedded text
+  share it; migration 7 dropped the copy every chunk carried). The HNSW index (``vectors_hnsw``) is
+  built on it for the store's one dimension once vectors exist
+  (``postgres.PostgresStore._ensure_hnsw``); a search walks it for the nearest keys and joins them
+  to the permitted chunks (``pg_security.hnsw_statement``).
+- A chunk's record (its metadata) is ``jsonb`` with a GIN index (``jsonb_path_ops``: ``record @>
+  '{"heading_path": ["Runbook"]}'``); times are ``timestamptz``; a document's ``updated_at`` stays
+  the text its author wrote, and ``updated`` is that text read as a time when it is an ISO date
+  (indexed, for date filters), NULL otherwise.
 """
 from __future__ import annotations
 
@@ -110,8 +116,36 @@ ALTER TABLE chunks ADD COLUMN lex_heading TEXT NOT NULL DEFAULT '';
     (5, "row-level security: the indexed lexical match for readers", ""),
     # A reader's nearest neighbours through the HNSW index (``chunkwise_nearest``): the functions again.
     (6, "row-level security: the indexed nearest-neighbour search for readers", ""),
+    # What a DBA expects (issue 28): metadata as jsonb with a GIN index, times as timestamptz, each
+    # vector once (the HNSW index moves to ``vectors``; the reader's functions are re-created for it).
+    # ``documents.updated`` is filled in Python (``PostgresStore._fill_updated``: ISO dates only).
+    (7, "jsonb records, timestamptz times, each vector stored once", """
+DROP INDEX IF EXISTS chunks_hnsw;
+ALTER TABLE chunks DROP COLUMN vector;
+ALTER TABLE chunks ALTER COLUMN record TYPE JSONB USING record::jsonb;
+CREATE INDEX chunks_record ON chunks USING gin (record jsonb_path_ops);
+ALTER TABLE documents ALTER COLUMN ingested_at TYPE TIMESTAMPTZ USING ingested_at::timestamptz;
+ALTER TABLE documents ADD COLUMN updated TIMESTAMPTZ;
+CREATE INDEX documents_updated ON documents (updated);
+ALTER TABLE runs ALTER COLUMN started_at TYPE TIMESTAMPTZ USING started_at::timestamptz;
+ALTER TABLE runs ALTER COLUMN finished_at TYPE TIMESTAMPTZ USING finished_at::timestamptz;
+ALTER TABLE runs ALTER COLUMN stats TYPE JSONB USING stats::jsonb;
+"""),
+    # The store's generation (SQLite migration 9), bumped once per statement that changes chunks or
+    # vectors; readers may read it (pg_security.PLAIN_TABLES).
+    (8, "the store generation (grows with every change of chunks or vectors)", """
+CREATE TABLE generation (id INTEGER PRIMARY KEY CHECK (id = 1), value BIGINT NOT NULL);
+INSERT INTO generation VALUES (1, 1);
+CREATE FUNCTION chunkwise_bump_generation() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN UPDATE generation SET value = value + 1; RETURN NULL; END $$;
+CREATE TRIGGER generation_chunks AFTER INSERT OR UPDATE OR DELETE ON chunks
+    FOR EACH STATEMENT EXECUTE FUNCTION chunkwise_bump_generation();
+CREATE TRIGGER generation_vectors AFTER INSERT OR UPDATE OR DELETE ON vectors
+    FOR EACH STATEMENT EXECUTE FUNCTION chunkwise_bump_generation();
+"""),
 ]
 REANALYSE = 3  # the migration after whose SQL every row is re-analysed
-ROW_SECURITY = (4, 5, 6)  # the migrations whose work is pg_security.install
+ROW_SECURITY = (4, 5, 6, 7)  # the migrations whose work is pg_security.install
+DATES = 7  # the migration after whose SQL every document's ``updated`` is read from ``updated_at``
 
 LATEST = MIGRATIONS[-1][0]

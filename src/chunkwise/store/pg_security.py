@@ -42,10 +42,11 @@ GROUPS_SETTING = "chunkwise.groups"
 CALLER = "(SELECT chunkwise_caller_groups())"
 POLICY = "chunkwise_read"
 # Readers may read these without a policy: what a store is (migrations) and was built with (settings).
-PLAIN_TABLES = ("migrations", "settings")
+PLAIN_TABLES = ("migrations", "settings", "generation")
 # Every table of a store (pg_schema): the only ones pg-secure grants or revokes anything on; other
 # tables in the schema are not chunkwise's to touch.
-STORE_TABLES = ("roots", "documents", "chunks", "vectors", "runs", "settings", "acl_stats", "version_links", "migrations")
+STORE_TABLES = ("roots", "documents", "chunks", "vectors", "runs", "settings", "acl_stats", "version_links", "migrations",
+                "generation")
 
 
 def permitted(alias: str, groups: str) -> str:
@@ -58,6 +59,11 @@ def visible_document(doc_id: str, groups: str) -> str:
     """SQL: the document ``doc_id`` (an SQL expression) has a chunk ``groups`` may be served."""
     return f"EXISTS (SELECT 1 FROM chunks c WHERE c.doc_id = {doc_id} AND {permitted('c', groups)})"
 
+
+# Whether any servable chunk has a vector (search mode auto); the store's tables unqualified.
+_HAS_VECTORS = ("EXISTS (SELECT 1 FROM {schema}chunks c JOIN {schema}vectors v ON v.embed_key = c.embed_key"
+                " WHERE c.servable)")
+HAS_VECTORS = _HAS_VECTORS.format(schema="")
 
 POLICIES: dict[str, str] = {
     "chunks": permitted("chunks", CALLER),
@@ -85,8 +91,7 @@ $$"""
 # SECURITY DEFINER: the tables named with their schema, a search path holding nothing a caller can create.
 _DEFINER_FUNCTIONS = {
     "chunkwise_servable_rows() RETURNS bigint": "SELECT coalesce(sum(rows), 0)::bigint FROM {schema}.acl_stats",
-    "chunkwise_has_vectors() RETURNS boolean": "SELECT EXISTS (SELECT 1 FROM {schema}.chunks WHERE servable"
-                                               " AND vector IS NOT NULL)",
+    "chunkwise_has_vectors() RETURNS boolean": "SELECT " + _HAS_VECTORS.replace("{schema}", "{schema}."),
     # The rows holding a lexeme that the caller may see, found through the text and tag GIN indexes
     # together: under RLS a query's own ``lex @@ q`` (not leakproof) must wait until the policy has
     # filtered, so PostgreSQL would test every permitted row instead. Applies the policy's rule
@@ -110,23 +115,29 @@ _DEFINER_FUNCTIONS = {
 # ``vector::vector(dim)``), an integer; ``hnsw.ef_search`` comes from the caller's transaction.
 _DEFINER_PLPGSQL = {
     "chunkwise_nearest(q vector, dim integer, n integer) RETURNS TABLE (key bigint, vector vector, distance float8)":
-        "DECLARE g pg_catalog.text[] := {schema}.chunkwise_caller_groups(); BEGIN RETURN QUERY EXECUTE"
-        " pg_catalog.format({statement}, dim) USING q, g, n; END",
+        "DECLARE g pg_catalog.text[] := {schema}.chunkwise_caller_groups();"
+        " w pg_catalog.int4 := GREATEST(n, coalesce(NULLIF(pg_catalog.current_setting('hnsw.ef_search',"
+        " true), '')::pg_catalog.int4, 40)); BEGIN RETURN QUERY EXECUTE"
+        " pg_catalog.format({statement}, dim) USING q, g, n, w; END",
 }
 
 
-def hnsw_statement(chunks: str, dim: str, *, q: str = "$1", groups: str = "$2", n: str = "$3",
-                   vector_schema: str = "") -> str:
-    """The filtered nearest-neighbour statement over ``chunks``: (key, vector, distance; a zero
-    vector's NaN distance is 1) of the ``n`` permitted rows nearest ``q`` in the order of the
-    HNSW index on ``vector::vector(dim)``. The owner runs it with its parameters, a reader's
-    ``chunkwise_nearest`` with ``$1..$3`` (``vector_schema``: pgvector's schema, as the function's
-    search path holds only pg_catalog)."""
+def hnsw_statement(chunks: str, vectors: str, dim: str, *, q: str = "$1", groups: str = "$2", n: str = "$3",
+                   walk: str = "$4", vector_schema: str = "") -> str:
+    """The filtered nearest-neighbour statement: (key, vector, distance; a zero vector's NaN
+    distance is 1) of the ``n`` permitted chunks nearest ``q``, from the ``walk`` vectors nearest
+    it in the order of the HNSW index on ``vectors`` (``vector::vector(dim)``; a vector is stored
+    once, chunks with the same embedded text share it), joined to ``chunks`` and filtered. The
+    owner runs it with its parameters (``walk``: the ``hnsw.ef_search`` it set, which bounds what
+    the index returns anyway), a reader's ``chunkwise_nearest`` with ``$1..$4``
+    (``vector_schema``: pgvector's schema, as the function's search path holds only pg_catalog)."""
     qualified = vector_schema + "." if vector_schema else ""
     typ = f"{qualified}vector({dim})"
-    distance = f"c.vector::{typ} OPERATOR({qualified}<=>) {q}::{typ}"
-    return (f"SELECT c.key, c.vector, coalesce(nullif({distance}, 'NaN'), 1) FROM {chunks} c"
-            f" WHERE {permitted('c', groups)} AND c.vector IS NOT NULL ORDER BY {distance} LIMIT {n}")
+    distance = f"v.vector::{typ} OPERATOR({qualified}<=>) {q}::{typ}"
+    return (f"SELECT c.key, v.vector, coalesce(nullif(v.distance, 'NaN'), 1) FROM (SELECT v.embed_key, v.vector,"
+            f" {distance} AS distance FROM {vectors} v ORDER BY {distance} LIMIT {walk}) v"
+            f" JOIN {chunks} c ON c.embed_key = v.embed_key WHERE {permitted('c', groups)}"
+            f" ORDER BY v.distance, c.key LIMIT {n}")
 
 
 def _signatures() -> list[str]:
@@ -161,7 +172,8 @@ def install(db) -> None:
     db.execute(_CALLER_FUNCTION)
     vectors = db.execute("SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace"
                          " WHERE e.extname = 'vector'").fetchone()[0]
-    statement = hnsw_statement(schema.as_string(db) + ".chunks", "%1$s", vector_schema=sql.Identifier(vectors).as_string(db))
+    statement = hnsw_statement(schema.as_string(db) + ".chunks", schema.as_string(db) + ".vectors", "%1$s",
+                               vector_schema=sql.Identifier(vectors).as_string(db))
     for language, functions in (("sql", _DEFINER_FUNCTIONS), ("plpgsql", _DEFINER_PLPGSQL)):
         for signature, body in functions.items():
             text = sql.SQL(body).format(schema=schema, statement=sql.Literal(statement)).as_string(db)

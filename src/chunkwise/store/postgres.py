@@ -19,9 +19,9 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import chunkwise.store.pg_security as pg_security
 from chunkwise.access import READY, AccessTags
-from chunkwise.errors import DependencyError, IdentityConflict, InputError, StoreBusy, StoreError
+from chunkwise.errors import DependencyError, IdentityConflict, InputError, StoreBusy, StoreError, StoreWriteError
 from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState, VersionLink, kept_links
-from chunkwise.store.pg_schema import LATEST, MIGRATIONS, REANALYSE, ROW_SECURITY
+from chunkwise.store.pg_schema import DATES, LATEST, MIGRATIONS, REANALYSE, ROW_SECURITY
 from chunkwise.store.pg_lexemes import lexical
 from chunkwise.store.pg_place import place, schema_tables
 from chunkwise.store.postgres_read import PostgresReads, as_array
@@ -164,6 +164,8 @@ class PostgresStore(PostgresReads):
                         self.db.execute(sql)
                     if number == REANALYSE:
                         self._reanalyse()
+                    if number == DATES:
+                        self._fill_updated()
                     if number in ROW_SECURITY:
                         pg_security.install(self.db)
                     self.db.execute("INSERT INTO migrations (number, name) VALUES (%s, %s)", (number, name))
@@ -188,7 +190,8 @@ class PostgresStore(PostgresReads):
         rows = self.db.execute("SELECT key, record, embed_text FROM chunks").fetchall()
         updates = []
         for key, record, embed_text in rows:
-            fields, terms, tf, length = lexical({**json.loads(record), "embed_text": embed_text})
+            record = record if isinstance(record, dict) else json.loads(record)
+            fields, terms, tf, length = lexical({**record, "embed_text": embed_text})
             updates.append((terms, _jsonb(tf), length, *fields.values(), key))
         with self.db.cursor() as cur:
             cur.executemany("UPDATE chunks SET lex = array_to_tsvector(%s::text[]), lex_tf = %s, lex_len = %s,"
@@ -196,6 +199,13 @@ class PostgresStore(PostgresReads):
         self.db.execute("DELETE FROM acl_stats")
         self.db.execute("INSERT INTO acl_stats (acl, rows, total_len) SELECT acl, count(*), sum(lex_len) FROM chunks"
                         " WHERE servable GROUP BY acl")
+
+    def _fill_updated(self) -> None:
+        """Migration 7: each document's ``updated`` from its ``updated_at`` (ISO dates only)."""
+        rows = [(updated_time(text), doc_id) for doc_id, text in
+                self.db.execute("SELECT doc_id, updated_at FROM documents WHERE updated_at IS NOT NULL").fetchall()]
+        with self.db.cursor() as cur:
+            cur.executemany("UPDATE documents SET updated = %s WHERE doc_id = %s", [r for r in rows if r[0]])
 
     @contextmanager
     def _transaction(self):
@@ -211,6 +221,10 @@ class PostgresStore(PostgresReads):
         except errors.ReadOnlySqlTransaction:
             raise StoreError(f"{self.location}: the server refused a write (read-only transaction or replica); "
                              f"ingest needs a writable primary") from None
+        except (errors.DiskFull, errors.OutOfMemory) as exc:  # class 53: insufficient resources
+            raise StoreWriteError(f"cannot write {self.location}: the server is out of space or memory "
+                                  f"({' '.join(str(exc).split())[:200]}); the document being written was rolled "
+                                  f"back, the store holds what was written before") from None
         except errors.InsufficientPrivilege as exc:
             raise StoreError(f"{self.location}: permission denied ({' '.join(str(exc).split())[:200]}); "
                              f"grant the ingest role write access") from None
@@ -250,7 +264,7 @@ class PostgresStore(PostgresReads):
 
     def records_of(self, doc_id: str) -> dict[str, dict]:
         rows = self.db.execute("SELECT chunk_id, record, text, embed_text FROM chunks WHERE doc_id = %s", (doc_id,))
-        return {cid: {**json.loads(rec), "text": text, "embed_text": embed} for cid, rec, text, embed in rows}
+        return {cid: {**rec, "text": text, "embed_text": embed} for cid, rec, text, embed in rows}
 
     def write_document(self, doc: DocumentRow,
                        decide: Callable[[DocumentState | None, dict[str, dict]], DocumentDiff | None]) -> DocumentDiff | None:
@@ -266,26 +280,29 @@ class PostgresStore(PostgresReads):
                     f"{doc.path}: its id {doc.doc_id!r} is already held by {os.path.join(*owner)}; two documents never "
                     f"share an id: give one of them another front matter id")
             state = DocumentState(row[0], row[1], row[2], row[3], doc.path) if row else None
-            diff = decide(state, self.records_of(row[0]) if row else {})
+            old = self.records_of(row[0]) if row else {}
+            diff = decide(state, old)
             if diff is None:
                 return None
             if row is not None and row[0] != doc.doc_id:  # its id changed (front matter): replace it whole
                 self._delete_document(row[0])
             self._apply(doc, diff)
+            self._drop_unused({r["embed_key"] for r in old.values()})
             return diff
 
     def _apply(self, doc: DocumentRow, diff: DocumentDiff) -> None:
         db = self.db
         values = {k: getattr(doc, k) for k in DocumentRow.__dataclass_fields__}
+        values["updated"] = updated_time(doc.updated_at)
         db.execute(
             "INSERT INTO documents (doc_id, root, path, source_uri, source_version, inputs, title, author, updated_at,"
-            " ingested_at, chunk_count, versioning) VALUES (%(doc_id)s, %(root)s, %(path)s, %(source_uri)s,"
-            " %(source_version)s, %(inputs)s, %(title)s, %(author)s, %(updated_at)s, %(ingested_at)s, %(chunk_count)s,"
-            " %(versioning)s)"
+            " updated, ingested_at, chunk_count, versioning) VALUES (%(doc_id)s, %(root)s, %(path)s, %(source_uri)s,"
+            " %(source_version)s, %(inputs)s, %(title)s, %(author)s, %(updated_at)s, %(updated)s,"
+            " %(ingested_at)s::timestamptz, %(chunk_count)s, %(versioning)s)"
             " ON CONFLICT (doc_id) DO UPDATE SET root=excluded.root, path=excluded.path, source_uri=excluded.source_uri,"
             " source_version=excluded.source_version, inputs=excluded.inputs, title=excluded.title,"
-            " author=excluded.author, updated_at=excluded.updated_at, ingested_at=excluded.ingested_at,"
-            " chunk_count=excluded.chunk_count, versioning=excluded.versioning", values)
+            " author=excluded.author, updated_at=excluded.updated_at, updated=excluded.updated,"
+            " ingested_at=excluded.ingested_at, chunk_count=excluded.chunk_count, versioning=excluded.versioning", values)
         if diff.vectors:
             self._put_vectors(diff.vector_model, diff.vectors.items())
         delta: dict = {}
@@ -304,17 +321,15 @@ class PostgresStore(PostgresReads):
             if added:
                 cur.executemany(
                     "INSERT INTO chunks (chunk_id, doc_id, chunk_index, record, text, embed_text, embed_model, embed_key,"
-                    " acl, quality, size, servable, lex, lex_tf, lex_len, lex_body, lex_title, lex_heading, vector)"
-                    " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,array_to_tsvector(%s::text[]),%s,%s,%s,%s,%s,"
-                    "(SELECT vector FROM vectors WHERE embed_key = %s))",
-                    [(*r, r[7]) for r in added])
+                    " acl, quality, size, servable, lex, lex_tf, lex_len, lex_body, lex_title, lex_heading)"
+                    " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,array_to_tsvector(%s::text[]),%s,%s,%s,%s,%s)",
+                    added)
             if updated:
                 cur.executemany(
                     "UPDATE chunks SET doc_id=%s, chunk_index=%s, record=%s, text=%s, embed_text=%s, embed_model=%s,"
                     " embed_key=%s, acl=%s, quality=%s, size=%s, servable=%s, lex=array_to_tsvector(%s::text[]),"
-                    " lex_tf=%s, lex_len=%s, lex_body=%s, lex_title=%s, lex_heading=%s,"
-                    " vector=(SELECT vector FROM vectors WHERE embed_key = %s) WHERE chunk_id=%s",
-                    [(*r[1:], r[7], r[0]) for r in updated])
+                    " lex_tf=%s, lex_len=%s, lex_body=%s, lex_title=%s, lex_heading=%s WHERE chunk_id=%s",
+                    [(*r[1:], r[0]) for r in updated])
         for r in rows:
             _count(delta, r[8], r[11], r[14], +1)
         self._bump_stats(delta)
@@ -333,14 +348,24 @@ class PostgresStore(PostgresReads):
 
     def _delete_document(self, doc_id: str) -> int:
         delta: dict = {}
-        removed = 0
-        for acl, servable, length in self.db.execute(
-                "DELETE FROM chunks WHERE doc_id = %s RETURNING acl, servable, lex_len", (doc_id,)):
+        removed, keys = 0, set()
+        for acl, servable, length, key in self.db.execute(
+                "DELETE FROM chunks WHERE doc_id = %s RETURNING acl, servable, lex_len, embed_key", (doc_id,)):
             removed += 1
+            keys.add(key)
             _count(delta, acl, servable, length, -1)
         self.db.execute("DELETE FROM documents WHERE doc_id = %s", (doc_id,))
         self._bump_stats(delta)
+        self._drop_unused(keys)
         return removed
+
+    def _drop_unused(self, keys: set[str]) -> None:
+        """Inside a document's transaction: delete the vectors of ``keys`` (what its old chunks used)
+        that no chunk uses any more, so a run killed between two documents leaves no vector behind.
+        A concurrent writer that counted on one of them re-embeds it (``EmbedStage.repair``)."""
+        if keys:
+            self.db.execute("DELETE FROM vectors v WHERE v.embed_key = ANY(%s) AND NOT EXISTS"
+                            " (SELECT 1 FROM chunks c WHERE c.embed_key = v.embed_key)", (sorted(keys),))
 
     def count_missing(self, root: str, prefix: str, seen: set[str]) -> int:
         return sum(s.chunk_count for p, s in self.document_states(root, prefix).items() if p not in seen)
@@ -376,10 +401,8 @@ class PostgresStore(PostgresReads):
         return {k: [float(x) for x in as_array(v)] for k, v in rows}
 
     def put_vectors(self, model: str, items: Sequence[tuple[str, Sequence[float]]]) -> None:
-        with self.atomic() as db:
+        with self.atomic():
             self._put_vectors(model, items)
-            db.execute("UPDATE chunks c SET vector = v.vector FROM vectors v WHERE v.embed_key = c.embed_key"
-                       " AND v.embed_key = ANY(%s)", ([k for k, _ in items],))
 
     def _put_vectors(self, model: str, items: Iterable[tuple[str, Sequence[float]]]) -> None:
         import numpy as np
@@ -391,18 +414,18 @@ class PostgresStore(PostgresReads):
                             " vector = excluded.vector", rows)
         dims = {r[2] for r in rows}
         if dims and self._hnsw_dim() not in (None, *dims):
-            self.db.execute("DROP INDEX IF EXISTS chunks_hnsw")  # another model's vectors: rebuilt by finish_run
+            self.db.execute("DROP INDEX IF EXISTS vectors_hnsw")  # another model's vectors: rebuilt by finish_run
 
     def _ensure_hnsw(self) -> None:
-        """An HNSW index (cosine) over the servable rows' vectors, for the store's one dimension.
+        """An HNSW index (cosine) over the store's vectors, for its one dimension.
         Built after a run's writes (bulk building beats inserting into a live graph); later writes
         keep it up to date."""
         dims = [d for (d,) in self.db.execute("SELECT DISTINCT dim FROM vectors LIMIT 2")]
         if len(dims) != 1 or self._hnsw_dim() == dims[0]:
             return
-        self.db.execute("DROP INDEX IF EXISTS chunks_hnsw")
-        self.db.execute(f"CREATE INDEX chunks_hnsw ON chunks USING hnsw ((vector::vector({int(dims[0])}))"
-                        f" vector_cosine_ops) WHERE servable AND vector IS NOT NULL")
+        self.db.execute("DROP INDEX IF EXISTS vectors_hnsw")
+        self.db.execute(f"CREATE INDEX vectors_hnsw ON vectors USING hnsw ((vector::vector({int(dims[0])}))"
+                        f" vector_cosine_ops)")
 
     # -- row-level security (store/pg_security.py; chunkwise pg-secure) --------------------------
     def row_security(self, *, reader: str | None = None, revoke: str | None = None,
@@ -422,7 +445,8 @@ class PostgresStore(PostgresReads):
 
     def start_run(self, now: str) -> int:
         with self.atomic() as db:
-            return db.execute("INSERT INTO runs (started_at) VALUES (%s) RETURNING run_id", (now,)).fetchone()[0]
+            return db.execute("INSERT INTO runs (started_at) VALUES (%s::timestamptz) RETURNING run_id",
+                              (now,)).fetchone()[0]
 
     def finish_run(self, run_id: int, now: str, stats: dict, settings: Mapping[str, str]) -> int:
         with self.atomic() as db:
@@ -431,7 +455,8 @@ class PostgresStore(PostgresReads):
             with db.cursor() as cur:
                 cur.executemany("INSERT INTO settings VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value ="
                                 " excluded.value", list(settings.items()))
-            db.execute("UPDATE runs SET finished_at = %s, stats = %s WHERE run_id = %s", (now, json.dumps(stats), run_id))
+            db.execute("UPDATE runs SET finished_at = %s::timestamptz, stats = %s WHERE run_id = %s",
+                       (now, _jsonb(stats), run_id))
             db.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
             self._ensure_hnsw()
             return dropped
@@ -460,11 +485,21 @@ def _row(r: dict) -> tuple:
         if "\x00" in r[name]:
             raise InputError(f"chunk {r['chunk_id']}: its {name} holds a NUL character, which PostgreSQL text cannot "
                              f"store; the normaliser should have removed it")
+    if "\\u0000" in json.dumps(meta):
+        raise InputError(f"chunk {r['chunk_id']}: its metadata holds a NUL character, which PostgreSQL jsonb cannot "
+                         f"store; remove it from the document's front matter")
     fields, terms, tf, length = lexical(r)
     servable = r["quality"] == READY and bool(tags)
-    return (r["chunk_id"], r["doc_id"], r["chunk_index"], json.dumps(meta, ensure_ascii=False, sort_keys=True),
+    return (r["chunk_id"], r["doc_id"], r["chunk_index"], _jsonb(meta),
             r["text"], r["embed_text"], r["embed_model"], r["embed_key"], list(tags.tags), r["quality"], r["size"],
             servable, terms, _jsonb(tf), length, *fields.values())
+
+
+def updated_time(text: str | None):
+    """A document's ``updated_at`` as a time (``documents.updated``), None unless an ISO date."""
+    from chunkwise.enrich.versions import date_key
+
+    return date_key(text or "")
 
 
 def _jsonb(value):

@@ -35,7 +35,7 @@ from chunkwise.lexical import FIELDS
 from chunkwise.store.base import (DocumentRow, Postings, ServableRows, StoreCounts, StoredChunk, VersionLink,
                                   servable_columns, tie_ranks)
 from chunkwise.store.pg_lexemes import in_fields, lexeme, per_field, tsquery
-from chunkwise.store.pg_security import GROUPS_SETTING, hnsw_statement, permitted, visible_document
+from chunkwise.store.pg_security import GROUPS_SETTING, HAS_VECTORS, hnsw_statement, permitted, visible_document
 
 EXACT_ROWS = 20_000  # permitted rows up to which an exact scan is cheaper than a filtered HNSW walk
 DISTANCE_SLACK = 1e-5  # > the float32 rounding between the server's cosine and the retriever's
@@ -54,6 +54,13 @@ SEARCH_WORK_MEM = "64MB"
 _CHUNK_SQL = """SELECT c.key, c.chunk_id, c.doc_id, c.chunk_index, c.record, c.text, c.embed_text, c.acl, c.quality,
     d.source_uri, d.source_version FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"""
 _PERMITTED = permitted("c", "%(groups)s")
+# A timestamptz as the ISO text the pipeline writes (``2026-12-06T18:00:00Z``), whatever the session's time zone.
+ISO_UTC = """to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')"""
+
+
+def _record(value) -> dict:
+    """A chunk's record: jsonb (a dict) since migration 7, JSON text before."""
+    return value if isinstance(value, dict) else json.loads(value)
 
 
 def as_array(value):
@@ -91,7 +98,7 @@ class PostgresReads:
 
     def _chunk(self, row) -> StoredChunk:
         key, cid, doc, index, record, text, embed_text, acl, quality, uri, version = row
-        rec = {**json.loads(record), "chunk_id": cid, "doc_id": doc, "chunk_index": index, "text": text,
+        rec = {**_record(record), "chunk_id": cid, "doc_id": doc, "chunk_index": index, "text": text,
                "embed_text": embed_text}
         return StoredChunk(key, rec, _tags(acl), quality, uri, version)
 
@@ -131,8 +138,9 @@ class PostgresReads:
 
     def servable_rows(self, *, texts: bool = False, vectors: bool = False, lexical: bool = False,
                       ranks: bool = False) -> ServableRows:
-        sql = ("SELECT key, acl, embed_text, lex_body, lex_title, lex_heading" + (", vector" if vectors else "")
-               + " FROM chunks WHERE servable" + (" AND vector IS NOT NULL" if vectors else "") + " ORDER BY key")
+        sql = ("SELECT c.key, c.acl, c.embed_text, c.lex_body, c.lex_title, c.lex_heading"
+               + (", v.vector FROM chunks c JOIN vectors v ON v.embed_key = c.embed_key" if vectors else " FROM chunks c")
+               + " WHERE c.servable ORDER BY c.key")
         with self.snapshot() if ranks else nullcontext():  # the tie order read from the same state
             keys, tags, out_texts, fields, rows = servable_columns(self.db.execute(sql), _tags, vectors=vectors,
                                                                    lexical=lexical)
@@ -160,6 +168,21 @@ class PostgresReads:
             rows = sorted([*rows, *self._hidden(doc_id, rows[0])], key=lambda c: c.record["chunk_index"])
         return rows
 
+    def generation(self) -> int | None:
+        """Grows with every statement that changes chunks or vectors (schema migration 8); None for a
+        reader the store's owner has not granted it to (secured before the table existed)."""
+        if not self.db.execute("SELECT has_table_privilege('generation', 'SELECT')").fetchone()[0]:
+            return None
+        return int(self.db.execute("SELECT value FROM generation").fetchone()[0])
+
+    def visible_records(self, doc_id: str, groups) -> list[dict]:
+        """The records of ``doc_id`` that ``groups`` may be served: the permission filter is in the
+        query, so a document the caller may not see gives the same empty answer by the same path
+        as one that does not exist."""
+        rows = self.db.execute(f"SELECT c.chunk_id, c.record, c.text, c.embed_text FROM chunks c"
+                               f" WHERE c.doc_id = %(doc)s AND {_PERMITTED}", {"doc": doc_id, "groups": _groups(groups)})
+        return [{**_record(rec), "text": text, "embed_text": embed} for _, rec, text, embed in rows]
+
     def _hidden(self, doc_id: str, seen: StoredChunk) -> list[StoredChunk]:
         """Stand-ins for the chunks of ``doc_id`` the caller may not see (``chunkwise_hidden_chunks``:
         their positions, their section when a visible chunk shares it; no text, no tags, never
@@ -180,7 +203,7 @@ class PostgresReads:
         answer as the owner's); any other role reads the table, as it may without policies."""
         if self.filtered_reads:
             return bool(self.db.execute("SELECT chunkwise_has_vectors()").fetchone()[0])
-        return self.db.execute("SELECT 1 FROM chunks WHERE servable AND vector IS NOT NULL LIMIT 1").fetchone() is not None
+        return self.db.execute(f"SELECT {HAS_VECTORS}").fetchone()[0]
 
     def access_tags(self) -> set[str]:
         return {t for (acl,) in self.db.execute("SELECT DISTINCT acl FROM chunks") for t in _tags(acl)}
@@ -356,10 +379,10 @@ class PostgresReads:
         if rows is None:
             # A zero vector's distance is NaN in pgvector; the retriever scores it 0 (distance 1).
             rows = self.db.execute(
-                f"WITH s AS MATERIALIZED (SELECT c.key, coalesce(nullif(c.vector <=> %(q)s, 'NaN'), 1) AS d"
-                f" FROM chunks c WHERE {_PERMITTED} AND c.vector IS NOT NULL),"
+                f"WITH s AS MATERIALIZED (SELECT c.key, v.vector, coalesce(nullif(v.vector <=> %(q)s, 'NaN'), 1) AS d"
+                f" FROM chunks c JOIN vectors v ON v.embed_key = c.embed_key WHERE {_PERMITTED}),"
                 " cut AS (SELECT d FROM s ORDER BY d LIMIT 1 OFFSET %(last)s)"
-                " SELECT c.key, c.vector FROM s JOIN chunks c ON c.key = s.key"
+                " SELECT c.key, s.vector FROM s JOIN chunks c ON c.key = s.key"
                 " WHERE s.d <= coalesce((SELECT d FROM cut), 'Infinity'::float8) + %(slack)s"
                 ' ORDER BY s.d, c.chunk_id COLLATE "C"',
                 {**args, "last": n - 1, "slack": DISTANCE_SLACK}).fetchall()
@@ -391,12 +414,12 @@ class PostgresReads:
                     "SELECT n.key, n.vector, n.distance FROM chunkwise_nearest(%(q)s, %(dim)s, %(n)s)"
                     " WITH ORDINALITY AS n(key, vector, distance, i) JOIN chunks c ON c.key = n.key ORDER BY n.i",
                     {**args, "dim": int(dim)}).fetchall()
-            return self.db.execute(hnsw_statement("chunks", str(int(dim)), q="%(q)s", groups="%(groups)s", n="%(n)s"),
-                                   args).fetchall()
+            return self.db.execute(hnsw_statement("chunks", "vectors", str(int(dim)), q="%(q)s", groups="%(groups)s",
+                                                  n="%(n)s", walk="%(walk)s"), {**args, "walk": max(int(ef), n)}).fetchall()
 
     def _hnsw_dim(self) -> int | None:
         row = self.db.execute("SELECT pg_get_indexdef(indexrelid) FROM pg_index i JOIN pg_class c ON c.oid ="
-                              " i.indexrelid WHERE c.relname = 'chunks_hnsw'").fetchone()
+                              " i.indexrelid WHERE c.relname = 'vectors_hnsw'").fetchone()
         found = re.search(r"vector\((\d+)\)", row[0]) if row else None
         return int(found.group(1)) if found else None
 
@@ -410,7 +433,7 @@ class PostgresReads:
 
         reasons: dict[str, int] = {}
         for (rec,) in self.db.execute("SELECT record FROM chunks WHERE quality != 'ready'"):
-            for reason in json.loads(rec).get("reasons") or ():
+            for reason in _record(rec).get("reasons") or ():
                 reasons[reason] = reasons.get(reason, 0) + 1
         models = sorted(m for (m,) in self.db.execute("SELECT DISTINCT embed_model FROM chunks"))
         missing = 0
@@ -437,7 +460,8 @@ class PostgresReads:
 
     def documents(self) -> list[DocumentRow]:
         rows = self.db.execute("SELECT doc_id, root, path, source_uri, source_version, inputs, title, author,"
-                               ' updated_at, ingested_at, chunk_count, versioning FROM documents ORDER BY doc_id COLLATE "C"')
+                               f" updated_at, {ISO_UTC.format('ingested_at')}, chunk_count, versioning FROM documents"
+                               ' ORDER BY doc_id COLLATE "C"')
         return [DocumentRow(*(("" if v is None else v) for v in r[:-2]), r[-2], r[-1] or "") for r in rows]
 
     def version_links(self, doc_ids, groups) -> list[VersionLink]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from chunkwise.access import AccessTags, acl_index
-from chunkwise.errors import IdentityConflict, InputError, StoreBusy, StoreError
+from chunkwise.errors import IdentityConflict, InputError, StoreBusy, StoreError, StoreWriteError
 from chunkwise.lexical import LexicalFields
 from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState, VersionLink, kept_links
 from chunkwise.store.schema import LATEST, MIGRATIONS
@@ -46,13 +46,16 @@ class SQLiteStore(ReadMixin):
         self.db = self._connect(readonly)
         try:
             self._check_foreign()
-            if readonly and self._pending():
+            if readonly and self._tables() and self._pending():
                 if not os.access(self.path, os.W_OK):
                     raise StoreError(f"{self.path} was written by an older chunkwise and is read-only here; "
                                      f"run chunkwise ingest on it once (with write access) to upgrade it")
                 self.db.close()
                 self.db = self._connect(False)
                 self.readonly = False
+            if self.readonly and not self._tables():
+                raise StoreError(f"{self.path} is not a chunkwise store (an empty file); create one with "
+                                 f"chunkwise ingest PATH --db {self.path}")
             if not self.readonly:
                 self._migrate()
             else:
@@ -162,17 +165,23 @@ class SQLiteStore(ReadMixin):
         try:
             yield self.db
         except sqlite3.OperationalError as exc:
-            self.db.execute("ROLLBACK")
+            self._rollback()
             raise _translate(exc, self.path) from exc
         except BaseException:
-            self.db.execute("ROLLBACK")
+            self._rollback()
             raise
         else:
             try:
                 self.db.execute("COMMIT")
             except sqlite3.OperationalError as exc:
-                self.db.execute("ROLLBACK")
+                self._rollback()
                 raise _translate(exc, self.path) from exc
+
+    def _rollback(self) -> None:
+        """Undo the open transaction, if SQLite has not already (it rolls back by itself on a full
+        disk or an I/O error: a second ROLLBACK would raise and hide the first error)."""
+        if self.db.in_transaction:
+            self.db.execute("ROLLBACK")
 
     # -- documents and identity ----------------------------------------------------------------
     def roots(self) -> list[str]:
@@ -215,12 +224,14 @@ class SQLiteStore(ReadMixin):
                     f"{doc.path}: its id {doc.doc_id!r} is already held by {os.path.join(*owner)}; two documents never "
                     f"share an id: give one of them another front matter id")
             state = DocumentState(row[0], row[1], row[2], row[3], doc.path) if row else None
-            diff = decide(state, self.records_of(row[0]) if row else {})
+            old = self.records_of(row[0]) if row else {}
+            diff = decide(state, old)
             if diff is None:
                 return None
             if row is not None and row[0] != doc.doc_id:  # its id changed (front matter): replace it whole
                 db.execute("DELETE FROM documents WHERE doc_id = ?", (row[0],))
             self._apply(doc, diff)
+            self._drop_unused({r["embed_key"] for r in old.values()})
             return diff
 
     def _apply(self, doc: DocumentRow, diff: DocumentDiff) -> None:
@@ -257,10 +268,13 @@ class SQLiteStore(ReadMixin):
         with self.atomic() as db:
             gone = [s for p, s in self.document_states(root, prefix).items() if p not in seen]
             self._wrote = self._wrote or bool(gone)
-            removed = 0
+            removed, keys = 0, set()
             for state in gone:
-                removed += db.execute("SELECT count(*) FROM chunks WHERE doc_id = ?", (state.doc_id,)).fetchone()[0]
+                used = db.execute("SELECT embed_key FROM chunks WHERE doc_id = ?", (state.doc_id,)).fetchall()
+                removed += len(used)
+                keys.update(k for (k,) in used)
                 db.execute("DELETE FROM documents WHERE doc_id = ?", (state.doc_id,))
+            self._drop_unused(keys)
             return removed
 
     # -- versions ------------------------------------------------------------------------------
@@ -288,6 +302,16 @@ class SQLiteStore(ReadMixin):
             out.update((k, (d, v)) for k, d, v in self.db.execute(
                 f"SELECT embed_key, dim, vector FROM vectors WHERE embed_key IN ({','.join('?' * len(part))})", part))
         return out
+
+    def _drop_unused(self, keys: set[str]) -> None:
+        """Inside a document's transaction: delete the vectors of ``keys`` (what its old chunks used)
+        that no chunk uses any more, so a run killed between two documents leaves no vector behind
+        (the gate fails on vectors no chunk uses)."""
+        ordered = sorted(keys)
+        for i in range(0, len(ordered), 500):
+            part = ordered[i : i + 500]
+            self.db.execute(f"DELETE FROM vectors WHERE embed_key IN ({','.join('?' * len(part))}) AND NOT EXISTS"
+                            " (SELECT 1 FROM chunks WHERE chunks.embed_key = vectors.embed_key)", part)
 
     def put_vectors(self, model: str, items: Sequence[tuple[str, Sequence[float]]]) -> None:
         with self.atomic():
@@ -327,6 +351,9 @@ def _inspect(path: str, *, readonly: bool, create: bool) -> None:
     p = Path(path)
     if p.is_dir():
         raise StoreError(f"--db {path} is a folder; give the store's file, e.g. --db {p / 'index.db'}")
+    if p.exists() and not p.is_file():
+        raise StoreError(f"--db {path} is not a regular file (a device, pipe or socket); give the store's file, "
+                         f"e.g. --db index.db")
     if not p.exists():
         if not create:
             raise InputError(f"{path}: no such store; create it with chunkwise ingest PATH --db {path}")
@@ -355,6 +382,9 @@ def _translate(exc: sqlite3.Error, path: str) -> Exception:
         return StoreError(f"{path} is read-only; ingest must write the store (search and check can read it as is)")
     if "not a database" in msg or "malformed" in msg:
         return StoreError(f"{path} is not a usable chunkwise store ({msg}); choose another --db path")
+    if "disk is full" in msg or "disk I/O error" in msg:
+        return StoreWriteError(f"cannot write {path}: {msg} (is the disk full or a file size limit reached?); the "
+                               f"document being written was rolled back, the store holds what was written before")
     if "unable to open" in msg:
         return StoreError(f"--db {path}: cannot open it ({msg}); check the path and its folder's permissions")
     return exc

@@ -106,6 +106,7 @@
     p.set("mode", mode);
     if (k !== 5) p.set("k", String(k));
     if (per !== "passage") p.set("per", per);
+    window.chunkwiseFilters.toParams(p);
     return "/?" + p.toString();
   }
 
@@ -125,6 +126,8 @@
     $("results").replaceChildren();
     const body = { query: q, mode, k, per };
     if (state.auth === "body") body.groups = groups;
+    const filters = window.chunkwiseFilters.body();
+    if (filters) body.filters = filters;
     const headers = { ...credentials(state.auth === "body" ? [] : groups), "Content-Type": "application/json" };
     let res, who;
     try {
@@ -240,7 +243,8 @@
   function fromUrl() {
     const p = new URLSearchParams(location.search);
     $("q").value = p.get("q") || "";
-    if (p.has("groups")) $("groups").value = p.get("groups");
+    if (state.auth !== "tokens") $("groups").value = p.get("groups") || ""; // back: that search's groups, not the last typed
+    window.chunkwiseFilters.fromParams(p);
     $("mode").value = MODES.includes(p.get("mode")) ? p.get("mode") : "auto";
     $("k").value = String(Math.min(100, Math.max(1, parseInt(p.get("k"), 10) || 5)));
     $("per").value = PER.includes(p.get("per")) ? p.get("per") : "passage";
