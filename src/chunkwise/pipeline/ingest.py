@@ -184,6 +184,8 @@ def ingest(
                 if isinstance(item, Written):  # written on the cluster, in its own transaction
                     stats.merge(item.stats)
                     stats.errors.extend(item.stats.errors)
+                    for message in item.stats.warnings:  # the extraction's, as in a local run
+                        note(message)
                     progress.written()
                     continue
                 stats.errors.extend({"path": item.task.rel, "error": p} for p in item.problems)

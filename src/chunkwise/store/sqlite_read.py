@@ -121,6 +121,14 @@ class ReadMixin:
             return 0
         return self.db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (match,)).fetchone()[0]
 
+    def term_rows(self, term: str, fields: Sequence[str] = FIELDS):
+        """Keys (int64 array) of every row holding ``term`` in one of ``fields``, servable or not: for
+        a caller that filters them itself before counting (``retrieve.fts``, many groups)."""
+        import numpy as np
+
+        rows = self.db.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (_phrase(term, fields),))
+        return np.fromiter((r for (r,) in rows), dtype=np.int64)
+
     @contextmanager
     def _snapshot(self):
         """One read transaction (WAL: a consistent view) unless one is already open."""
@@ -133,14 +141,15 @@ class ReadMixin:
         finally:
             self.db.execute("COMMIT")
 
-    def term_matches(self, term: str, groups: Sequence[str], fields: Sequence[str] = FIELDS) -> Postings:
+    def term_matches(self, term: str, groups: Sequence[str] | None, fields: Sequence[str] = FIELDS) -> Postings:
         """The permitted rows holding ``term`` in one of ``fields`` (the filter inside ``MATCH``), with
         their body lengths and per-field term counts. FTS5 gives no counts directly: its ``bm25()``
         weighted 1 on one column is inverted (``fts5_term_frequency``) with the whole-table statistics
-        it used, all read in one snapshot."""
+        it used, all read in one snapshot. ``groups=None``: every row holding the term, servable or
+        not, for a caller that filters them itself before scoring (``retrieve.fts``, many groups)."""
         import numpy as np
 
-        match = fts_match([term], groups, fields)
+        match = fts_match([term], groups, fields) if groups is not None else _phrase(term, fields)
         if match is None:
             return Postings.empty()
         calls = ", ".join("bm25(chunks_fts, " + ", ".join("1.0" if j == i else "0.0" for j in range(4)) + ")"
