@@ -130,6 +130,21 @@ def manifest(db) -> dict:
     return run(db)
 
 
+def review_queue(db, reasons=()) -> list:
+    """The chunks in review (never served), with file, offsets, reasons and text (``chunkwise.review``)."""
+    from chunkwise.review import queue
+
+    return queue(db, reasons)
+
+
+def release(db, chunk_ids) -> Any:
+    """Release chunks from review (all or nothing; never access review); kept across re-ingests
+    while their text is unchanged (``chunkwise.review``)."""
+    from chunkwise.review import release as run
+
+    return run(db, chunk_ids)
+
+
 def search(db, query: str, groups, **options: Any) -> SearchResult:
     """Search a store with the caller's access groups (filter before ranking); returns a
     ``SearchResult`` (passages with citations, the assembled context and its token count, and

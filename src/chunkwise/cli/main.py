@@ -377,6 +377,10 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
 
     add_secure_parser(sub)
 
+    from chunkwise.cli.review import add_review_parser
+
+    add_review_parser(sub)
+
     p = sub.add_parser("check", help="quality gate over a store; exit 1 when it fails")
     p.add_argument("--db", required=True, help="SQLite file or postgresql://... URL written by chunkwise ingest")
     p.add_argument("--strict", action="store_true", help="also fail when some chunks can never be served")
