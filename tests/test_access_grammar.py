@@ -62,6 +62,7 @@ TEXT = {  # not declarations: served under the default, their words kept as text
     "sentence.md": "# Pay\n\nACL: the budget is open to all staff.\n",
     "blank_rule_prose.md": "\n---\nSee the budget: it is public.\n---\n\nMore.\n",
     "toml_prose.md": "+++\nThe budget.\n+++\n",
+    "rule_blank_acl.md": "---\n\nACL: the budget notes below are for everyone.\n",  # the block ends at the blank line
 }
 
 

@@ -15,7 +15,9 @@
 **A set of tags** is given either as a list of tags (each item one tag: YAML/TOML/JSON lists, the
 API) or as one string of comma-separated tags (``--acl``, ``--groups``, a front matter ``acl:
 finance, sre``, a section marker ``<!-- acl: finance, sre -->``, a TOML or ``--acl-map`` string).
-A comma is therefore never part of a tag. At most 64 tags per set.
+A comma is therefore never part of a tag. At most 64 tags per chunk; a caller may hold up to 4,096
+groups (directory users belong to hundreds; every index looks groups up tag by tag, so the count
+costs little).
 
 A reader holding ``groups`` may see a chunk when the chunk is ``ready`` and shares at least one tag
 with them. A chunk with no tags, or in ``review``, is visible to nobody (fail closed).
@@ -40,6 +42,7 @@ from chunkwise.errors import AccessTagError, ConfigError
 READY = "ready"
 MAX_TAG_CHARS = 64
 MAX_TAGS = 64
+MAX_CALLER_GROUPS = 4096
 _PUNCT = frozenset("-_.:/@+# ")
 _SPACE = re.compile(r"\s+")
 
@@ -76,9 +79,10 @@ class AccessTags:
             raise AccessTagError(f"AccessTags{self.tags!r} is not canonical; use AccessTags.parse(...)")
 
     @classmethod
-    def parse(cls, value: Any, where: str = "access tags") -> "AccessTags":
+    def parse(cls, value: Any, where: str = "access tags", limit: int = MAX_TAGS) -> "AccessTags":
         """``None`` -> no tags; a string -> comma-separated tags; a list/tuple/set -> one tag per
-        item (an item holding a comma is rejected: it would read as two tags elsewhere)."""
+        item (an item holding a comma is rejected: it would read as two tags elsewhere). More
+        than ``limit`` distinct tags are refused."""
         if isinstance(value, AccessTags):
             return value
         if value is None:
@@ -95,8 +99,9 @@ class AccessTags:
             raise AccessTagError(f"{where}: access tags must be a comma-separated string or a list of strings, "
                                  f"not {type(value).__name__}")
         tags = tuple(sorted({normalise_tag(t, where) for t in items}))
-        if len(tags) > MAX_TAGS:
-            raise AccessTagError(f"{where}: {len(tags)} access tags; at most {MAX_TAGS} per chunk or caller")
+        if len(tags) > limit:
+            what = "groups per caller" if limit == MAX_CALLER_GROUPS else "access tags per chunk"
+            raise AccessTagError(f"{where}: {len(tags)} distinct tags; at most {limit} {what}")
         return cls(tags)
 
     def __iter__(self) -> Iterator[str]:
@@ -175,8 +180,17 @@ def map_tags(doc_id: str, acl_map: Mapping[str, AccessTags] | None) -> AccessTag
 
 
 def caller_groups(groups: Iterable[str] | str | AccessTags | None) -> AccessTags:
-    """A caller's groups, under the same grammar as the tags they are compared with."""
-    return AccessTags.parse(groups, "groups")
+    """A caller's groups, under the same grammar as the tags they are compared with. A string or
+    tuple is parsed once (cached): one search checks the groups at every step, and a directory
+    user's thousand groups would otherwise be normalised dozens of times per query."""
+    if isinstance(groups, (str, tuple)):
+        return _caller_groups(groups)
+    return AccessTags.parse(groups, "groups", MAX_CALLER_GROUPS)
+
+
+@lru_cache(maxsize=256)
+def _caller_groups(groups: str | tuple) -> AccessTags:
+    return AccessTags.parse(groups, "groups", MAX_CALLER_GROUPS)
 
 
 def acl_index(tags: str | Iterable[str], quality: str) -> str:

@@ -101,7 +101,7 @@ def ingest(paths, db, config: ChunkConfig | None = None, *, embedder="auto", emb
     ``DEFAULT_CONFIG``); ``embedder``: an Embedder, a name (``"hashing"``, ``"minilm"``, ``"none"``)
     or ``"auto"`` (the store's, else ``DEFAULT_EMBEDDER``, else none with a notice). A run that would change a store's settings is
     refused unless ``reconfigure=True``. Options: chunk_options, acl, acl_map, dry_run, now,
-    progress, workers (processes preparing files; 1: none, all in this process), limits
+    progress, workers (processes preparing files, one at least: this process never parses), limits
     (``Limits``: memory and wall time per file in a worker), reconfigure, warn, timeout.
     ``executor``: ``"local"``, ``"ray"`` (Ray Data: ``workers`` prepare actors, ``ray_embedders``
     embed actors with ``ray_gpus`` each, on the cluster at ``ray_address`` or a local one; see

@@ -8,6 +8,7 @@ import pytest
 
 pytest.importorskip("tree_sitter")
 
+from chunkers import chunk_text  # noqa: E402
 from chunkwise import api  # noqa: E402
 from chunkwise.chunking.code import has_grammar, outline  # noqa: E402
 from chunkwise.config import ChunkConfig  # noqa: E402
@@ -232,7 +233,7 @@ def _span(text: str, head: str) -> tuple[int, int]:
 @pytest.mark.parametrize("size", [40, 64])
 def test_definitions_that_fit_are_whole_under_their_containers(lang, text, defs, paths, size):
     assert has_grammar(lang)
-    chunks = api.chunk_text(text, ChunkConfig(strategy="code", language=lang, size=size))
+    chunks = chunk_text(text, ChunkConfig(strategy="code", language=lang, size=size))
     assert all(c.text == text[c.start_char : c.end_char] and c.size <= size for c in chunks)
     assert not any(c.needs_review for c in chunks)
     sizer = api.make_chunker(ChunkConfig(size=size)).sizer
@@ -253,7 +254,7 @@ def test_a_definition_chunked_alone_has_its_full_container_path(lang, text, path
     for head, path in paths.items():
         a, b = _span(text, head)
         size = sizer.count(text[a:b])  # the definition just fits: its chunk holds nothing else
-        chunks = api.chunk_text(text, ChunkConfig(strategy="code", language=lang, size=size))
+        chunks = chunk_text(text, ChunkConfig(strategy="code", language=lang, size=size))
         holder = [c for c in chunks if c.start_char <= a and b <= c.end_char]
         assert holder and holder[0].heading_path == path, (head, [(c.heading_path, c.text[:30]) for c in chunks])
 
@@ -294,7 +295,7 @@ def test_one_line_namespaces_hold_what_follows_them():
      + "    v59\n  end\nend\n", ("class Store", "def load(key)")),
 ])
 def test_a_body_too_long_is_cut_at_statements_with_its_signature_as_context(lang, text, signature):
-    chunks = api.chunk_text(text, ChunkConfig(strategy="code", language=lang, size=64, header="path"))
+    chunks = chunk_text(text, ChunkConfig(strategy="code", language=lang, size=64, header="path"))
     assert len(chunks) > 2 and not any(c.needs_review for c in chunks)
     assert all(c.size <= 64 for c in chunks)
     first = text.index(signature[-1].split("(")[0])
@@ -303,5 +304,20 @@ def test_a_body_too_long_is_cut_at_statements_with_its_signature_as_context(lang
     assert len(inside) >= 2 and all(c.heading_path == signature for c in inside), [c.heading_path for c in chunks]
     assert all(c.embed_text.startswith(" > ".join(signature)) for c in inside)
     # a function that fits keeps the plain container path: no signature step
-    small = api.chunk_text(text, ChunkConfig(strategy="code", language=lang, size=2000))
+    small = chunk_text(text, ChunkConfig(strategy="code", language=lang, size=2000))
     assert len(small) == 1 and small[0].heading_path == ()
+
+
+def test_a_namespace_that_fits_is_whole():
+    # the code-chunking benchmark's 6 split definitions: TypeScript namespaces of protocol.d.ts, cut
+    # between their members once a namespace stopped adding a level (its edges now rank above them)
+    ns = "".join(f"export namespace Domain{i} {{\n" + "".join(
+        f"    /**\n     * Event {j} of domain {i}.\n     */\n    export type Event{j} = {{ id: number; name: string }};\n\n"
+        for j in range(3)) + "}\n\n" for i in range(6))
+    sizer = api.make_chunker(ChunkConfig(size=128)).sizer
+    spans = [(m, ns.index("}\n\n", m) + 1) for m in (ns.index(f"export namespace Domain{i}") for i in range(6))]
+    size = max(sizer.count(ns[a:b]) for a, b in spans) + 8
+    assert size < 2 * min(sizer.count(ns[a:b]) for a, b in spans)  # two never fit together
+    chunks = api.chunk_text(ns, ChunkConfig(strategy="code", language="typescript", size=size))
+    for a, b in spans:
+        assert any(c.start_char <= a and b <= c.end_char for c in chunks), ns[a:a + 30]

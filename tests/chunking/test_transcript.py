@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from chunkwise import api, chunk_text
+from chunkers import chunk_text
+from chunkwise import api
 from chunkwise.chunking.atoms import TURN, find_atoms
 from chunkwise.config import ChunkConfig
 

@@ -42,7 +42,7 @@ def test_serve_engine_opens_a_postgres_store(tmp_path, pg_url):
     engine = Engine(pg_url)
     try:
         engine.warm()
-        assert engine.retriever.native and engine.retriever._index is None  # nothing loaded into memory
+        assert engine.retriever.native and engine.retriever.cache.index is None  # nothing loaded into memory
         assert engine.search("topic2 ledger", ["staff"], k=1)["results"][0]["doc_id"] == "doc2.md"
     finally:
         engine.close() if hasattr(engine, "close") else engine.retriever.close()

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chunkwise.extract import damage
 from chunkwise.extract.audit import audit_document
@@ -92,7 +94,9 @@ def test_thin_text_layer_per_page():
     measured = damage.measure(_doc(text, pages=pages, media_type="application/pdf"))
     assert measured.words_per_page == 2.0
     assert any("words per page" in w for w in measured.warnings())
-    full = _doc(SENTENCE * 3, pages=[Page(1, 0, len(SENTENCE * 3))], media_type="application/pdf")
+    body = SENTENCE * 3
+    full = _doc(body + "\n\n" + body, pages=[Page(1, 0, len(body)), Page(2, len(body) + 2, 2 * len(body) + 2)],
+                media_type="application/pdf")
     assert damage.measure(full).words_per_page >= damage.WORDS_PER_PAGE_WARN
     slides = _doc(text, pages=pages, media_type="application/vnd.openxmlformats-officedocument.presentationml"
                                                 ".presentation")
@@ -142,3 +146,21 @@ def test_audit_reads_the_korean_pdf_with_a_broken_font_map():
 
     (row,) = audit([DOCLING / "skipped_1page.pdf"])
     assert row.status == "warn" and row.odd_glyphs >= damage.GLYPHS_WARN and row.replacement_chars >= 1
+
+
+def test_a_one_page_pdf_of_few_words_is_short_not_damaged():
+    memo = _doc("Memo: lunch at noon", pages=[Page(1, 0, 19)], media_type="application/pdf")
+    assert damage.measure(memo).words_per_page is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=400), st.booleans())
+def test_measure_takes_any_text(text, as_pdf):
+    """No text makes the audit fail: every signal is a count or a share in [0, 1]."""
+    blocks = [Block("paragraph", 0, len(text)), Block("table", 0, len(text))]
+    pages = [Page(1, 0, len(text) // 2), Page(2, len(text) // 2, len(text))]
+    got = damage.measure(_doc(text, blocks, pages, "application/pdf" if as_pdf else "text/plain"))
+    assert got.mojibake >= 0 and got.odd_glyphs >= 0 and got.table_problems in (0, 1)
+    for share in (got.broken_lines, got.rtl_reversed):
+        assert share is None or 0 <= share <= 1
+    assert isinstance(got.warnings(), list)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chunkwise.extract.pdf import join_lines
 from chunkwise.extract.pdf_tables import logical_order, outer_sides
@@ -76,8 +78,9 @@ def test_right_to_left_cells_come_out_in_logical_order(tmp_path):
     pdf.set_font("dejavu", size=11)
     logical = [["תחנה", "ספינות", "שומר"], ["נמל צפון", "12", "אדה"], ["שונית דרום", "7", "גרייס"],
                ["כף מערב", "31", "אדסגר"]]
-    # A PDF draws right-to-left words' glyphs left to right on the page; numbers stay as they are.
-    visual = [[cell if cell.isdigit() else cell[::-1] for cell in row] for row in logical]
+    # A PDF draws right-to-left words' glyphs left to right on the page, numbers as they are, and the
+    # table's first column on the right.
+    visual = [[cell if cell.isdigit() else cell[::-1] for cell in row][::-1] for row in logical]
     _open_sided(pdf, visual)
     doc, (table,) = _tables(pdf, tmp_path)
     assert table.meta["header"] == logical[0]
@@ -192,3 +195,41 @@ def test_a_table_drawn_past_the_page_edge_is_still_read(tmp_path):
     doc, (table,) = _tables(pdf, tmp_path)  # before: pdfplumber refused the crop; every table was lost
     assert table.meta["header"] == ROWS[0]
     assert not any("table detection failed" in w for w in doc.warnings)
+
+
+def test_a_table_drawn_wholly_off_the_page_is_no_table_and_no_failure(tmp_path):
+    pdf = _pdf()
+    _open_sided(pdf, ROWS, x=(230, 260, 290, 320))  # right of the page
+    doc, tables = _tables(pdf, tmp_path)
+    assert tables == [] and not any("table detection failed" in w for w in doc.warnings)
+
+
+def test_a_right_to_left_table_starts_at_its_rightmost_column():
+    from chunkwise.extract.pdf_tables import right_to_left_columns
+
+    rows = [["12", "ספינות"], ["7", "שומר"]]  # as drawn: the label on the right
+    assert right_to_left_columns(rows) == [["ספינות", "12"], ["שומר", "7"]]
+    assert right_to_left_columns([["Ships", "12"], ["Keeper", "7"]]) == [["Ships", "12"], ["Keeper", "7"]]
+
+
+_HEBREW_WORDS = st.text(st.sampled_from("אבגדהוזחטיכלמנסעפצקרשת"), min_size=1, max_size=8)
+_LTR_TOKENS = st.from_regex(r"[0-9]{1,4}(?:[./][0-9]{1,4})?|[A-Za-z]{1,8}", fullmatch=True)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_HEBREW_WORDS | _LTR_TOKENS, min_size=1, max_size=12).filter(
+    lambda ts: any(t[0] in "אבגדהוזחטיכלמנסעפצקרשת" for t in ts)))
+def test_logical_order_undoes_a_visual_line(tokens):
+    """A right-to-left line drawn left to right: token order reversed, Hebrew words spelled backwards,
+    numbers and Latin words as they are; ``logical_order`` gives back the line as written."""
+    visual = " ".join(t if not t[0] in "אבגדהוזחטיכלמנסעפצקרשת" else t[::-1] for t in reversed(tokens))
+    assert logical_order(visual) == " ".join(tokens)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(st.sampled_from("ab-C "), min_size=1, max_size=12), min_size=1, max_size=6))
+def test_join_lines_loses_only_line_breaks_and_hyphens(lines):
+    lines = [line.strip() or "x" for line in lines]
+    joined = join_lines(lines)
+    assert joined.replace("\n", "").replace("-", "") == "".join(lines).replace("-", "")
+    assert joined.count("\n") <= len(lines) - 1

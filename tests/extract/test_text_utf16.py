@@ -45,7 +45,7 @@ def test_utf8_text_is_never_guessed_as_utf16():
 _LATIN = st.characters(min_codepoint=0x20, max_codepoint=0xFF, blacklist_categories=("Cc", "Cs"))  # text, not controls
 
 
-@settings(max_examples=150, deadline=None, database=None)
+@settings(max_examples=150, deadline=None)
 @given(st.text(_LATIN | st.sampled_from("\n\t\r"), min_size=4, max_size=300), st.sampled_from(["utf-16-le", "utf-16-be"]))
 def test_latin_text_round_trips_without_a_bom(text, codec):
     decoded, warnings = decode(text.encode(codec), "t.txt")

@@ -221,6 +221,7 @@ def test_write_actors_write_the_local_store_and_the_driver_writes_nothing(tmp_pa
     docs = tmp_path / "docs"
     corpus(docs)
     (docs / "deep.md").write_text(NESTED, encoding="utf-8")
+    (docs / "bom.md").write_bytes(b"\xef\xbb\xbf# Bom\n\nA file with a byte order mark.\n")  # an extraction warning
     local = run(docs, tmp_path / "local.db")
 
     def not_here(self, *a, **kw):
@@ -230,6 +231,7 @@ def test_write_actors_write_the_local_store_and_the_driver_writes_nothing(tmp_pa
         m.setattr(WriteStage, "write", not_here)  # the actors' processes keep the real one
         remote = run(docs, tmp_path / "ray.db", ray_executor(writes="workers", write_actors=2))
     assert remote.to_dict() == local.to_dict() and local.added > 24
+    assert any(w.startswith("bom.md: UTF-8 byte order mark removed") for w in remote.warnings)
     assert [e["path"] for e in remote.errors] == ["deep.md"]
     assert unordered(tmp_path / "local.db") == unordered(tmp_path / "ray.db")
     (docs / "part0" / "doc03.md").write_text("# Runbook 3\n\nOnly one step is left now.\n", encoding="utf-8")

@@ -70,7 +70,7 @@ def test_searches_are_identical_on_both_backends(pair):
 def test_postgres_ranks_without_loading_rows(pair):
     _, b = pair
     b.rank("rollback freeze", ["sre"], 10, "hybrid")
-    assert b._index is None  # no in-memory index was built: the server ranked
+    assert b.cache.index is None  # no in-memory index was built: the server ranked
 
 
 def test_ties_cut_by_n_are_broken_the_same_way(tmp_path, pg_server):

@@ -218,7 +218,10 @@ def test_health_openapi_and_headers(header_server):
         health = c.get("/health")
         spec = c.get("/openapi.json").json()
         assert c.get("/docs").status_code == 404  # swagger-ui would load from a CDN
-    assert health.json() == {"status": "ok", "version": "0.1.0", "model": "hashing-384@1", "dim": 384, "auth": "header"}
+    body = health.json()
+    assert isinstance(body.pop("generation"), int)
+    assert body == {"status": "ok", "version": "0.1.0", "model": "hashing-384@1", "dim": 384, "auth": "header",
+                    "indexes": {"bm25": "in the store (always current)", "dense": "current"}}
     assert {"/search", "/documents/{doc_id}", "/health", "/v1/embeddings", "/v1/models", "/whoami"} <= set(spec["paths"])
     csp = health.headers["content-security-policy"]
     assert "default-src 'none'" in csp and "script-src 'self'" in csp and "unsafe" not in csp

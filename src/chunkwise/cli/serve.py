@@ -24,6 +24,16 @@ def add_serve_parser(sub) -> None:
     p.add_argument("--model-alias", action="append", default=[], metavar="NAME",
                    help="another name /v1/embeddings answers to with the store's model (repeatable), for "
                         "clients that only send OpenAI's names, e.g. --model-alias text-embedding-ada-002")
+    p.add_argument("--search-workers", type=int, default=None, metavar="N",
+                   help="searches run at once, each on its own store connection (default: CPUs, 2 to 4)")
+    p.add_argument("--query-timeout", type=float, default=None, metavar="SECONDS",
+                   help="a search running longer is stopped and answered 503 (default 10)")
+    p.add_argument("--max-connections", type=int, default=None, metavar="N",
+                   help="open connections at most; beyond it the oldest one that has not sent a request is closed "
+                        "(default 4096; every connection must send its request head within 10 s)")
+    p.add_argument("--read-timeout", type=float, default=None, metavar="SECONDS",
+                   help="a connection must send its request head within this (default 10) and its body within 3x "
+                        "this; slower ones are closed (408 for a body)")
     from chunkwise.cli.ranking import add_engine_flags
 
     add_engine_flags(p)
@@ -43,4 +53,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return run(args.db, args.host, args.port, trust_groups_header=args.trust_groups_header, tokens=args.tokens,
                insecure_groups_in_body=args.insecure_groups_in_body, bm25=args.bm25,
                generator_tokenizer=args.generator_tokenizer, log_level=args.log_level, ready_json=args.json,
-               ranking=ranking, model_aliases=tuple(args.model_alias), allowed_hosts=tuple(args.allowed_host))
+               ranking=ranking, model_aliases=tuple(args.model_alias), allowed_hosts=tuple(args.allowed_host),
+               workers=args.search_workers, query_seconds=args.query_timeout, max_connections=args.max_connections,
+               read_seconds=args.read_timeout)

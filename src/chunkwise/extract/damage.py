@@ -11,7 +11,7 @@ hint that says what to do; none changes the text.
 - right-to-left text in visual order: common function words spelled backwards (``رد`` for ``در``,
   ``לש`` for ``של``), Hebrew words that begin with a final letter form, Arabic words that end in a
   reversed article (``لا`` for ``ال``), presentation-form glyphs;
-- words per page (PDF): a text layer too thin to be the page's text;
+- words per page (PDF of two pages or more): a text layer too thin to be the page's text;
 - tables (PDF, where the grid is guessed from the drawing; DOCX and HTML tables are authored as
   cells, and their empty spacer cells are real): digits split across cells or spaced out inside one
   (``0 3 / 2 5``), tables mostly empty.
@@ -32,6 +32,7 @@ GLYPHS_WARN = 10  # private-use and control characters
 RTL_REVERSED_WARN = 0.5  # share of right-to-left words whose letter order is visual, not logical
 RTL_MIN_WORDS = 10
 WORDS_PER_PAGE_WARN = 20  # fewer words per page than this (pages with text only)
+WORDS_MIN_PAGES = 2  # a one-page file of a few words (a memo, a form) is short, not damaged
 EMPTY_CELLS_WARN = 0.6  # a table with more of its cells empty than this is probably misaligned
 
 _MOJI = re.compile("[\u00c2-\u00f4][\u0080-\u00bf\u0152\u0153\u0160\u0161\u0178\u017d\u017e\u0192\u02c6\u02dc"
@@ -161,7 +162,7 @@ def _rtl(text: str) -> tuple[int, float | None]:
 
 def _words_per_page(doc: Document) -> float | None:
     with_text = [p for p in doc.pages if p.end > p.start]
-    if not with_text:
+    if len(with_text) < WORDS_MIN_PAGES:
         return None
     words = sum(len(_WORD.findall(doc.text[p.start : p.end])) for p in with_text)
     return round(words / len(with_text), 1)

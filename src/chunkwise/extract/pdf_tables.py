@@ -2,9 +2,14 @@
 
 pypdf reads a table column by column or cell by cell in stream order, so its rows are lost.
 pdfplumber's table finder rebuilds the grid from the drawn rules. pdfminer is slow (pure Python
-layout analysis), so only pages that draw enough rules for a grid are handed to it; the rest of the
+layout analysis), so only pages that draw enough rules for a table are handed to it; the rest of the
 document never pays for it. A table's lines are then taken out of the page's text flow and the
 table is written as pipe rows in their place, so the table chunker repeats its header.
+
+Tables as reports draw them: a table ruled only across gets its missing outer sides
+(``outer_sides``), and one ruled only above, under its header and below (booktabs) its columns from
+how its words line up; text turned a quarter anticlockwise reads upwards; right-to-left cells come in
+visual order and are turned to logical order, and a right-to-left table starts at its right.
 
 **The work is bounded by what it does, not by the clock**, so the same file gives the same chunks
 whatever the machine's load: pdfminer's cost grows with a page's drawn rules and characters, so a
@@ -161,6 +166,8 @@ def _page_tables(page) -> list[Table]:
     sides = outer_sides(page.edges)
     found = []
     for table in page.find_tables({"explicit_vertical_lines": sides} if sides else {}):
+        if _clipped(page, table.bbox) is None:
+            continue  # drawn wholly off the page: nobody sees it
         rows = _rows(table)
         if len(rows) >= 2 and max(len(r) for r in rows) == 1 and sides:
             rows = _columns_from_text(page, table) or rows
@@ -172,7 +179,16 @@ def _page_tables(page) -> list[Table]:
 
 def _rows(table) -> list[list[str]]:
     rows = [[_cell(c) for c in row] for row in table.extract(**_directions(table))]
-    return [r for r in rows if any(r)]
+    return right_to_left_columns([r for r in rows if any(r)])
+
+
+def right_to_left_columns(rows: list[list[str]]) -> list[list[str]]:
+    """A table written right to left (most of its cells with letters hold right-to-left ones) starts
+    at its rightmost column: each row is reversed, so its first cell is the one read first."""
+    worded = [c for r in rows for c in r if any(ch.isalpha() for ch in c)]
+    if not worded or sum(1 for c in worded if _RTL.search(c)) * 2 <= len(worded):
+        return rows
+    return [r[::-1] for r in rows]
 
 
 def _columns_from_text(page, table) -> list[list[str]] | None:
@@ -209,12 +225,18 @@ def outer_sides(edges: list[dict]) -> list[dict]:
     return sides
 
 
-def _within(page, bbox):
-    """The page cropped to ``bbox`` clipped to the page: a table drawn past the page edge has a box
-    pdfplumber refuses to crop to."""
+def _clipped(page, bbox):
+    """``bbox`` clipped to the page, or None when nothing of it is on the page."""
     x0, top, x1, bottom = bbox
     px0, ptop, px1, pbottom = page.bbox
-    return page.crop((max(x0, px0), max(top, ptop), min(x1, px1), min(bottom, pbottom)))
+    box = (max(x0, px0), max(top, ptop), min(x1, px1), min(bottom, pbottom))
+    return box if box[0] < box[2] and box[1] < box[3] else None
+
+
+def _within(page, bbox):
+    """The page cropped to ``bbox`` clipped to the page: a table drawn past the page edge has a box
+    pdfplumber refuses to crop to. Only called for a box with some of it on the page."""
+    return page.crop(_clipped(page, bbox))
 
 
 def _directions(table) -> dict:

@@ -191,8 +191,14 @@ def _front_block(text: str):
             return kind, begin, text[begin : m.start()], m.end(), True
         if m.end() == len(text):
             break
-    blank = re.search(r"(?:\r\n|\r|\n)[ \t]*(?:\r\n|\r|\n)", text[begin:])
-    return kind, begin, text[begin : begin + blank.start()] if blank else text[begin:], 0, False
+    end = begin
+    for m in _LINE_RE.finditer(text, begin):  # unclosed: the block runs to its first blank line
+        if not m.group(1).strip(_BLANK):
+            break
+        end = m.end()
+        if m.end() == len(text):
+            break
+    return kind, begin, text[begin:end], 0, False
 
 
 def _declares_acl(block: str) -> bool:

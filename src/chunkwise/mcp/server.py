@@ -104,7 +104,7 @@ def build_server(engine, fixed_groups: tuple[str, ...] | None = None, *, name: s
     async def list_resources(ctx, params) -> types.ListResourcesResult:
         groups = groups_of(ctx)
         after = _after(params.cursor if params is not None else None)
-        entries, more = await engine.call(api.visible_documents, engine.retriever, groups, after=after, limit=PAGE)
+        entries, more = await engine.call(engine.documents, groups, after=after, limit=PAGE)
         resources = [types.Resource(uri=document_uri(e.doc_id), name=e.doc_id, title=e.title or e.source_uri,
                                     description=e.source_uri, mime_type="application/json")
                      for e in entries]

@@ -94,7 +94,7 @@ def ingest(
     is refused unless ``reconfigure``. ``embed_mode``: ``"plain"`` embeds each chunk's
     ``embed_text`` alone; ``"late"`` pools each chunk's vector from a transformer pass over its
     surrounding window (needs minilm); ``"auto"``: the store's. ``executor``: where *prepare* runs;
-    by default ``workers`` processes (1: this process, nothing forks), each file under ``limits`` (a
+    by default ``workers`` worker processes (one at least: this process never parses), each file under ``limits`` (a
     ``sandbox.Limits``: memory and wall time per file), so a crash, a hang or a bomb is that file's
     error. ``progress``: a ``pipeline.progress.Progress`` (files prepared, chunks embedded,
     documents written). ``warn`` receives warnings the moment they are known (they are
@@ -184,6 +184,8 @@ def ingest(
                 if isinstance(item, Written):  # written on the cluster, in its own transaction
                     stats.merge(item.stats)
                     stats.errors.extend(item.stats.errors)
+                    for message in item.stats.warnings:  # the extraction's, as in a local run
+                        note(message)
                     progress.written()
                     continue
                 stats.errors.extend({"path": item.task.rel, "error": p} for p in item.problems)

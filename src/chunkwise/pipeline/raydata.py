@@ -385,7 +385,8 @@ class _Write:
                 continue
             if got is None:  # what the store lacks of the vectors made with the document
                 ((_, got),) = embed.run([item]) if self.embedder is not None else ((item, {}),)
-            stats = IngestStats(errors=[{"path": item.task.rel, "error": p} for p in item.problems])
+            stats = IngestStats(errors=[{"path": item.task.rel, "error": p} for p in item.problems],
+                                warnings=[f"{item.task.rel}: {w}" for w in item.warnings])
             write = WriteStage(store, root=spec.root, inputs=spec.inputs, now=spec.now, model=spec.model,
                                embedding=spec.embedding, stats=stats)
             try:

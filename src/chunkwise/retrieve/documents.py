@@ -51,13 +51,14 @@ class VisibleDocument:
 
 
 def visible_document(store, doc_id: str, groups) -> VisibleDocument | None:
-    """The records of ``doc_id`` that ``groups`` may see (the one visibility rule, per record), or
-    ``None`` when there are none. ``store`` is anything with ``records_of(doc_id)``."""
+    """The records of ``doc_id`` that ``groups`` may see, or ``None`` when there are none. The store
+    filters inside its lookup (``visible_records``: no hidden row is read, so hidden and absent take
+    the same time); the one visibility rule is checked again on what comes back."""
     groups = check_groups(groups)
     as_caller = getattr(store, "as_caller", None)  # a secured PostgreSQL store shows only these groups' rows
     with as_caller(groups) if as_caller else nullcontext():
-        stored = store.records_of(doc_id)
-    records = [r for r in stored.values() if permitted(r.get("acl") or (), r.get("quality", ""), groups)]
+        stored = store.visible_records(doc_id, groups)
+    records = [r for r in stored if permitted(r.get("acl") or (), r.get("quality", ""), groups)]
     if not records:
         return None
     records.sort(key=lambda r: (r["chunk_index"], r["start_char"]))

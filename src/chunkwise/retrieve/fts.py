@@ -9,6 +9,16 @@ formula the in-memory engine uses, so both engines return the same scores.
 
 Per Retriever, once: every row's body length (FTS5's docsize records) and the servable rows' tags,
 to get a caller's row count and mean length; whole-table document frequencies per term are cached.
+
+A caller with more than ``MATCH_GROUPS`` groups (a directory user in hundreds): FTS5 merges an OR
+of N tokens by visiting all N for every row, so a thousand groups made each term's lookup a second
+long. Only the caller's groups that tag some servable row (the access layout's tags) go into
+``MATCH``; groups that tag nothing match nothing. When more than ``MATCH_GROUPS`` of them remain, the
+term's rows are read by the FTS index and those the caller may not see are dropped by the caller's
+row bitmap (the access layout that counts the caller's rows) before anything is scored: the scores
+and statistics are the ones the filtered ``MATCH`` gives. Both read the layout loaded with the row
+sizes, reloaded when a matched row is newer: a group first used after that is matched once a newer
+row reloads it (never the reverse: a row's own tags are re-checked before it is served).
 """
 from __future__ import annotations
 
@@ -22,6 +32,7 @@ from chunkwise.retrieve.layout import AccessLayout
 from chunkwise.retrieve.ties import best_first
 
 _CACHE = 32
+MATCH_GROUPS = 64  # more groups than this: filtered by the access layout, not by an OR inside MATCH
 _RETRIES = 8  # a concurrent ingest commits one document per transaction
 
 
@@ -38,6 +49,8 @@ class FTSRanker:
         self._loaded = False
         self._df: dict[tuple, int] = {}
         self._stats: dict[tuple[str, ...], tuple[int, float]] = {}
+        self._bitmaps: dict[tuple[str, ...], object] = {}
+        self._found: dict[tuple, object] = {}  # one rank call's postings by (term, fields)
 
     def _load(self) -> None:
         import numpy as np
@@ -69,15 +82,60 @@ class FTSRanker:
             self._df[term, fields] = self.store.term_count(term, None, fields)
         return self._df[term, fields]
 
+    def _match_groups(self, groups):
+        """(groups for ``MATCH``, or None: filter by the bitmap) — see the module doc."""
+        tags = caller_groups(groups).tags
+        if len(tags) <= MATCH_GROUPS:
+            return tags
+        used = tuple(t for t in tags if t in self.layout.by_tag)
+        return used if len(used) <= MATCH_GROUPS else None
+
     def _permitted_df(self, term: str, groups, fields: tuple[str, ...]) -> int:
-        return self.store.term_count(term, groups, fields)
+        chosen = self._match_groups(groups)
+        if chosen is None:
+            rows = self.store.term_rows(term, fields)
+            rows = rows[rows < self._bitmap(groups).size]  # newer rows: counted after the reload _matches makes
+            return int(self._bitmap(groups)[rows].sum())
+        return self.store.term_count(term, chosen, fields) if chosen else 0
 
     def _postings(self, term: str, groups, weights: FieldWeights):
         """(rowids, lengths, weighted term counts) of the permitted rows holding ``term``."""
-        found = self.store.term_matches(term, groups, weights.active())
+        found = self._matches(term, groups, weights.active())
+        return found.keys, found.lengths, combine_fields(found.tf, weights)
+
+    def _matches(self, term: str, groups, fields: tuple[str, ...]):
+        """The permitted rows holding ``term`` (``Postings``): filtered inside ``MATCH``, or for a
+        caller of many groups from every row holding it through the caller's row bitmap."""
+        key = (term, fields)
+        if key in self._found:
+            return self._found[key]
+        chosen = self._match_groups(groups)
+        if chosen == ():
+            from chunkwise.store.base import Postings
+
+            return Postings.empty()
+        found = self.store.term_matches(term, chosen, fields)
         if len(found) and any(int(r) not in self.len_body for r in found.keys):
             raise _Stale  # written since the sizes were read
-        return found.keys, found.lengths, combine_fields(found.tf, weights)
+        if chosen is None and len(found):
+            keep = self._bitmap(groups)[found.keys]
+            found = type(found)(found.keys[keep], found.lengths[keep], found.tf[keep])
+        self._found[key] = found
+        return found
+
+    def _bitmap(self, groups):
+        """rowid -> may the caller see it (servable and sharing a tag), from the access layout."""
+        import numpy as np
+
+        key = caller_groups(groups).tags
+        bits = self._bitmaps.get(key)
+        if bits is None:
+            bits = np.zeros(max(self.len_body, default=0) + 1, dtype=bool)
+            bits[self.rowids[self.layout.order][self.layout.mask(key)]] = True
+            if len(self._bitmaps) >= 8:
+                self._bitmaps.pop(next(iter(self._bitmaps)))
+            self._bitmaps[key] = bits
+        return bits
 
     def rank(self, query: str, groups, n: int, weights: FieldWeights | None = None) -> list[tuple[int, float]]:
         """Top ``n`` (rowid, score), best first, exact ties by ascending chunk id (retrieve/ties.py,
@@ -92,13 +150,20 @@ class FTSRanker:
                 try:
                     return self._rank(query, groups, n, weights)
                 except _Stale:
-                    self._loaded, self._df, self._stats = False, {}, {}
+                    self._loaded, self._df, self._stats, self._bitmaps = False, {}, {}, {}
             try:
                 return self._rank(query, groups, n, weights)
             except _Stale:
                 raise StoreBusy("the store changed during every attempt to rank this query; retry") from None
 
     def _rank(self, query: str, groups, n: int, weights: FieldWeights) -> list[tuple[int, float]]:
+        self._found = {}
+        try:
+            return self._rank_terms(query, groups, n, weights)
+        finally:
+            self._found = {}
+
+    def _rank_terms(self, query: str, groups, n: int, weights: FieldWeights) -> list[tuple[int, float]]:
         fields = weights.active()
         terms = [t for t in query_terms(query) if self._global_df(t, fields)]
         if not terms or n < 1:

@@ -57,18 +57,53 @@ def _item(chunk) -> Item:
                 rec.get("title") or "")
 
 
+class IndexCache:
+    """The in-memory index (vectors, and texts for the sparse BM25) of a store at some generation,
+    shared by every Retriever of one process that is given it (a server's workers: one copy of the
+    vectors, built once per change). Rebuilt when a reader sees a newer generation than it was built
+    at; a reader whose snapshot is older uses the newer index (a row it cannot read is skipped,
+    every hit is re-checked on its row), so two readers never rebuild back and forth."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self._lock = threading.Lock()
+        self.index: SearchIndex | None = None
+        self.generation: int | None = None
+
+    def get(self, generation: int | None, build: Callable[[], SearchIndex]) -> SearchIndex:
+        with self._lock:
+            stale = (self.index is not None and generation is not None
+                     and (self.generation is None or generation > self.generation))
+            if self.index is None or stale:
+                self.index, self.generation = build(), generation
+            return self.index
+
+    def state(self, generation: int | None) -> str:
+        """``not loaded``, ``current`` or ``stale`` (rebuilt by the next search that needs it)."""
+        if self.index is None:
+            return "not loaded"
+        if generation is not None and (self.generation is None or generation > self.generation):
+            return "stale"
+        return "current"
+
+
 class Retriever:
-    """A long-lived searcher over one store (open once, search many times)."""
+    """A long-lived searcher over one store (open once, search many times). After an ingest commits,
+    the next search sees it in every mode: BM25 reads the store, and the in-memory dense index is
+    rebuilt when the store's generation has moved (``IndexCache``)."""
 
     def __init__(self, db, *, embedder="auto", bm25: str = "fts5", generator_tokenizer: str | None = None,
                  field_weights: FieldWeights | dict | str | None = None, fusion: Fusion | dict | str | None = None,
-                 reranker: Reranker | str | None = None, rerank_depth: int = DEFAULT_RERANK_DEPTH) -> None:
+                 reranker: Reranker | str | None = None, rerank_depth: int = DEFAULT_RERANK_DEPTH,
+                 index_cache: IndexCache | None = None) -> None:
         """``db``: a store path or URL (opened read-only: search works on a read-only file), or an
         open ``store.base.Store``. ``field_weights``: BM25 weights of the title and heading fields
         (``lexical.FieldWeights``, e.g. ``"title=2,heading=1.5"``); ``fusion``: hybrid's weighted RRF
         (``fusion.Fusion``, e.g. ``"bm25=1,dense=0.5"``); ``reranker``: a second stage over the
         permitted candidates (``retrieve.rerank``: ``"tei:URL"``, ``"cohere:URL#MODEL"`` or an object),
-        applied to the first ``rerank_depth`` hits."""
+        applied to the first ``rerank_depth`` hits. ``index_cache``: an in-memory index shared with
+        other retrievers of the same store (one per server worker); by default its own."""
         from chunkwise.store import open_store
 
         self.reranker = make_reranker(reranker) if isinstance(reranker, str) else reranker
@@ -101,7 +136,7 @@ class Retriever:
                               f"be compared with them (use --embedder {self.model} or re-ingest)")
         self.embedder = embedder
         self.tokenizer_name, self.sizer = generator_sizer(generator_tokenizer)
-        self._index: SearchIndex | None = None
+        self.cache = index_cache if index_cache is not None else IndexCache()
         # A server store ranks with its own primitives (retrieve/server.py): nothing is loaded per process.
         self.native = bool(getattr(self.store, "native_search", False))
         self.fts = (ServerBM25 if self.native else FTSRanker)(self.store, self.field_weights)
@@ -132,15 +167,33 @@ class Retriever:
     def has_vectors(self) -> bool:
         return self.embedder is not None and self.store.has_vectors()
 
+    def generation(self) -> int | None:
+        """The store's generation as this reader sees it now (None: the store keeps none)."""
+        read = getattr(self.store, "generation", None)
+        return read() if read is not None else None
+
     def index(self) -> SearchIndex:
-        """The in-memory index of servable rows (vectors, and texts for the sparse BM25), built once."""
-        if self._index is None:
-            want_vectors = self.embedder is not None
-            sparse = self.bm25_backend == "sparse"
-            rows = self.store.servable_rows(lexical=sparse, vectors=want_vectors, ranks=True)
-            self._index = SearchIndex(rows.keys, rows.tags, rows.ranks, texts=rows.lexical, vectors=rows.vectors,
-                                      field_weights=self.field_weights, fusion=self.fusion)
-        return self._index
+        """The in-memory index of servable rows (vectors, and texts for the sparse BM25), built on
+        first use and again whenever the store's generation has moved since. The generation is read
+        before the rows, so an index is never marked newer than what it holds."""
+        return self.cache.get(self.generation(), self._build_index)
+
+    def _build_index(self) -> SearchIndex:
+        want_vectors = self.embedder is not None
+        sparse = self.bm25_backend == "sparse"
+        rows = self.store.servable_rows(lexical=sparse, vectors=want_vectors, ranks=True)
+        return SearchIndex(rows.keys, rows.tags, rows.ranks, texts=rows.lexical, vectors=rows.vectors,
+                           field_weights=self.field_weights, fusion=self.fusion)
+
+    def index_state(self) -> dict[str, str]:
+        """Each index's state for /health: BM25 is read from the store (always current); the dense
+        (and sparse BM25) index is in memory: not loaded, current or stale against the store."""
+        generation = self.generation()
+        memory = "in the store (always current)" if self.native else self.cache.state(generation)
+        out = {"bm25": "in the store (always current)" if self.bm25_backend == "fts5" or self.native else memory}
+        if self.embedder is not None:
+            out["dense"] = memory
+        return out
 
     def warm(self) -> None:
         """Build now what the first query would wait for: the in-memory vector index of a SQLite
@@ -191,8 +244,8 @@ class Retriever:
     def _tie_order(self, keys: list) -> dict:
         """Sort keys in chunk id order for fused ties: the in-memory index's ranks when it holds every
         key (no query), else the store's chunk ids (a server store; a row written since the index)."""
-        if self._index is not None:
-            ranks = self._index.tie_ranks(keys)
+        if self.cache.index is not None:
+            ranks = self.cache.index.tie_ranks(keys)
             if len(ranks) == len(set(keys)):
                 return ranks
         return self.store.chunk_ids(keys)

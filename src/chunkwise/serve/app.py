@@ -16,7 +16,7 @@ from chunkwise import api
 import chunkwise.serve.models as m
 import chunkwise.serve.openai as openai
 from chunkwise.serve.auth import AuthError, GroupSource
-from chunkwise.serve.engine import Engine
+from chunkwise.serve.engine import Busy, Engine, QueryTimeout
 from chunkwise.serve.hosts import LOOPBACK_NAMES
 from chunkwise.serve.middleware import Guard
 from chunkwise.serve import v1
@@ -35,12 +35,12 @@ def _error(status: int, message: str, type_: str, code: str | None = None, param
 
 def _errors(*statuses: int) -> dict:
     text = {400: "malformed request", 401: "no or unknown credentials", 403: "the caller has no access group",
-            404: "not found", 413: "request body too large"}
+            404: "not found", 413: "request body too large", 503: "the search ran past its time limit, or the server is busy"}
     return {s: {"model": m.ErrorResponse, "description": text[s]} for s in statuses}
 
 
 def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY, model_aliases: tuple[str, ...] = (),
-               hosts: frozenset[str] = frozenset(LOOPBACK_NAMES)):
+               hosts: frozenset[str] = frozenset(LOOPBACK_NAMES), body_seconds: float = 30.0):
     """The ASGI application (FastAPI inside the Host/body-limit/security-header guard); ``hosts``:
     the Host names it answers to (``chunkwise.serve.hosts.allowed_hosts``)."""
     app = FastAPI(title="chunkwise", version=_version(), docs_url=None, redoc_url=None,
@@ -77,21 +77,31 @@ def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY, m
         # what the library refuses for a request (a mode the store cannot serve, a bad tag) is the caller's to fix
         return _error(400, str(exc), "invalid_request_error", "invalid_request")
 
+    @app.exception_handler(QueryTimeout)
+    async def _timeout(_request, exc: QueryTimeout):
+        return _error(503, str(exc), "server_error", "query_timeout")
+
+    @app.exception_handler(Busy)
+    async def _busy(_request, exc: Busy):
+        return _error(503, str(exc), "server_error", "busy", headers={"Retry-After": "1"})
+
     @app.exception_handler(openai.EmbeddingError)
     async def _embedding(_request, exc: openai.EmbeddingError):
         return _error(exc.status, exc.message, "invalid_request_error", exc.code, exc.param)
 
     @app.get("/health", response_model=m.Health, tags=["service"])
     async def health() -> dict:
-        """Liveness and what is served (no credentials needed)."""
-        return {"status": "ok", "version": _version(), "model": engine.model, "dim": engine.dim, "auth": auth.name}
+        """Liveness and what is served (no credentials needed): the store's generation (it grows with
+        every ingest commit) and whether each index is current with it."""
+        return {"status": "ok", "version": _version(), "model": engine.model, "dim": engine.dim, "auth": auth.name,
+                **(await engine.status())}
 
     @app.get("/whoami", response_model=m.WhoAmI, responses=_errors(400, 401, 403), tags=["search"])
     async def whoami(request: Request) -> dict:
         """The groups this request is served as (what the page shows next to the results)."""
         return {"groups": list(auth.groups(request.headers, None)), "auth": auth.name}
 
-    @app.post("/search", response_model=None, responses={200: {"model": m.SearchResponse}, **_errors(400, 401, 403, 413)},
+    @app.post("/search", response_model=None, responses={200: {"model": m.SearchResponse}, **_errors(400, 401, 403, 413, 503)},
               tags=["search"])
     async def search(body: search_request, request: Request) -> Any:
         """Same parameters and JSON as ``chunkwise search --json``; only what the caller's groups may
@@ -104,7 +114,7 @@ def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY, m
                                               filters=body.filters.to_filters() if body.filters else None))
 
     @app.get("/documents/{doc_id:path}", response_model=None,
-             responses={200: {"model": m.DocumentResponse}, **_errors(400, 401, 403, 404)}, tags=["search"])
+             responses={200: {"model": m.DocumentResponse}, **_errors(400, 401, 403, 404, 503)}, tags=["search"])
     async def document(doc_id: str, request: Request) -> Any:
         """The records (and chunk boundaries) of one document that the caller may see."""
         groups = auth.groups(request.headers, None)
@@ -123,7 +133,7 @@ def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY, m
             return _error(404, "not found", "not_found")
         return Response(page[name], media_type=STATIC[name], headers={"cache-control": "no-cache"})
 
-    return Guard(app, max_body, hosts)
+    return Guard(app, max_body, hosts, body_seconds)
 
 
 def _utf8(s: str) -> bool:

@@ -1,33 +1,160 @@
-"""The one thread that owns the store and the model.
+"""The search workers: a few threads, each with its own Retriever over the store.
 
-A SQLite connection may only be used by the thread that opened it, and one CPU model should run one
-batch at a time (a second concurrent batch only slows both on a small machine), so every store read
-and every embedding runs on a single worker thread, in arrival order; the event loop stays free for
-/health and for accepting connections while a query runs.
+A SQLite connection may only be used by the thread that opened it, so each worker opens its own
+(read-only) Retriever; they share the query model (one copy; ONNX Runtime and the hashing embedder
+may be called from several threads) and the in-memory dense index (``IndexCache``: one copy of the
+vectors, rebuilt once when the store's generation moves). A heavy query occupies one worker while
+the others answer light ones; SQLite and ONNX Runtime run without the GIL, so threads overlap.
+
+Every job has a time limit, counted from when a worker takes it: SQLite's progress handler (on
+PostgreSQL, ``statement_timeout``) stops the running statement once it has passed
+(``QueryTimeout``, answered 503), so a query that would
+scan for minutes holds a worker for seconds. Jobs beyond what the workers can start soon are
+refused at once (``Busy``, 503) instead of queueing without bound. The event loop never waits on a
+worker: /health reads the store's generation on a thread of its own.
 """
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
+import os
+import queue
+import sqlite3
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any, Callable, Sequence
 
 from chunkwise import api
 
+WORKERS = max(2, min(4, os.cpu_count() or 1))
+MAX_WORKERS = 64
+QUERY_SECONDS = 10.0
+QUEUE_PER_WORKER = 16  # waiting jobs per worker before new ones are refused (Busy)
+CHECK_EVERY = 10_000  # SQLite virtual-machine steps between two looks at the clock
+
+
+class QueryTimeout(Exception):
+    """A job ran past its time limit and was stopped."""
+
+
+class Busy(Exception):
+    """Every worker is taken and the queue is full."""
+
 
 class Engine:
-    def __init__(self, db: str, *, bm25: str = "fts5", generator_tokenizer: str | None = None, **ranking: Any) -> None:
-        """``ranking``: the Retriever's field_weights and fusion."""
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chunkwise-serve")
-        try:
-            self.retriever = self._pool.submit(api.open_retriever, db, bm25=bm25,
-                                               generator_tokenizer=generator_tokenizer, **ranking).result()
-        except BaseException:
-            self._pool.shutdown(wait=False)
-            raise
+    def __init__(self, db: str, *, bm25: str = "fts5", generator_tokenizer: str | None = None,
+                 workers: int = WORKERS, query_seconds: float = QUERY_SECONDS, **ranking: Any) -> None:
+        """``ranking``: the Retriever's field_weights and fusion. ``workers``: search threads;
+        ``query_seconds``: the time limit of one job."""
+        from chunkwise.retrieve.store import IndexCache
+
+        if not 1 <= workers <= MAX_WORKERS or query_seconds <= 0:
+            raise api.ConfigError(f"--search-workers must be 1-{MAX_WORKERS} and --query-timeout positive "
+                                  f"(got {workers}, {query_seconds:g})")
         self.db = db
-        self.embedder = self.retriever.embedder
+        self.query_seconds = query_seconds
+        self.workers = workers
+        self._jobs: queue.Queue = queue.Queue(maxsize=workers * QUEUE_PER_WORKER)
+        self._local = threading.local()
+        self._threads: list[threading.Thread] = []
+        self.cache = IndexCache()
+        options = dict(bm25=bm25, generator_tokenizer=generator_tokenizer, index_cache=self.cache, **ranking)
+        try:
+            self.primary = self._start(db, options)  # the first opens the model; the others share it
+            self.embedder = self.primary.embedder
+            for _ in range(workers - 1):
+                self._start(db, {**options, "embedder": self.embedder})
+        except BaseException:
+            self.close()
+            raise
         self.model = self.embedder.name if self.embedder is not None else None
         self.dim = self.embedder.dim if self.embedder is not None else None
+        self._status = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chunkwise-status")
+        self._status_store = None
+
+    @property
+    def retriever(self):
+        """This worker's Retriever (the first worker's outside the workers: a PostgreSQL store's
+        connection may be used from any thread, a SQLite store's only from its own)."""
+        return getattr(self._local, "retriever", None) or self.primary
+
+    def _start(self, db: str, options: dict):
+        opened: Future = Future()
+        thread = threading.Thread(target=self._work, args=(db, options, opened), daemon=True,
+                                  name=f"chunkwise-search-{len(self._threads)}")
+        self._threads.append(thread)
+        thread.start()
+        return opened.result()
+
+    def _work(self, db: str, options: dict, opened: Future) -> None:
+        try:
+            retriever = api.open_retriever(db, **options)
+        except BaseException as exc:
+            opened.set_exception(exc)
+            return
+        self._local.retriever = retriever
+        opened.set_result(retriever)
+        try:
+            while True:
+                job = self._jobs.get()
+                if job is None:
+                    return
+                fn, args, kwargs, future = job
+                if not future.set_running_or_notify_cancel():
+                    continue
+                try:
+                    with self._limited(retriever):
+                        result = fn(*args, **kwargs)
+                except BaseException as exc:
+                    future.set_exception(exc)
+                else:
+                    future.set_result(result)
+        finally:
+            retriever.close()
+
+    @contextmanager
+    def _limited(self, retriever):
+        """Run one job under the time limit. SQLite: the progress handler stops the statement running
+        when it passes (once: the snapshot's COMMIT after it must run). PostgreSQL: the session's
+        ``statement_timeout`` for the job's statements (the connection is in autocommit between jobs)."""
+        db = getattr(retriever.store, "db", None)
+        handler = getattr(db, "set_progress_handler", None)
+        postgres = db is not None and type(db).__module__.startswith("psycopg")
+        deadline = time.monotonic() + self.query_seconds
+        fired = [False]
+
+        def check() -> int:
+            if not fired[0] and time.monotonic() > deadline:
+                fired[0] = True
+                return 1
+            return 0
+
+        if handler is not None:
+            handler(check, CHECK_EVERY)
+        if postgres:
+            db.execute("SELECT set_config('statement_timeout', %s, false)", (f"{max(1, int(self.query_seconds * 1000))}ms",))
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            if fired[0] and "interrupt" in str(exc):
+                raise self._timeout() from None
+            raise
+        except Exception as exc:
+            if postgres and type(exc).__name__ == "QueryCanceled":
+                raise self._timeout() from None
+            raise
+        finally:
+            if handler is not None:
+                handler(None, CHECK_EVERY)
+            if isinstance(db, sqlite3.Connection) and db.in_transaction:
+                db.rollback()  # never keep a snapshot a failed job left open
+            if postgres and not db.closed:
+                db.execute("RESET statement_timeout")
+
+    def _timeout(self) -> QueryTimeout:
+        return QueryTimeout(f"the search ran past its {self.query_seconds:g} s limit and was stopped; ask a narrower "
+                            "question or a smaller k")
 
     def warm(self) -> None:
         """Load the model and build the in-memory index now, so the first caller does not wait
@@ -36,18 +163,46 @@ class Engine:
             if self.embedder is not None:
                 self.embedder.embed(["warm up"])
                 self.retriever.warm()
-        self._pool.submit(run).result()
+        self.submit(run).result()
+
+    def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
+        future: Future = Future()
+        try:
+            self._jobs.put_nowait((fn, args, kwargs, future))
+        except queue.Full:
+            raise Busy(f"all {self.workers} search workers are busy and {self._jobs.maxsize} requests wait; "
+                       "retry shortly") from None
+        return future
 
     async def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.wrap_future(self._pool.submit(fn, *args, **kwargs))
+        return await asyncio.wrap_future(self.submit(fn, *args, **kwargs))
 
-    # -- run on the worker thread ---------------------------------------------------------------
+    async def status(self) -> dict:
+        """The store's generation and each index's state, read off the workers (for /health)."""
+        return await asyncio.wrap_future(self._status.submit(self._read_status))
+
+    def _read_status(self) -> dict:
+        if self._status_store is None:
+            self._status_store = api.open_store(self.db)
+        read = getattr(self._status_store, "generation", None)
+        generation = read() if read is not None else None
+        r = self.primary
+        memory = "in the store (always current)" if r.native else self.cache.state(generation)
+        indexes = {"bm25": "in the store (always current)" if r.bm25_backend == "fts5" or r.native else memory}
+        if self.embedder is not None:
+            indexes["dense"] = memory
+        return {"generation": generation, "indexes": indexes}
+
+    # -- run on a worker ------------------------------------------------------------------------
     def search(self, query: str, groups: Sequence[str], **options: Any) -> dict:
         return self.retriever.search(query, groups, **options).to_dict()
 
     def document(self, doc_id: str, groups: Sequence[str]) -> dict | None:
         doc = api.visible_document(self.retriever, doc_id, groups)
         return None if doc is None else doc.to_dict()
+
+    def documents(self, groups: Sequence[str], **options: Any):
+        return api.visible_documents(self.retriever, groups, **options)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         return self.embedder.embed(list(texts))
@@ -61,7 +216,15 @@ class Engine:
         return [len(t.split()) for t in texts]
 
     def close(self) -> None:
-        try:
-            self._pool.submit(self.retriever.close).result()
-        finally:
-            self._pool.shutdown(wait=True)
+        for thread in self._threads:
+            if thread.is_alive():
+                self._jobs.put(None)
+        for thread in self._threads:
+            thread.join(timeout=30)
+        status = getattr(self, "_status", None)
+        if status is not None:
+            def shut() -> None:
+                if self._status_store is not None:
+                    self._status_store.close()
+            status.submit(shut).result()
+            status.shutdown(wait=True)

@@ -64,11 +64,13 @@ def _expects_continue(scope) -> bool:
 
 
 class Guard:
-    def __init__(self, app, max_body: int, hosts: frozenset[str] | None = None) -> None:
-        """``hosts``: the Host names answered (None: any, for an app mounted behind another guard)."""
+    def __init__(self, app, max_body: int, hosts: frozenset[str] | None = None, body_seconds: float = 30.0) -> None:
+        """``hosts``: the Host names answered (None: any, for an app mounted behind another guard);
+        ``body_seconds``: the whole request body must arrive within it (else 408)."""
         self.app = app
         self.max_body = max_body
         self.hosts = hosts
+        self.body_seconds = body_seconds
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -89,10 +91,17 @@ class Guard:
             if not _expects_continue(scope):  # else the client waits for our answer before sending
                 await _drain(receive, 0)
             return await self._too_large(send_secure)
+        import asyncio
+        import time
+
         body, more = [], True
         size = 0
+        deadline = time.monotonic() + self.body_seconds
         while more:
-            message = await receive()
+            try:
+                message = await asyncio.wait_for(receive(), max(0.0, deadline - time.monotonic()))
+            except asyncio.TimeoutError:
+                return await self._too_slow(send_secure)
             if message["type"] == "http.disconnect":
                 return None
             chunk = message.get("body", b"")
@@ -123,6 +132,14 @@ class Guard:
         await send({"type": "http.response.start", "status": 400,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                                 (b"connection", b"close"), *SECURITY_HEADERS, (b"cache-control", b"no-store")]})
+        await send({"type": "http.response.body", "body": body})
+
+    async def _too_slow(self, send):
+        body = error_bytes(f"the request body did not arrive within {self.body_seconds:g} s", "invalid_request_error",
+                           "body_timeout")
+        await send({"type": "http.response.start", "status": 408,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                                (b"connection", b"close")]})
         await send({"type": "http.response.body", "body": body})
 
     async def _too_large(self, send):

@@ -182,6 +182,11 @@ class Health(BaseModel):
     model: str | None = Field(description="the store's query embedder, served at /v1/embeddings")
     dim: int | None
     auth: Literal["header", "tokens", "body"] = Field(description="where callers' groups come from")
+    generation: int | None = Field(description="the store's generation: grows with every change an ingest commits "
+                                               "(null: not readable by this server's role)")
+    indexes: dict[str, str] = Field(description="each index's state: 'in the store (always current)', or for an "
+                                                "in-memory one 'current', 'stale' (rebuilt by the next search) or "
+                                                "'not loaded'")
 
 
 class WhoAmI(BaseModel):

@@ -73,7 +73,8 @@ def run(db: str, host: str = "127.0.0.1", port: int = 8080, *, trust_groups_head
         tokens: str | None = None, insecure_groups_in_body: bool = False, bm25: str = "fts5",
         generator_tokenizer: str | None = None, log_level: str = "info", max_body: int | None = None,
         ready_json: bool = False, ranking: dict | None = None, model_aliases: tuple[str, ...] = (),
-        allowed_hosts: tuple[str, ...] = ()) -> int:
+        allowed_hosts: tuple[str, ...] = (), workers: int | None = None, query_seconds: float | None = None,
+        max_connections: int | None = None, read_seconds: float | None = None) -> int:
     missing = [m for m in ("fastapi", "uvicorn") if importlib.util.find_spec(m) is None]
     if missing:
         raise DependencyError(f"chunkwise serve needs {' and '.join(missing)} (not installed); install with: "
@@ -90,12 +91,27 @@ def run(db: str, host: str = "127.0.0.1", port: int = 8080, *, trust_groups_head
     from chunkwise.serve.openai import check_aliases
 
     model_aliases = check_aliases(model_aliases)
-    engine = Engine(db, bm25=bm25, generator_tokenizer=generator_tokenizer, **(ranking or {}))
+    from chunkwise.serve import connections as c
+    from chunkwise.serve.engine import QUERY_SECONDS, WORKERS
+
+    max_connections = c.MAX_CONNECTIONS if max_connections is None else max_connections
+    if max_connections < 16:
+        raise ConfigError(f"--max-connections {max_connections}: at least 16")
+    read_seconds = c.HEAD_SECONDS if read_seconds is None else read_seconds
+    if not 0 < read_seconds <= 3600:
+        raise ConfigError(f"--read-timeout {read_seconds:g}: use 0-3600 seconds")
+    # Workers share the GIL between the pure-Python parts of their searches: hand it over every 1 ms
+    # instead of 5, so a light query waiting behind a heavy one's Python loop waits 1 ms, not 5, at
+    # each hand-over (benchmarks/server_load.py).
+    sys.setswitchinterval(0.001)
+    engine = Engine(db, bm25=bm25, generator_tokenizer=generator_tokenizer, workers=WORKERS if workers is None else workers,
+                    query_seconds=QUERY_SECONDS if query_seconds is None else query_seconds, **(ranking or {}))
     try:
+        c.raise_open_files(max_connections + 256)
         sock = listen(host, port)
         engine.warm()
         app = create_app(engine, auth, max_body=max_body or MAX_BODY, model_aliases=model_aliases,
-                         hosts=hosts)
+                         hosts=hosts, body_seconds=read_seconds * c.BODY_PER_HEAD)
         bound = sock.getsockname()[1]
         shown = f"[{host}]" if ":" in host else host
         url = f"http://{shown}:{bound}"
@@ -105,7 +121,9 @@ def run(db: str, host: str = "127.0.0.1", port: int = 8080, *, trust_groups_head
             print(json.dumps({"url": url, "store": str(db), "model": engine.model, "dim": engine.dim,
                               "auth": auth.name}), flush=True)
         config = uvicorn.Config(app, log_level=log_level, server_header=False, proxy_headers=False, lifespan="off",
-                                timeout_graceful_shutdown=5)
+                                timeout_graceful_shutdown=5, http=c.protocol(read_seconds, max_connections),
+                                timeout_keep_alive=c.KEEP_ALIVE_SECONDS, h11_max_incomplete_event_size=c.MAX_HEAD_BYTES,
+                                backlog=2048)
         uvicorn.Server(config).run(sockets=[sock])
     finally:
         engine.close()

@@ -208,6 +208,12 @@ class Store(Protocol):
         """(root, path) of the document holding ``doc_id``, or None when the id is free."""
     def records_of(self, doc_id: str) -> dict[str, dict]:
         """chunk_id -> record of one document's stored chunks."""
+    def generation(self) -> int | None:
+        """A number that grows with every committed change of chunks or vectors (None: unknown to
+        this role): what a long-lived reader compares to know its in-memory index is stale."""
+    def visible_records(self, doc_id: str, groups: Sequence[str]) -> list[dict]:
+        """The records of one document that ``groups`` may be served, the filter inside the lookup:
+        a document the caller may not see is read by the same path, at the same cost, as an absent one."""
     def write_document(self, doc: DocumentRow,
                        decide: Callable[[DocumentState | None, dict[str, dict]], DocumentDiff | None]) -> DocumentDiff | None:
         """In one write transaction holding the document: read its state and records, call ``decide``

@@ -131,6 +131,18 @@ ALTER TABLE runs ALTER COLUMN started_at TYPE TIMESTAMPTZ USING started_at::time
 ALTER TABLE runs ALTER COLUMN finished_at TYPE TIMESTAMPTZ USING finished_at::timestamptz;
 ALTER TABLE runs ALTER COLUMN stats TYPE JSONB USING stats::jsonb;
 """),
+    # The store's generation (SQLite migration 9), bumped once per statement that changes chunks or
+    # vectors; readers may read it (pg_security.PLAIN_TABLES).
+    (8, "the store generation (grows with every change of chunks or vectors)", """
+CREATE TABLE generation (id INTEGER PRIMARY KEY CHECK (id = 1), value BIGINT NOT NULL);
+INSERT INTO generation VALUES (1, 1);
+CREATE FUNCTION chunkwise_bump_generation() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN UPDATE generation SET value = value + 1; RETURN NULL; END $$;
+CREATE TRIGGER generation_chunks AFTER INSERT OR UPDATE OR DELETE ON chunks
+    FOR EACH STATEMENT EXECUTE FUNCTION chunkwise_bump_generation();
+CREATE TRIGGER generation_vectors AFTER INSERT OR UPDATE OR DELETE ON vectors
+    FOR EACH STATEMENT EXECUTE FUNCTION chunkwise_bump_generation();
+"""),
 ]
 REANALYSE = 3  # the migration after whose SQL every row is re-analysed
 ROW_SECURITY = (4, 5, 6, 7)  # the migrations whose work is pg_security.install

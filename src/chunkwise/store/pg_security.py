@@ -42,10 +42,11 @@ GROUPS_SETTING = "chunkwise.groups"
 CALLER = "(SELECT chunkwise_caller_groups())"
 POLICY = "chunkwise_read"
 # Readers may read these without a policy: what a store is (migrations) and was built with (settings).
-PLAIN_TABLES = ("migrations", "settings")
+PLAIN_TABLES = ("migrations", "settings", "generation")
 # Every table of a store (pg_schema): the only ones pg-secure grants or revokes anything on; other
 # tables in the schema are not chunkwise's to touch.
-STORE_TABLES = ("roots", "documents", "chunks", "vectors", "runs", "settings", "acl_stats", "version_links", "migrations")
+STORE_TABLES = ("roots", "documents", "chunks", "vectors", "runs", "settings", "acl_stats", "version_links", "migrations",
+                "generation")
 
 
 def permitted(alias: str, groups: str) -> str:

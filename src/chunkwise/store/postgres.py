@@ -166,6 +166,7 @@ class PostgresStore(PostgresReads):
                         self._reanalyse()
                     if number == DATES:
                         self._fill_updated()
+                        self._ensure_hnsw()  # the index moved to ``vectors``: dense search walks it at once
                     if number in ROW_SECURITY:
                         pg_security.install(self.db)
                     self.db.execute("INSERT INTO migrations (number, name) VALUES (%s, %s)", (number, name))

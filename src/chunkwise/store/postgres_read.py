@@ -168,6 +168,21 @@ class PostgresReads:
             rows = sorted([*rows, *self._hidden(doc_id, rows[0])], key=lambda c: c.record["chunk_index"])
         return rows
 
+    def generation(self) -> int | None:
+        """Grows with every statement that changes chunks or vectors (schema migration 8); None for a
+        reader the store's owner has not granted it to (secured before the table existed)."""
+        if not self.db.execute("SELECT has_table_privilege('generation', 'SELECT')").fetchone()[0]:
+            return None
+        return int(self.db.execute("SELECT value FROM generation").fetchone()[0])
+
+    def visible_records(self, doc_id: str, groups) -> list[dict]:
+        """The records of ``doc_id`` that ``groups`` may be served: the permission filter is in the
+        query, so a document the caller may not see gives the same empty answer by the same path
+        as one that does not exist."""
+        rows = self.db.execute(f"SELECT c.chunk_id, c.record, c.text, c.embed_text FROM chunks c"
+                               f" WHERE c.doc_id = %(doc)s AND {_PERMITTED}", {"doc": doc_id, "groups": _groups(groups)})
+        return [{**_record(rec), "text": text, "embed_text": embed} for _, rec, text, embed in rows]
+
     def _hidden(self, doc_id: str, seen: StoredChunk) -> list[StoredChunk]:
         """Stand-ins for the chunks of ``doc_id`` the caller may not see (``chunkwise_hidden_chunks``:
         their positions, their section when a visible chunk shares it; no text, no tags, never

@@ -160,4 +160,45 @@ CREATE TRIGGER chunks_au AFTER UPDATE OF lex_body, lex_title, lex_heading, acl_i
 END;
 """))
 
+# Documents by access tag (issue 25): one row per (tag, document, servable chunk), kept by triggers
+# from the chunks table (only rows that may be served at all: ``acl_index`` not empty). Reading one
+# document as a caller seeks (tag, doc_id) for each of the caller's tags, so a document the caller
+# may not see is found empty without one of its rows being read: it costs what an absent one costs.
+MIGRATIONS.append((8, "servable chunks by access tag and document (the permission filter inside document reads)", """
+CREATE TABLE chunk_access (
+    tag TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    chunk INTEGER NOT NULL,
+    PRIMARY KEY (tag, doc_id, chunk)
+) WITHOUT ROWID;
+CREATE INDEX chunk_access_chunk ON chunk_access(chunk);
+INSERT OR IGNORE INTO chunk_access SELECT t.value, c.doc_id, c.rowid FROM chunks c, json_each(c.acl) t
+    WHERE c.acl_index != '';
+CREATE TRIGGER chunk_access_ai AFTER INSERT ON chunks WHEN new.acl_index != '' BEGIN
+    INSERT OR IGNORE INTO chunk_access SELECT t.value, new.doc_id, new.rowid FROM json_each(new.acl) t;
+END;
+CREATE TRIGGER chunk_access_ad AFTER DELETE ON chunks BEGIN
+    DELETE FROM chunk_access WHERE chunk = old.rowid;
+END;
+CREATE TRIGGER chunk_access_au AFTER UPDATE OF acl, acl_index, doc_id ON chunks BEGIN
+    DELETE FROM chunk_access WHERE chunk = old.rowid;
+    INSERT OR IGNORE INTO chunk_access SELECT t.value, new.doc_id, new.rowid FROM json_each(new.acl) t
+        WHERE new.acl_index != '';
+END;
+"""))
+
+# The store's generation (issue 24): a number that grows with every committed change of chunks or
+# vectors, so a long-lived reader (``chunkwise serve``) sees in one cheap read, inside its snapshot,
+# whether what it holds in memory (the dense index) is older than the store.
+MIGRATIONS.append((9, "the store generation (grows with every change of chunks or vectors)", """
+CREATE TABLE generation (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
+INSERT INTO generation VALUES (1, 1);
+CREATE TRIGGER generation_chunks_ai AFTER INSERT ON chunks BEGIN UPDATE generation SET value = value + 1; END;
+CREATE TRIGGER generation_chunks_ad AFTER DELETE ON chunks BEGIN UPDATE generation SET value = value + 1; END;
+CREATE TRIGGER generation_chunks_au AFTER UPDATE ON chunks BEGIN UPDATE generation SET value = value + 1; END;
+CREATE TRIGGER generation_vectors_ai AFTER INSERT ON vectors BEGIN UPDATE generation SET value = value + 1; END;
+CREATE TRIGGER generation_vectors_ad AFTER DELETE ON vectors BEGIN UPDATE generation SET value = value + 1; END;
+CREATE TRIGGER generation_vectors_au AFTER UPDATE ON vectors BEGIN UPDATE generation SET value = value + 1; END;
+"""))
+
 LATEST = MIGRATIONS[-1][0]

@@ -121,6 +121,14 @@ class ReadMixin:
             return 0
         return self.db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (match,)).fetchone()[0]
 
+    def term_rows(self, term: str, fields: Sequence[str] = FIELDS):
+        """Keys (int64 array) of every row holding ``term`` in one of ``fields``, servable or not: for
+        a caller that filters them itself before counting (``retrieve.fts``, many groups)."""
+        import numpy as np
+
+        rows = self.db.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (_phrase(term, fields),))
+        return np.fromiter((r for (r,) in rows), dtype=np.int64)
+
     @contextmanager
     def _snapshot(self):
         """One read transaction (WAL: a consistent view) unless one is already open."""
@@ -133,14 +141,15 @@ class ReadMixin:
         finally:
             self.db.execute("COMMIT")
 
-    def term_matches(self, term: str, groups: Sequence[str], fields: Sequence[str] = FIELDS) -> Postings:
+    def term_matches(self, term: str, groups: Sequence[str] | None, fields: Sequence[str] = FIELDS) -> Postings:
         """The permitted rows holding ``term`` in one of ``fields`` (the filter inside ``MATCH``), with
         their body lengths and per-field term counts. FTS5 gives no counts directly: its ``bm25()``
         weighted 1 on one column is inverted (``fts5_term_frequency``) with the whole-table statistics
-        it used, all read in one snapshot."""
+        it used, all read in one snapshot. ``groups=None``: every row holding the term, servable or
+        not, for a caller that filters them itself before scoring (``retrieve.fts``, many groups)."""
         import numpy as np
 
-        match = fts_match([term], groups, fields)
+        match = fts_match([term], groups, fields) if groups is not None else _phrase(term, fields)
         if match is None:
             return Postings.empty()
         calls = ", ".join("bm25(chunks_fts, " + ", ".join("1.0" if j == i else "0.0" for j in range(4)) + ")"
@@ -206,6 +215,24 @@ class ReadMixin:
     def document_chunks(self, doc_id: str) -> list[StoredChunk]:
         return [self._chunk(r) for r in self.db.execute(_CHUNK_SQL + " WHERE c.doc_id = ? ORDER BY c.chunk_index",
                                                         (doc_id,))]
+
+    def visible_records(self, doc_id: str, groups) -> list[dict]:
+        """The records of ``doc_id`` that ``groups`` may be served, found through ``chunk_access``
+        (one seek of (tag, doc_id) per tag of the caller): only permitted rows are visited, so a
+        document the caller may not see is read exactly like one that does not exist."""
+        tags = list(caller_groups(groups).tags)
+        found: dict[str, dict] = {}
+        for i in range(0, len(tags), 500):
+            part = tags[i : i + 500]
+            rows = self.db.execute("SELECT c.chunk_id, c.record, c.text, c.embed_text FROM chunks c WHERE c.rowid IN"
+                                   f" (SELECT chunk FROM chunk_access WHERE doc_id = ? AND tag IN ({','.join('?' * len(part))}))",
+                                   [doc_id, *part])
+            found.update((cid, {**json.loads(rec), "text": text, "embed_text": embed}) for cid, rec, text, embed in rows)
+        return list(found.values())
+
+    def generation(self) -> int:
+        """Grows with every committed change of chunks or vectors (schema migration 9)."""
+        return self.db.execute("SELECT value FROM generation").fetchone()[0]
 
     def document_version(self, doc_id: str) -> str | None:
         row = self.db.execute("SELECT source_version FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()

@@ -149,6 +149,9 @@
     if (hit.heading_path.length) cite.append(el("span", "path", hit.heading_path.join(" › ")));
     if (hit.page !== null && hit.page !== undefined) cite.append(el("span", "page", "p. " + hit.page));
     cite.append(el("span", "offsets", "chars " + hit.start_char + "–" + hit.end_char));
+    if (r.version) cite.append(el("span", "version", "version " + r.version + (r.updated_at ? " (" + r.updated_at + ")" : "")));
+    else if (r.updated_at) cite.append(el("span", "version", "updated " + r.updated_at));
+    if (r.acl && r.acl.length) cite.append(el("span", "tags", "tags " + r.acl.join(", ")));
     cite.append(el("span", "score", "score " + Number(r.score).toPrecision(4)));
     return cite;
   }
