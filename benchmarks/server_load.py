@@ -155,7 +155,8 @@ def measure(flags: list[str], args, qs: list[str], heavy: str, tmp: Path) -> dic
         for t in threads:
             t.start()
         time.sleep(1.0)  # the heavy queries are running
-        out["loaded"] = light_run(server.url, qs, args.light)
+        # one worker: each light query waits for a heavy one (seconds): fewer samples keep the run short
+        out["loaded"] = light_run(server.url, qs, args.light if flags != ["--search-workers", "1"] else args.light_one)
         stop.set()
         for t in threads:
             t.join(timeout=600)
@@ -181,6 +182,7 @@ def measure(flags: list[str], args, qs: list[str], heavy: str, tmp: Path) -> dic
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--light", type=int, default=200)
+    ap.add_argument("--light-one", type=int, default=20, help="light queries under load with one worker")
     ap.add_argument("--heavy-clients", type=int, default=2)
     ap.add_argument("--idle", type=int, default=2000)
     ap.add_argument("--json", default=None)

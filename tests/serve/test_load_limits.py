@@ -164,3 +164,23 @@ def test_bad_limits_are_configuration_errors(capsys, store):
         assert main(["serve", "--db", str(store), "--trust-groups-header", "--port", "0", *flags]) == 2, flags
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and flags[0] in err, err
+
+
+def test_postgres_statements_have_the_time_limit_too(pg_url, tmp_path):
+    from chunkwise.pipeline import ingest
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\n## Rollback\n\nTo roll back a deploy, run the rollback job.\n", encoding="utf-8")
+    ingest([docs], pg_url, acl=("sre",), embedder="hashing")
+    e = Engine(pg_url, workers=2, query_seconds=0.5)
+    try:
+        with pytest.raises(QueryTimeout):
+            e.submit(lambda: e.retriever.store.db.execute("SELECT pg_sleep(20)").fetchone()).result(timeout=60)
+        assert e.submit(e.search, "rollback deploy", ["sre"], k=1).result(timeout=60)["results"]
+        shown = [e.submit(lambda: e.retriever.store.db.execute("SHOW statement_timeout").fetchone()[0]).result()
+                 for _ in range(4)]
+        assert shown == ["500ms"] * 4  # set for each job ...
+        assert e.primary.store.db.execute("SHOW statement_timeout").fetchone()[0] == "0"  # ... and reset after
+    finally:
+        e.close()

@@ -218,7 +218,8 @@ def ingest(
                 reasons = ", ".join(f"{k} {v}" for k, v in sorted(counts.review_reasons.items()))
                 what = (f"none of its {counts.chunks} chunks can be served" if not counts.servable else
                         f"{counts.chunks - counts.servable} of its {counts.chunks} chunks can never be served")
-                note(f"{store.location}: {what} ({reasons or 'no access tags'}); see chunkwise check")
+                note(f"{store.location}: {what} ({reasons or 'no access tags'}); see chunkwise review --db "
+                     f"{store.location}")
         stats.in_store = store.count()
     return stats
 

@@ -6,8 +6,9 @@ may be called from several threads) and the in-memory dense index (``IndexCache`
 vectors, rebuilt once when the store's generation moves). A heavy query occupies one worker while
 the others answer light ones; SQLite and ONNX Runtime run without the GIL, so threads overlap.
 
-Every job has a time limit, counted from when a worker takes it: SQLite's progress handler stops
-the running statement once it has passed (``QueryTimeout``, answered 503), so a query that would
+Every job has a time limit, counted from when a worker takes it: SQLite's progress handler (on
+PostgreSQL, ``statement_timeout``) stops the running statement once it has passed
+(``QueryTimeout``, answered 503), so a query that would
 scan for minutes holds a worker for seconds. Jobs beyond what the workers can start soon are
 refused at once (``Busy``, 503) instead of queueing without bound. The event loop never waits on a
 worker: /health reads the store's generation on a thread of its own.
@@ -114,10 +115,12 @@ class Engine:
 
     @contextmanager
     def _limited(self, retriever):
-        """Run one job under the time limit: SQLite's progress handler stops the statement running
-        when it passes (once: the snapshot's COMMIT after it must run), then the job ends."""
+        """Run one job under the time limit. SQLite: the progress handler stops the statement running
+        when it passes (once: the snapshot's COMMIT after it must run). PostgreSQL: the session's
+        ``statement_timeout`` for the job's statements (the connection is in autocommit between jobs)."""
         db = getattr(retriever.store, "db", None)
         handler = getattr(db, "set_progress_handler", None)
+        postgres = db is not None and type(db).__module__.startswith("psycopg")
         deadline = time.monotonic() + self.query_seconds
         fired = [False]
 
@@ -129,18 +132,29 @@ class Engine:
 
         if handler is not None:
             handler(check, CHECK_EVERY)
+        if postgres:
+            db.execute("SELECT set_config('statement_timeout', %s, false)", (f"{max(1, int(self.query_seconds * 1000))}ms",))
         try:
             yield
         except sqlite3.OperationalError as exc:
             if fired[0] and "interrupt" in str(exc):
-                raise QueryTimeout(f"the search ran past its {self.query_seconds:g} s limit and was stopped; "
-                                   "ask a narrower question or a smaller k") from None
+                raise self._timeout() from None
+            raise
+        except Exception as exc:
+            if postgres and type(exc).__name__ == "QueryCanceled":
+                raise self._timeout() from None
             raise
         finally:
             if handler is not None:
                 handler(None, CHECK_EVERY)
-            if db is not None and getattr(db, "in_transaction", False) and isinstance(db, sqlite3.Connection):
+            if isinstance(db, sqlite3.Connection) and db.in_transaction:
                 db.rollback()  # never keep a snapshot a failed job left open
+            if postgres and not db.closed:
+                db.execute("RESET statement_timeout")
+
+    def _timeout(self) -> QueryTimeout:
+        return QueryTimeout(f"the search ran past its {self.query_seconds:g} s limit and was stopped; ask a narrower "
+                            "question or a smaller k")
 
     def warm(self) -> None:
         """Load the model and build the in-memory index now, so the first caller does not wait
