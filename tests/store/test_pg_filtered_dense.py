@@ -3,6 +3,8 @@ neighbours are those of exactly the rows it may see, so they do not change when 
 documents are added — even hidden rows packed around the query, which fill the HNSW walk ahead of
 every permitted row. Checked as the owner and as a row-level-security reader, on the store's own
 path (exact for so few permitted rows) and with the index path forced (``EXACT_ROWS`` lowered)."""
+import math
+
 import numpy as np
 import pytest
 
@@ -103,7 +105,7 @@ def test_a_callers_dense_results_ignore_hidden_rows(stores, monkeypatch, path):
 
 
 def test_a_short_walk_is_widened_before_the_exact_scan(stores, monkeypatch):
-    """A caller of half the rows (``ef_search`` 8 x 26 x 2 = 416) whose query sits in 500 hidden
+    """A caller of 3/7 of the rows (``ef_search`` 8 x 40 x 7/3 = 747) whose query sits in 800 hidden
     rows: the first walk holds none of its rows, so the index is walked again wider (up to
     ``MAX_EF_SEARCH``) rather than every permitted row being scanned; the results are still exactly
     the caller's own nearest, as owner and as reader."""
@@ -115,10 +117,12 @@ def test_a_short_walk_is_widened_before_the_exact_scan(stores, monkeypatch):
     own = _unit(rng.standard_normal((600, DIM)))
     query = _unit(rng.standard_normal(DIM))
     _write(owner, "mine", own, MINE, per_doc=50)
-    _write(owner, "crowd", _unit(query + 0.02 * rng.standard_normal((500, DIM))), ["finance"], per_doc=50)
-    _write(owner, "far", _unit(rng.standard_normal((100, DIM))), ["finance"], per_doc=50)
+    _write(owner, "crowd", _unit(query + 0.02 * rng.standard_normal((800, DIM))), ["finance"], per_doc=50)
     assert main(["pg-secure", "--db", owner, "--reader", role]) == 0
     mine = {f"mine{i // 50}-{i % 50}": v for i, v in enumerate(own)}
+    asked = max(K + postgres_read.HNSW_MARGIN, postgres_read.WALK_FILL * K)
+    first = math.ceil(postgres_read.EF_PER_NEIGHBOUR * asked * 1400 / 600)
+    assert first < postgres_read.MAX_EF_SEARCH
     walks, served = [], []
     real_walk, real_ties = postgres_read.PostgresReads._hnsw, postgres_read.PostgresReads._hnsw_whole_ties
     monkeypatch.setattr(postgres_read.PostgresReads, "_hnsw",
@@ -128,26 +132,27 @@ def test_a_short_walk_is_widened_before_the_exact_scan(stores, monkeypatch):
     for url in (owner, reader):
         walks.clear()
         assert _ranked(url, query, MINE, owner) == _exact(mine, query)
-        assert walks == [416, postgres_read.MAX_EF_SEARCH], walks  # short at 416, widened, enough at 1000
+        assert walks == [first, postgres_read.MAX_EF_SEARCH], walks  # short at first, widened, enough at 1000
     assert served == [True, True]  # the index's rows were served: no exact scan
 
 
 def test_a_walk_holding_only_a_few_permitted_rows_is_not_served(stores, monkeypatch):
-    """The widest walk (1,000 rows) holds 15 of the caller's rows: more than the 10 it wants but
-    fewer than the 26 asked for (n + HNSW_MARGIN), so they sit in the walk's tail, where the
-    index's order is unreliable: the exact scan answers instead, as owner and as reader."""
+    """The widest walk (1,000 rows) holds 30 of the caller's rows: more than the 10 it wants and
+    the 26 of n + HNSW_MARGIN, but fewer than the 40 asked for (WALK_FILL x n), so its 10th
+    lies past the walk's first quarter, where the index's order is unreliable: the exact scan
+    answers instead, as owner and as reader."""
     from chunkwise.store import postgres_read
 
     owner, reader, role = stores
     monkeypatch.setattr(postgres_read, "EXACT_ROWS", 0)
     rng = np.random.default_rng(11)
     query = _unit(rng.standard_normal(DIM))
-    near = _unit(query + 0.05 * rng.standard_normal((15, DIM)))
+    near = _unit(query + 0.05 * rng.standard_normal((30, DIM)))
     far = _unit(-query + 0.1 * rng.standard_normal((200, DIM)))
-    _write(owner, "mine", np.concatenate([near, far]), MINE, per_doc=43)
+    _write(owner, "mine", np.concatenate([near, far]), MINE, per_doc=46)
     _write(owner, "crowd", _unit(query + 0.15 * rng.standard_normal((1200, DIM))), ["finance"], per_doc=50)
     assert main(["pg-secure", "--db", owner, "--reader", role]) == 0
-    mine = {f"mine{i // 43}-{i % 43}": v for i, v in enumerate(np.concatenate([near, far]))}
+    mine = {f"mine{i // 46}-{i % 46}": v for i, v in enumerate(np.concatenate([near, far]))}
     walks, served = [], []
     real_walk, real_ties = postgres_read.PostgresReads._hnsw, postgres_read.PostgresReads._hnsw_whole_ties
     monkeypatch.setattr(postgres_read.PostgresReads, "_hnsw", lambda self, args, dim, n, ef: (
@@ -157,5 +162,5 @@ def test_a_walk_holding_only_a_few_permitted_rows_is_not_served(stores, monkeypa
     for url in (owner, reader):
         walks.clear()
         assert _ranked(url, query, MINE, owner) == _exact(mine, query)
-        assert walks == [(postgres_read.MAX_EF_SEARCH, 15)], walks
+        assert walks == [(postgres_read.MAX_EF_SEARCH, 30)], walks
     assert served == [False, False]

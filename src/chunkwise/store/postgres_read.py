@@ -44,6 +44,11 @@ DISTANCE_SLACK = 1e-5  # > the float32 rounding between the server's cosine and 
 SCORE_SLACK = 1e-6  # relative; > float32 rounding (6e-8) plus the server's float8 summation error
 HNSW_MARGIN = 16  # extra neighbours asked of the index, for the same reason
 MAX_EF_SEARCH = 1000  # pgvector's upper bound for hnsw.ef_search
+# A walk is served only if it holds this many permitted rows per neighbour wanted: then the n-th lies
+# in the first quarter of the walk, where HNSW's order holds. At 50k rows + 50k hidden, a caller of
+# 5% of the rows (2.5% after) served from walks holding n + 16: recall@10 0.965; with 4n: see
+# docs/_figures/pgfilter.md.
+WALK_FILL = 4
 # hnsw.ef_search per neighbour wanted, times the filter's selectivity (total / permitted rows): with
 # 4, recall@10 of the filtered exact top 10 at 1M generated chunks (caller holds 3 of 20 groups) was
 # 0.953 and 0.948 on two builds of the same data; with 8, 0.963 (dense p50 28 -> 42-47 ms, measured under load).
@@ -395,11 +400,12 @@ class PostgresReads:
         walk starts at the ``ef_search`` the filter's selectivity asks for; when the filter leaves
         its candidates short (the query's neighbourhood is crowded with rows the caller may not
         see), it is widened (x4) up to ``MAX_EF_SEARCH`` before giving up: a caller of many rows
-        gets a wider walk, not a scan of all its rows. A walk is short unless it holds all ``n +
-        HNSW_MARGIN`` rows asked for, not just ``n``: then the ``n``-th lies in the head of the walk,
-        where the index's order is reliable; with fewer, the caller's rows sit in its tail, where
-        HNSW misses many (recall@10 0.94 for a caller of 2% of 50k rows served from such walks)."""
-        limit, widen = n + HNSW_MARGIN, 1
+        gets a wider walk, not a scan of all its rows. A walk is short unless it holds all the
+        rows asked for (``WALK_FILL`` per neighbour wanted, at least ``n + HNSW_MARGIN``), not just
+        ``n``: then the ``n``-th lies in the head of the walk, where the index's order is reliable;
+        with fewer, the caller's rows sit in its tail, where HNSW misses many (recall@10 0.94 for a
+        caller of 2% of 50k rows served from walks holding 10 of the caller's rows or more)."""
+        limit, widen = max(n + HNSW_MARGIN, WALK_FILL * n), 1
         while True:
             ef = min(MAX_EF_SEARCH, widen * max(40, math.ceil(EF_PER_NEIGHBOUR * limit * total / permitted)))
             rows = self._hnsw({**args, "n": limit}, dim, limit, ef)
