@@ -58,9 +58,9 @@ def clustered(rng, centres, n: int) -> np.ndarray:
 _DROPPED = ("chunks_doc", "chunks_embed_key", "chunks_acl", "chunks_lex")  # rebuilt after a bulk load
 
 
-_STAGE = ("chunk_id text, doc_id text, chunk_index int4, record text, text text, embed_text text, embed_model text,"
+_STAGE = ("chunk_id text, doc_id text, chunk_index int4, record jsonb, text text, embed_text text, embed_model text,"
           " embed_key text, acl text[], quality text, size int4, servable bool, lex_terms text[], lex_tf jsonb,"
-          " lex_len int4, lex_body text, lex_title text, lex_heading text, vector vector")
+          " lex_len int4, lex_body text, lex_title text, lex_heading text")
 _COLUMNS = [c.split(" ", 1) for c in _STAGE.split(", ")]
 
 
@@ -80,8 +80,8 @@ def bulk_write(db, docs, vecs) -> None:
         records = [r for _, rs in docs for r in rs]
         with cur.copy("COPY bench_stage FROM STDIN (FORMAT BINARY)") as copy:
             copy.set_types([t for _, t in _COLUMNS])
-            for r, v in zip(records, vecs):
-                copy.write_row([*_row(r), v])
+            for r in records:
+                copy.write_row(list(_row(r)))
         names = ", ".join(n for n, _ in _COLUMNS)
         cur.execute(f"INSERT INTO chunks ({names.replace('lex_terms', 'lex')}) SELECT"
                     f" {names.replace('lex_terms', 'array_to_tsvector(lex_terms)')} FROM bench_stage")

@@ -5,7 +5,7 @@
 # real default model and must not pull torch.
 #
 # Slow (each extra resolves and installs its own tree; ray and the framework integrations are large):
-# minutes per extra, so CI does not run it on every change. Usage:
+# a minute or two per extra; .ci/run runs it after the tests. Usage:
 #   bash scripts/extras_smoke.sh            # every extra
 #   bash scripts/extras_smoke.sh pdf html   # only these ("bare" is the package without extras)
 # Exit status: the number of failed extras (0: all passed). Logs: $OUT (default .chunkwise/extras-smoke).
@@ -76,6 +76,7 @@ for extra in "${extras[@]}"; do
     echo "ok    $extra  ($((SECONDS - start)) s)"
   else
     echo "FAIL  $extra  ($((SECONDS - start)) s; log: $log)"
+    tail -n 15 "$log" | sed 's/^/      /'  # what went wrong, where CI shows it
     failed=$((failed + 1))
   fi
 done

@@ -101,7 +101,7 @@ def ingest(paths, db, config: ChunkConfig | None = None, *, embedder="auto", emb
     ``DEFAULT_CONFIG``); ``embedder``: an Embedder, a name (``"hashing"``, ``"minilm"``, ``"none"``)
     or ``"auto"`` (the store's, else ``DEFAULT_EMBEDDER``, else none with a notice). A run that would change a store's settings is
     refused unless ``reconfigure=True``. Options: chunk_options, acl, acl_map, dry_run, now,
-    progress, workers (processes preparing files; 1: none, all in this process), limits
+    progress, workers (processes preparing files, one at least: this process never parses), limits
     (``Limits``: memory and wall time per file in a worker), reconfigure, warn, timeout.
     ``executor``: ``"local"``, ``"ray"`` (Ray Data: ``workers`` prepare actors, ``ray_embedders``
     embed actors with ``ray_gpus`` each, on the cluster at ``ray_address`` or a local one; see
@@ -128,6 +128,21 @@ def manifest(db) -> dict:
     from chunkwise.quality import manifest as run
 
     return run(db)
+
+
+def review_queue(db, reasons=()) -> list:
+    """The chunks in review (never served), with file, offsets, reasons and text (``chunkwise.review``)."""
+    from chunkwise.review import queue
+
+    return queue(db, reasons)
+
+
+def release(db, chunk_ids) -> Any:
+    """Release chunks from review (all or nothing; never access review); kept across re-ingests
+    while their text is unchanged (``chunkwise.review``)."""
+    from chunkwise.review import release as run
+
+    return run(db, chunk_ids)
 
 
 def search(db, query: str, groups, **options: Any) -> SearchResult:

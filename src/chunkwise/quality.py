@@ -86,7 +86,8 @@ def check(db: str | Path, strict: bool = False) -> CheckReport:
         if not r.servable:
             r.failures.append(f"nothing can be served: all {r.chunks} chunks are in review or untagged ({why}){hint}")
         else:
-            message = f"{unservable} of {r.chunks} chunks can never be served ({why}){hint}"
+            message = (f"{unservable} of {r.chunks} chunks can never be served ({why}){hint}; chunkwise review "
+                       f"lists them and releases those a person has checked")
             (r.failures if strict else r.warnings).append(message)
     return r
 

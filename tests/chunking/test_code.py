@@ -217,12 +217,14 @@ def test_sniffing_and_auto_routing(tmp_path):
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
-_PIECES = st.sampled_from(["def f(x):", "class A:", "    ", "\n", "\n\n", "return x", "# note", "@dec", "é", "日本",
+_PIECES = st.sampled_from(["def f(x):", "class A:", "namespace N {", "class B {", "<?php\n", "end",
+                           "    ", "\n", "\n\n", "return x", "# note", "@dec", "é", "日本",
                            "if x:", "pass", "{", "}", "x = [1,", "]", '"""', "fn main() {", "impl T {", "  "])
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(_PIECES, max_size=80).map("".join), st.sampled_from(["python", "rust", "yaml", "ruby"]),
+@given(st.lists(_PIECES, max_size=80).map("".join),
+       st.sampled_from(["python", "rust", "yaml", "ruby", "cpp", "csharp", "php"]),
        st.integers(min_value=4, max_value=40))
 def test_code_chunks_are_slices_under_the_cap(text, language, size):
     chunks = chunk_text(text, ChunkConfig(strategy="code", language=language, size=size, unit="tokens"))

@@ -306,3 +306,18 @@ def test_a_body_too_long_is_cut_at_statements_with_its_signature_as_context(lang
     # a function that fits keeps the plain container path: no signature step
     small = chunk_text(text, ChunkConfig(strategy="code", language=lang, size=2000))
     assert len(small) == 1 and small[0].heading_path == ()
+
+
+def test_a_namespace_that_fits_is_whole():
+    # the code-chunking benchmark's 6 split definitions: TypeScript namespaces of protocol.d.ts, cut
+    # between their members once a namespace stopped adding a level (its edges now rank above them)
+    ns = "".join(f"export namespace Domain{i} {{\n" + "".join(
+        f"    /**\n     * Event {j} of domain {i}.\n     */\n    export type Event{j} = {{ id: number; name: string }};\n\n"
+        for j in range(3)) + "}\n\n" for i in range(6))
+    sizer = api.make_chunker(ChunkConfig(size=128)).sizer
+    spans = [(m, ns.index("}\n\n", m) + 1) for m in (ns.index(f"export namespace Domain{i}") for i in range(6))]
+    size = max(sizer.count(ns[a:b]) for a, b in spans) + 8
+    assert size < 2 * min(sizer.count(ns[a:b]) for a, b in spans)  # two never fit together
+    chunks = api.chunk_text(ns, ChunkConfig(strategy="code", language="typescript", size=size))
+    for a, b in spans:
+        assert any(c.start_char <= a and b <= c.end_char for c in chunks), ns[a:a + 30]

@@ -7,7 +7,7 @@ import pytest
 
 from chunkwise.cli.main import build_parser, main
 
-COMMANDS = ["audit", "bench", "check", "chunk", "eval", "extract", "ingest", "manifest", "mcp", "pg", "pg-secure", "plan", "search", "serve"]
+COMMANDS = ["audit", "bench", "check", "chunk", "eval", "extract", "ingest", "manifest", "mcp", "pg", "pg-secure", "plan", "review", "search", "serve"]
 
 
 def run(*args):

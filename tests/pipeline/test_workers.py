@@ -3,7 +3,6 @@ and a file that crashes, panics or hangs its worker is that file's error only.""
 from __future__ import annotations
 
 import json
-import multiprocessing
 from array import array
 import sqlite3
 import subprocess
@@ -124,19 +123,28 @@ def test_crashing_and_panicking_files_cost_only_themselves(tmp_path):
     assert content(tmp_path / "clean.db") == content(tmp_path / "dirty.db")
 
 
-def test_one_worker_starts_no_process(tmp_path, monkeypatch):
+def test_one_worker_is_a_worker_process_too(tmp_path, monkeypatch):
+    """Issue 25 item 9: files are never parsed in the ingesting process, one worker included."""
+    from chunkwise.pipeline.prepare import Preparer
     from chunkwise.sandbox import processes
 
-    def refuse(*a, **k):
-        raise AssertionError("--workers 1 started a worker process")
+    started = []
+    real = processes.Processes.__init__
 
-    monkeypatch.setattr(processes.Processes, "__init__", refuse)
+    def count(self, fn, n, limits):
+        started.append(n)
+        real(self, fn, n, limits)
+
+    def here(self, task):
+        raise AssertionError("a file was prepared in the ingesting process")
+
+    monkeypatch.setattr(processes.Processes, "__init__", count)
+    monkeypatch.setattr(Preparer, "__call__", here)  # the worker runs its own, unpatched copy
     corpus(tmp_path / "docs", 4)
     (tmp_path / "docs" / "table.md").write_text(PANIC, encoding="utf-8")
-    before = set(multiprocessing.active_children())
     stats = run(tmp_path / "docs", tmp_path / "one.db", 1)
-    assert not stats.errors and stats.added > 4  # the panic line: markdown-it-py takes over in-process
-    assert set(multiprocessing.active_children()) == before
+    assert not stats.errors and stats.added > 4  # the panic line: markdown-it-py takes over in the worker
+    assert started == [1]
 
 
 def test_a_file_that_hangs_is_stopped_at_the_time_limit(tmp_path, monkeypatch):

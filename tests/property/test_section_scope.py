@@ -5,7 +5,8 @@ Random Markdown heading trees (ATX and setext headings, empty sections, ``#`` li
 fences, markers under any heading, nested markers that narrow or widen) are prepared exactly as
 ingest prepares them, and every stored chunk is compared with an independent model built from the
 generator's own element list (never by parsing the text): each sentence's chunk carries exactly the
-tags the model gives it, a subsection whose nested marker widens is ``review``, nothing is lost, and
+tags the model gives it, a subsection whose nested marker widens is ``review``, a misplaced marker
+holds the whole document, a marker or ``#`` inside code is text, nothing is lost, and
 every heading in a chunk's text, heading path and header is readable by every reader of the chunk.
 """
 import re
@@ -32,6 +33,7 @@ def documents(draw):
     model: dict[str, tuple[str, ...] | None] = {}
     stack: list[tuple[int, tuple[str, ...] | None, bool]] = []  # (level, tags, marked)
     counter = iter(range(10_000))
+    misplaced: list[bool] = []
     title = draw(st.booleans())
     if title:
         lines += ["---", "title: The title", "---", ""]
@@ -70,15 +72,21 @@ def documents(draw):
             lines.append(" ".join(f"Sentence {t}x words." for t in toks))
             for t in toks:
                 model[t] = current()
+            if draw(st.integers(0, 19)) == 0:  # a marker after a paragraph (or in a quote): not honoured
+                lines += ["", draw(st.sampled_from(["<!-- acl: hr -->", "> <!-- acl: hr -->"]))]
+                misplaced.append(True)
         else:
             tok = f"p{next(counter)}"
-            lines += ["```", f"# not a heading {tok}x", "```"]
+            inside = draw(st.sampled_from([f"# not a heading {tok}x", f"<!-- acl: hr --> {tok}x"]))
+            lines += ["```", inside, "```"]  # code is text: neither a heading nor a marker
             model[tok] = current()
         lines.append("")
     if not any(k.startswith("p") for k in model):
         tok = f"p{next(counter)}"
         lines.append(f"Sentence {tok}x words.")
         model[tok] = current()
+    if misplaced:  # the whole document fails closed
+        model = {k: "refused" for k in model}
     return "\n".join(lines) + "\n", model, title
 
 
@@ -92,7 +100,7 @@ def _prepare(text: str, config: ChunkConfig):
 
 def _readable(tags, model_tags) -> bool:
     """Every reader of ``tags`` may read what ``model_tags`` guards."""
-    return model_tags is not None and set(tags) <= set(model_tags)
+    return model_tags not in (None, "refused") and set(tags) <= set(model_tags)
 
 
 CONFIGS = st.builds(ChunkConfig, strategy=st.sampled_from(["structure", "auto", "recursive"]),
@@ -124,7 +132,9 @@ def test_stored_tags_follow_the_heading_tree(case, config):
         seen |= sentences
         for tok in sentences:
             want = model[tok + "x"]
-            if want is None:
+            if want == "refused":
+                assert rec["quality"] == "review" and "unreadable_acl" in rec["reasons"], (tok, rec)
+            elif want is None:
                 assert rec["quality"] == "review" and "acl_not_subset" in rec["reasons"], (tok, rec)
             else:
                 assert tags == want and rec["quality"] == "ready", (tok, tags, want, rec["text"])
@@ -138,5 +148,5 @@ def test_stored_tags_follow_the_heading_tree(case, config):
         if not set(tags) <= set(DEFAULT):
             assert rec["title"] == "" and "The title" not in rec["embed_text"]
     assert seen == {k[:-1] for k in model if k.startswith("p")}, "a sentence was lost"
-    widened = [k for k, v in model.items() if v is None and k.startswith("h")]
+    widened = [k for k, v in model.items() if v in (None, "refused") and k.startswith("h")]
     assert len(prepared.problems) >= (1 if widened else 0)

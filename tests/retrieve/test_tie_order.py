@@ -49,11 +49,14 @@ def write_in_order(db, root: Path, names) -> None:
         ingest([root], db, CONFIG, embedder=emb, acl_map=ACL)
 
 
+EQUAL = "bm25=1,dense=1"  # plain RRF: symmetric ranks (1, 2) and (2, 1) tie, so hybrid cuts fall in ties
+
+
 def observe(db, bm25: str = "fts5"):
     """Every ranking of the test, named by chunk id: (query, groups, n, mode) -> ([ids], [scores])."""
     out = {}
     names = key_to_chunk(db)
-    with Retriever(db, bm25=bm25) as r:
+    with Retriever(db, bm25=bm25, fusion=EQUAL) as r:
         for q in QUERIES:
             for groups in CALLERS:
                 for mode in MODES:

@@ -46,3 +46,17 @@ def task(item):
     if item == "unpicklable":
         return lambda: None
     return parse_rs(item)
+
+
+class Ballast:
+    """A worker that holds ``mb`` MB from its warm-up on (a loaded model, say), then allocates
+    ``item`` MB for an item: the memory limit is the worker's whole address space, ballast included."""
+
+    def __init__(self, mb: int) -> None:
+        self.mb, self.held = mb, None
+
+    def warm_up(self) -> None:
+        self.held = bytearray(self.mb << 20)
+
+    def __call__(self, item: int) -> int:
+        return len(bytearray(item << 20))

@@ -90,7 +90,7 @@ def _document(rng, counter, into):
                 stack.pop()
             t = tok()
             if rng.random() < 0.2 and level <= 2:
-                lines.append(f"Heading {t} {rng.choice(WORDS)}\n{'=' if level == 1 else '-'}----\n")
+                lines.append(f"Heading {t} {rng.choice(WORDS)}\n{('=' if level == 1 else '-') * 5}\n")
             else:
                 lines.append(f"{'#' * level} Heading {t} {rng.choice(WORDS)}\n")
             roll = rng.random()

@@ -60,7 +60,10 @@ def test_the_page_shows_the_hit_first_and_marks_no_stopword(server):
         try:
             assert loaded.errors == [] and loaded.outside(server.url) == []
             first = page.locator(".result").first
-            assert "FAQ › How do I rotate the webhook signing secret?" in first.locator(".cite").inner_text()
+            cite = first.locator(".cite").inner_text()
+            assert "FAQ › How do I rotate the webhook signing secret?" in cite
+            assert first.locator(".cite .tags").inner_text() == "tags sre"  # the result's access tags
+            assert "runbook.md" in first.locator(".cite .source").inner_text()
             hit = first.locator(".passage").inner_text()
             assert "Run `payctl secrets rotate --webhook` from the bastion" in hit
             assert "approve a hotfix" not in hit  # another entry is context, not the hit

@@ -91,3 +91,23 @@ def test_pg_init_status_migrate(pg_url):
     assert table.returncode == 0 and "schema   chunkwise (own)" in table.stdout
     bad = _cli("pg", "status", "--db", "index.db")
     assert bad.returncode == 2 and "postgresql://" in bad.stderr
+
+
+def test_documents_times_and_records_have_server_types(pg_url, tmp_path):
+    """Schema 7 on a new store: a document's ISO ``updated_at`` is also a ``timestamptz`` (``updated``,
+    indexed; NULL when the text is no date), ``ingested_at`` is one, a record is ``jsonb`` that the
+    GIN index answers containment for, and no chunk carries a copy of its vector."""
+    folder = _docs(tmp_path)
+    (folder / "dated.md").write_text("---\nupdated_at: 2024-05-01T10:30:00+02:00\n---\n# Dated\n\nA rollback note.\n")
+    (folder / "vague.md").write_text("---\nupdated_at: last spring\n---\n# Vague\n\nAnother rollback note.\n")
+    api.ingest([folder], pg_url, embedder="hashing", acl=["sre"])
+    rows = dict(_raw(pg_url, "SELECT path, updated FROM chunkwise.documents"))
+    from datetime import datetime, timezone
+
+    assert rows["dated.md"] == datetime(2024, 5, 1, 8, 30, tzinfo=timezone.utc)  # the same instant
+    assert rows["vague.md"] is None and rows["runbook.md"] is None
+    assert _raw(pg_url, "SELECT updated_at FROM chunkwise.documents WHERE path = 'vague.md'") == [("last spring",)]
+    assert _raw(pg_url, "SELECT pg_typeof(ingested_at)::text FROM chunkwise.documents LIMIT 1") == [("timestamp with time zone",)]
+    assert _raw(pg_url, "SELECT count(*) FROM chunkwise.chunks WHERE record @> '{\"heading_path\": [\"Runbook\"]}'")[0][0] >= 1
+    assert not _raw(pg_url, "SELECT 1 FROM information_schema.columns WHERE table_schema = 'chunkwise'"
+                            " AND table_name = 'chunks' AND column_name = 'vector'")

@@ -118,7 +118,7 @@ def test_a_postgresql_store_from_6dedb40_is_migrated_without_loss(old_src, pg_da
 
     from chunkwise import api
     from chunkwise.store.pg_schema import LATEST
-    from chunkwise.store.postgres import status
+    from chunkwise.store.pg_status import status
 
     state = status(url)
     assert (state["schema"], state["placed"], state["version"], state["pending"]) == ("public", "legacy", LATEST, [])
@@ -133,6 +133,7 @@ def test_a_postgresql_store_from_6dedb40_is_migrated_without_loss(old_src, pg_da
                                         " (SELECT count(*) FROM public.vectors)").fetchone()
         assert distinct == vectors and vectors < len(after["chunks"])
         assert con.execute("SELECT updated FROM public.documents WHERE path = 'runbook.md'").fetchone()[0].year == 2024
+        assert con.execute("SELECT 1 FROM pg_indexes WHERE indexname = 'vectors_hnsw'").fetchone()  # built by 7
         gin = con.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'chunks_record'").fetchone()[0]
         assert "gin" in gin and "jsonb_path_ops" in gin
         heading = con.execute("SELECT count(*) FROM public.chunks WHERE record @> '{\"heading_path\": [\"Runbook\"]}'"

@@ -4,11 +4,14 @@ A tree-sitter grammar (the ``code`` extra) gives the structure; this module only
 levels, and ``pack`` does the packing: between top-level units (definitions, statements, imports,
 top-level keys of a config file) a BLOCK cut, between the members of a class / impl / table an ITEM
 cut, between the statements of a function body a LINE cut, at other line ends a SENTENCE cut. A
-comment or decorator run directly above a unit travels with it. Because a function holds no cut of
-its own level or higher, the packer can only cut inside it when it does not fit alone. A piece cut
-inside a line is flagged ``needs_review``. The heading path is the chain of enclosing containers
-("class Server", "impl Store", "[tool.ruff]"). Without a grammar for the language (or without the
-extra) the file is line-packed: blank lines first, then line ends.
+namespace / module adds no level (C# and C++ put a whole file in one): its members are top-level
+units and its own edges SECTION cuts. A comment or decorator run directly above a unit travels with
+it. Because a function holds no cut of its own level or higher, the packer can only cut inside it when
+it does not fit alone. A piece cut inside a line is flagged ``needs_review``. The heading path is the
+chain of enclosing containers ("namespace geo", "class Server", "impl Store", "[tool.ruff]"), and a
+piece cut from inside a function too long for one piece ends it with the function's signature.
+Without a grammar for the language (or without the extra) the file is line-packed: blank lines first,
+then line ends.
 """
 from __future__ import annotations
 
@@ -274,10 +277,13 @@ def _units(node, depth: int, lines: _Lines, out: tuple[list, list, list, list], 
         # units (a banner comment, blank lines) never glues one unit to the next
         lead = lines.lead(row)
         stop = lines.start(end[0] + 1) - 1 if end[0] + 1 < len(lines.starts) else len(text)
-        cuts.append((lines.first(lead), level))
-        cuts.append((stop, level))
+        definition = _definition(kid)
+        # a namespace's members keep its level, so its own edges rank above them: one that fits is whole
+        edge = Level.SECTION if depth == 0 and definition is not None and definition.type in _NAMESPACES else level
+        cuts.append((lines.first(lead), edge))
+        cuts.append((stop, edge))
         if lead < row:
-            leads.append((lines.first(lead), lines.first(row), stop, level))
+            leads.append((lines.first(lead), lines.first(row), stop, edge))
         if kid.type in TRANSPARENT:
             _units(kid.child_by_field_name("body") or kid, depth, lines, out, budget)
             continue
@@ -292,10 +298,10 @@ def _units(node, depth: int, lines: _Lines, out: tuple[list, list, list, list], 
         if inner is None:
             continue
         label = _label(kid, text, lines)
-        code = _definition(kid).type in CONTAINERS
+        code = definition.type in CONTAINERS
         if label is not None and (code or kid.type in ("pair", "block_mapping_pair")) and (code or depth < last):
             containers.append((lines.first(row), lines.at(end), label))
-            _units(inner, depth if _definition(kid).type in _NAMESPACES else depth + 1, lines, out, budget)
+            _units(inner, depth if definition.type in _NAMESPACES else depth + 1, lines, out, budget)
         elif depth < last:  # a function: its statements are LINE cuts, nothing deeper
             sig = _signature(kid, text, lines)
             if sig is not None:

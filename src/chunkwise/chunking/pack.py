@@ -77,7 +77,7 @@ class Piece:
     level: Level
     review: bool = False
     exact: bool = True  # False when a cut inside the piece, or at an end, splits a word
-    reason: str = ""  # why a flagged piece is flagged: word_split, char_split, split_below_floor
+    reason: str = ""  # why a flagged piece is flagged: char_split (a cut inside one unit)
 
 
 def skip_ws(text: str, pos: int, end: int) -> int:
@@ -352,8 +352,9 @@ def pack(
 
     ``cuts`` are the candidates known up front; ``fine`` are finders run lazily inside a segment that
     has none in reach (e.g. sentences inside an over-long paragraph), before words and units.
-    ``floor`` (or a per-range entry of ``floors``) is the lowest level a cut may use without the piece
-    being flagged for review: a code line or a table row split inside, a word split in two.
+    ``floor`` (or a per-range entry of ``floors``) is the lowest level a cut is meant to use (a code
+    line or a table row is kept whole); below it the packer cuts only inside a unit longer than the
+    budget, at the best finer level, and does not flag it (see the comment at the flag).
     ``max_chars`` bounds the text a unit count cannot (WordPiece counts a 20 MB word as one token):
     cuts are chosen inside both bounds, and a single unit longer than it is cut at characters
     (flagged ``char_split``; the piece's size is then an estimate for the caller to re-measure).
@@ -416,10 +417,14 @@ def pack(
             s = skip_ws(text, nxt if window is not None and nxt > s else last_cut, end)
             continue
         last_cut = p
-        review = char_cut or level < floor or bool(
-            floors and level < max((f for a, b, f in floors if a <= s < b or a < e <= b), default=floor))
-        reason = ("char_split" if char_cut else "word_split" if level == Level.UNIT else "split_below_floor"
-                  ) if review else ""
+        # A cut below the floor (a code line or table row cut inside, a word cut at its tokens) is
+        # the repair, not a fault: the packer goes below the floor only where no cut at the floor
+        # lies in reach, i.e. inside a unit longer than the budget, and there it takes the best
+        # finer level that keeps the cap (sentence, word, token); the rest of the unit joins what
+        # follows. Only a cut inside one unit (``char_split``: a unit longer than the character
+        # bound) leaves text no reader can trust, and only that is flagged for review.
+        review = char_cut
+        reason = "char_split" if char_cut else ""
         dirty = ctx.dirty
         i = bisect_right(dirty, s)
         exact = exact and (i == len(dirty) or dirty[i] >= e) and clean_cut(text, s) and clean_cut(text, p)

@@ -98,7 +98,8 @@ def _rows_without_header(text: str, start: int, end: int, lines: list[tuple[int,
                          budget: int, max_chars: int, meta: dict) -> list[Draft]:
     """A header so wide that repeating it leaves no room for a typical row would turn the table into
     thousands of slivers (``|``, ``V``, ``Hos``). The rows are packed as plain lines instead, the
-    header only where it stands, and every piece says so (``table_header_not_repeated``)."""
+    header only where it stands: whole rows a reader can read, so not flagged (a piece flagged for a
+    cut inside one unit also names ``table_header_not_repeated``)."""
     rows = lines[2:]
     row_starts = [a for a, _ in rows]
     cuts = [(lines[0][1], Level.LINE), (lines[1][1], Level.ITEM), *((b, Level.ITEM) for _, b in rows)]
@@ -108,7 +109,7 @@ def _rows_without_header(text: str, start: int, end: int, lines: list[tuple[int,
         first = bisect_right(row_starts, p.start)  # rows starting at or before the piece start
         first = first - 1 if first and rows[first - 1][1] > p.start else first
         last = bisect_left(row_starts, p.end)  # rows starting before the piece end
-        reasons = ("table_header_not_repeated", p.reason) if p.review else ("table_header_not_repeated",)
-        out.append(Draft(p.start, p.end, p.size, p.level, True, reasons, kind="table",
+        reasons = ("table_header_not_repeated", p.reason) if p.review else ()
+        out.append(Draft(p.start, p.end, p.size, p.level, p.review, reasons, kind="table",
                          rows=(first, max(first, last)), exact=p.exact, **meta))
     return out

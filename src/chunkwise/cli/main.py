@@ -265,9 +265,10 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
     p.add_argument("--json", action="store_true", help="one JSON document with the run statistics")
     p.add_argument("--workers", type=_positive(int), default=None,
                    help="processes preparing files (extract, chunk), each file under the limits below; "
-                        "1: no process is started (default: the CPU count; at most 4 per CPU)")
+                        "files are never parsed in this process (default: the CPU count; at most 4 per CPU)")
     p.add_argument("--file-memory", type=_positive(int), default=2048, metavar="MB",
-                   help="memory one file may use while prepared in a worker (default: 2048)")
+                   help="address space a worker may reach while it prepares one file, absolute: what the worker "
+                        "holds counts too (default: 2048)")
     p.add_argument("--file-timeout", type=_positive(float), default=300.0, metavar="SECONDS",
                    help="wall time one file may take to prepare in a worker (default: 300)")
     p.add_argument("--executor", choices=api.EXECUTORS, default=None,
@@ -375,6 +376,10 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
     from chunkwise.cli.secure import add_secure_parser
 
     add_secure_parser(sub)
+
+    from chunkwise.cli.review import add_review_parser
+
+    add_review_parser(sub)
 
     p = sub.add_parser("check", help="quality gate over a store; exit 1 when it fails")
     p.add_argument("--db", required=True, help="SQLite file or postgresql://... URL written by chunkwise ingest")

@@ -12,7 +12,7 @@ def add_ranking_flags(p: argparse.ArgumentParser) -> None:
                         "embedded text (default title=2,heading=1.5; 0 turns a field off)")
     p.add_argument("--fusion", default=None, metavar="bm25=N,dense=N",
                    help="hybrid: weighted reciprocal rank fusion of the BM25 and dense lists "
-                        "(default bm25=1,dense=1; k=N sets the RRF constant, default 60)")
+                        "(default bm25=1,dense=0.5; k=N sets the RRF constant, default 60)")
     p.add_argument("--rerank", default=None, metavar="SPEC",
                    help="a second stage over the permitted candidates: tei:URL (text-embeddings-inference "
                         "/rerank) or cohere:URL#MODEL / jina:URL#MODEL (/rerank with documents and top_n); "

@@ -260,7 +260,12 @@ def write_fp32(src: Path, dest: Path, *, fuse: bool = True) -> None:
         return
     import logging
 
-    from onnxruntime.transformers.optimizer import optimize_model
+    try:
+        from onnxruntime.transformers.optimizer import optimize_model
+        import sympy  # noqa: F401  (the optimizer's shape inference needs it; onnxruntime does not declare it)
+    except ImportError:  # the unfused graph: the same vectors up to rounding, a little slower
+        onnx.save_model(model, str(dest))
+        return
 
     raw = dest.with_name(dest.name + ".raw")
     log = logging.getLogger("onnxruntime.transformers.optimizer")

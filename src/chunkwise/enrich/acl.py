@@ -39,6 +39,7 @@ import re
 import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Mapping, Sequence
 
 from chunkwise.access import AccessTagError, AccessTags, map_tags
@@ -96,9 +97,7 @@ class AccessPlan:
         tags = set(self.tags_for(start, end).tags)
         if not tags or not self.regions:
             return path
-        starts: dict[tuple[str, ...], list[int]] = {}
-        for p, at in self.headings:
-            starts.setdefault(p, []).append(at)
+        starts = self._heading_starts
         out = []
         for depth in range(1, len(path) + 1):
             found = starts.get(tuple(path[:depth]), [])
@@ -106,6 +105,13 @@ class AccessPlan:
             if before and tags <= set(self.tags_for(before[-1], before[-1] + 1).tags):
                 out.append(path[depth - 1])
         return tuple(out)
+
+    @cached_property
+    def _heading_starts(self) -> dict[tuple[str, ...], list[int]]:
+        starts: dict[tuple[str, ...], list[int]] = {}
+        for p, at in self.headings:
+            starts.setdefault(p, []).append(at)
+        return starts
 
     def readable_at(self, tags: AccessTags, pos: int | None) -> bool:
         """Whether every reader of ``tags`` may read what stands at ``pos`` (None: the front matter,

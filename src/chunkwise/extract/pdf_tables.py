@@ -2,9 +2,14 @@
 
 pypdf reads a table column by column or cell by cell in stream order, so its rows are lost.
 pdfplumber's table finder rebuilds the grid from the drawn rules. pdfminer is slow (pure Python
-layout analysis), so only pages that draw enough rules for a grid are handed to it; the rest of the
+layout analysis), so only pages that draw enough rules for a table are handed to it; the rest of the
 document never pays for it. A table's lines are then taken out of the page's text flow and the
 table is written as pipe rows in their place, so the table chunker repeats its header.
+
+Tables as reports draw them: a table ruled only across gets its missing outer sides
+(``outer_sides``), and one ruled only above, under its header and below (booktabs) its columns from
+how its words line up; text turned a quarter anticlockwise reads upwards; right-to-left cells come in
+visual order and are turned to logical order, and a right-to-left table starts at its right.
 
 **The work is bounded by what it does, not by the clock**, so the same file gives the same chunks
 whatever the machine's load: pdfminer's cost grows with a page's drawn rules and characters, so a

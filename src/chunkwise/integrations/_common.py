@@ -95,6 +95,49 @@ class Engine:
         return [Piece.of(r) for r in api.file_records(self.preparer, path)]
 
 
+PAGE_JOIN = "\n\n"  # between the pages of one source given as one document each (offsets index the joined text)
+
+
+def page_number(meta: dict | None, key: str) -> int | None:
+    """The page number a framework document carries under ``key`` (an int, or a label of digits
+    such as LlamaIndex's ``page_label``), else None: not a page."""
+    value = (meta or {}).get(key)
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        return int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def runs(metas: Sequence[dict | None], ids: Sequence[str | None], key: str) -> list[list[int]]:
+    """The inputs grouped into documents: consecutive pages of one source (the same declared
+    ``source``/``file_path``, a page number under ``key``, no id of their own: what a PDF loader
+    gives) are one group, one document with pages; every other input is a group of its own."""
+    out: list[list[int]] = []
+    last = None
+    for i, (meta, own) in enumerate(zip(metas, ids)):
+        source = declared_id(meta) if not own and page_number(meta, key) is not None else None
+        if source is not None and source == last:
+            out[-1].append(i)
+        else:
+            out.append([i])
+        last = source
+    return out
+
+
+def page_index(piece: Piece, starts: Sequence[int]) -> int:
+    """Which of the pages (their start offsets in the joined text) ``piece`` begins on."""
+    from bisect import bisect_right
+
+    return max(0, bisect_right(starts, piece.start) - 1)
+
+
+def page_starts(texts: Sequence[str], join: str = PAGE_JOIN) -> list[int]:
+    starts, at = [], 0
+    for text in texts:
+        starts.append(at)
+        at += len(text) + len(join)
+    return starts
+
+
 def declared_id(metadata: dict | None, explicit: str | None = None) -> str | None:
     """The document id a framework document declares: its own id, else its metadata's source."""
     if explicit:

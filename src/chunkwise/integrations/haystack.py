@@ -3,17 +3,20 @@
 The splitter sets explicit Document ids (the chunk ids ``chunkwise ingest`` gives, stable across
 runs) and exact offsets, in both Haystack's own meta names (``source_id``, ``split_id``,
 ``split_idx_start``, ``page_number``) and chunkwise's (``start_index``, ``end_index``,
-``heading_path``, ``chunk_id``...). Pages: a format's own pages, else, for text with form feeds
-(what ``PyPDFToDocument`` makes: one ``\f`` between pages), the page the chunk starts on. The
-retriever's meta carries ``page_number`` too. Needs ``pip install 'chunkwise[haystack]'``.
+``heading_path``, ``chunk_id``, ``acl``...). Pages: a Document with form feeds (what
+``PyPDFToDocument`` makes: one ``\f`` between pages) is one document with pages, offsets into its
+content; consecutive Documents of one source with a ``page_number`` each (one per page) are one
+document too, offsets into their contents joined by a blank line. Either way chunk ids are unique
+across the pages and stable. The retriever's meta carries ``page_number`` too. Needs ``pip install 'chunkwise[haystack]'``.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from chunkwise import api
-from chunkwise.integrations._common import (Engine, Searcher, chunk_config, declared_id, embed_header, filters_of,
-                                            install_hint, passage_metadata)
+from chunkwise.integrations._common import (PAGE_JOIN, Engine, Searcher, chunk_config, declared_id, embed_header,
+                                            filters_of, install_hint, page_index, page_number, page_starts,
+                                            passage_metadata, runs)
 from chunkwise.integrations.keywords import chunk_options
 
 try:
@@ -40,7 +43,9 @@ class ChunkwiseSplitter:
 
     def __init__(self, **options: Any) -> None:
         self.options = dict(options)
-        self._engine = Engine(chunk_config(None, chunk_options("haystack", self.options)))
+        chunking = {k: v for k, v in self.options.items() if k not in ("acl", "acl_map")}
+        self._engine = Engine(chunk_config(None, chunk_options("haystack", chunking)), self.options.get("acl", ()),
+                              self.options.get("acl_map"))
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(self, **self.options)
@@ -51,22 +56,28 @@ class ChunkwiseSplitter:
 
     @component.output_types(documents=list[Document])
     def run(self, documents: list[Document]) -> dict[str, list[Document]]:
-        out = []
         for doc in documents:
             if not isinstance(doc, Document):
                 raise api.ConfigError(f"ChunkwiseSplitter takes a list of haystack Documents, got {type(doc).__name__}")
-            if doc.content is None:
-                continue
-            source_id = declared_id(doc.meta) or doc.id
-            paged = "\f" in doc.content
-            for p in self._engine.split_text(doc.content, source_id):
+        documents = [d for d in documents if d.content is not None]
+        out = []
+        for group in runs([d.meta for d in documents], [None] * len(documents), "page_number"):
+            docs = [documents[i] for i in group]
+            source_id = declared_id(docs[0].meta) or docs[0].id
+            if len(docs) > 1 or page_number(docs[0].meta, "page_number") is not None:  # one Document per page
+                pieces = self._engine.split_pages([(page_number(d.meta, "page_number"), d.content) for d in docs],
+                                                  source_id, PAGE_JOIN)
+            elif "\f" in docs[0].content:  # PyPDFToDocument: one Document, a form feed between pages
+                pieces = self._engine.split_pages(list(enumerate(docs[0].content.split("\f"), 1)), source_id, "\f")
+            else:
+                pieces = self._engine.split_text(docs[0].content, source_id)
+            starts = page_starts([d.content for d in docs])
+            for p in pieces:
+                doc = docs[page_index(p, starts)]  # the Document (of a page) the chunk begins in
                 meta = {**doc.meta, **p.metadata(), "source_id": doc.id, "split_id": p.index,
                         "split_idx_start": p.start}
-                if p.page is None and paged:
-                    meta["page"] = meta["page_number"] = doc.content.count("\f", 0, p.start) + 1
-                    meta["page_end"] = doc.content.count("\f", 0, max(p.start, p.end - 1)) + 1
-                elif p.page is not None:
-                    meta["page_number"] = p.page
+                if p.page is not None:
+                    meta["page_number"], meta["page_end"] = p.page, p.page_end or p.page
                 header = embed_header(p.text, p.embed_text)
                 if header:
                     meta["header"] = header

@@ -12,8 +12,9 @@ import copy
 from typing import Any, Iterable
 
 from chunkwise import api
-from chunkwise.integrations._common import (Engine, Searcher, chunk_config, declared_id, embed_header, install_hint,
-                                            passage_metadata)
+from chunkwise.integrations._common import (PAGE_JOIN, Engine, Searcher, chunk_config, declared_id, embed_header,
+                                            install_hint, page_index, page_number, page_starts, passage_metadata,
+                                            runs)
 from chunkwise.integrations.keywords import chunk_options
 
 try:
@@ -41,8 +42,13 @@ class ChunkwiseSplitter(TextSplitter):
     Every Document it makes carries ``metadata``: ``start_index``/``end_index`` (exact offsets into
     the text it was split from), ``heading_path``, ``page``/``page_end`` (files, or kept from the
     input's metadata), ``chunk_id``, ``chunk_index``, ``doc_id``, ``size`` (in the cap's units),
-    ``needs_review``; and ``id`` = ``chunk_id``. A document's id is its ``id``, else its metadata's
-    ``source``, else a hash of its text, so re-splitting the same document gives the same ids.
+    ``needs_review``, ``acl`` and ``reasons``; and ``id`` = ``chunk_id``: the records ``chunkwise
+    ingest`` stores, made by the same preparation (front matter, section access markers, ``acl=``
+    and ``acl_map=`` default tags as ingest takes them). A document's id is its ``id``, else its
+    metadata's ``source``, else a hash of its text, so re-splitting the same document gives the
+    same ids. Consecutive Documents of one ``source`` with a ``page`` each (``PyPDFLoader``) are one
+    document with pages: ``page``/``page_end`` keep the loader's numbers, ids are unique across the
+    pages, and ``start_index``/``end_index`` index the pages joined by a blank line.
 
     With a contextual ``header`` configured, ``page_content`` is what chunkwise embeds: the header
     (also in ``metadata["header"]``), then the chunk's text, which is
@@ -50,8 +56,9 @@ class ChunkwiseSplitter(TextSplitter):
     """
 
     def __init__(self, config: api.ChunkConfig | None = None, **options: Any) -> None:
+        acl, acl_map = options.pop("acl", ()), options.pop("acl_map", None)  # default tags, as ingest takes them
         self._config = chunk_config(config, chunk_options("langchain", options))
-        self._engine = Engine(self._config)
+        self._engine = Engine(self._config, acl, acl_map)
         super().__init__(chunk_size=self._config.size, chunk_overlap=self._config.overlap,
                          add_start_index=True, strip_whitespace=False)
 
@@ -70,14 +77,30 @@ class ChunkwiseSplitter(TextSplitter):
             raise api.ConfigError(f"{len(texts)} texts need as many metadatas and ids "
                                   f"(got {len(metadatas)} and {len(ids)})")
         out = []
-        for text, meta, doc_id in zip(texts, metadatas, ids):
+        for group in runs(metadatas, ids, "page"):
+            if len(group) > 1 or page_number(metadatas[group[0]], "page") is not None:
+                out += self._pages([texts[i] for i in group], [metadatas[i] for i in group])
+                continue
+            text, meta, doc_id = texts[group[0]], metadatas[group[0]], ids[group[0]]
             for piece in self._engine.split_text(text, declared_id(meta, doc_id)):
                 data = copy.deepcopy(meta)
-                fields = piece.metadata()
-                if fields["page"] is None and "page" in data:  # e.g. one Document per PDF page
-                    del fields["page"], fields["page_end"]
-                data.update(fields)
+                data.update(piece.metadata())
                 out.append(_document(piece, data))
+        return out
+
+    def _pages(self, texts: list[str], metas: list[dict]) -> list[Document]:
+        """The pages of one source (e.g. ``PyPDFLoader``'s Documents, metadata ``source`` and
+        ``page``) as one document: chunks may cross a page break, ``page``/``page_end`` keep the
+        loader's numbers, ids are unique across the pages, each Document's other metadata is its
+        first page's, and ``start_index``/``end_index`` index the pages joined by a blank line."""
+        pieces = self._engine.split_pages([(page_number(m, "page"), t) for t, m in zip(texts, metas)],
+                                          declared_id(metas[0]) or "", PAGE_JOIN)
+        starts = page_starts(texts)
+        out = []
+        for piece in pieces:
+            data = copy.deepcopy(metas[page_index(piece, starts)])
+            data.update(piece.metadata())
+            out.append(_document(piece, data))
         return out
 
     def split_documents(self, documents: Iterable[Document]) -> list[Document]:

@@ -18,8 +18,9 @@ import uuid
 from typing import Any, Dict, List, Sequence
 
 from chunkwise import api
-from chunkwise.integrations._common import (Engine, Searcher, chunk_config, citation, declared_id, embed_header,
-                                            flat_metadata, install_hint, passage_metadata)
+from chunkwise.integrations._common import (PAGE_JOIN, Engine, Searcher, chunk_config, citation, declared_id,
+                                            embed_header, flat_metadata, install_hint, page_index, page_number,
+                                            page_starts, passage_metadata, runs)
 from chunkwise.integrations.keywords import chunk_options
 
 try:
@@ -72,6 +73,8 @@ class ChunkwiseNodeParser(NodeParser):
     """
 
     chunk_options: Dict[str, Any] = {}
+    acl: Any = ()  # default access tags, as ingest takes them (front matter and section markers still win)
+    acl_map: Dict[str, Any] = {}
     _engine: Engine = PrivateAttr()
 
     def __init__(self, config: api.ChunkConfig | None = None, **data: Any) -> None:
@@ -79,7 +82,7 @@ class ChunkwiseNodeParser(NodeParser):
         super().__init__(**data)
         cfg = chunk_config(config, chunk_options("llamaindex", {**self.chunk_options, **own}))
         self.chunk_options = {k: v for k, v in vars(cfg).items() if k != "extra"}
-        self._engine = Engine(cfg)
+        self._engine = Engine(cfg, self.acl, self.acl_map)
 
     @classmethod
     def from_options(cls, config: api.ChunkConfig | None = None, **options: Any) -> "ChunkwiseNodeParser":
@@ -94,12 +97,26 @@ class ChunkwiseNodeParser(NodeParser):
         return self._engine.config
 
     def _parse_nodes(self, nodes: Sequence[BaseNode], show_progress: bool = False, **kwargs: Any) -> List[BaseNode]:
+        """Each Document's records; consecutive pages of one file (``PDFReader``'s Documents: a
+        ``page_label`` of digits and the same ``file_path``/``file_name``, no id of their own) are
+        one document with pages: page numbers kept, ids unique across pages, offsets into the pages
+        joined by a blank line, each node's SOURCE the page it begins on."""
+        nodes = list(nodes)
+        own = [_stable_doc_id(n) if _stable_doc_id(n) != declared_id(n.metadata) else None for n in nodes]
         out: List[BaseNode] = []
-        for parent in nodes:
-            text = parent.get_content(metadata_mode=MetadataMode.NONE)
-            pieces = self._engine.split_text(text, _stable_doc_id(parent))
+        for group in runs([n.metadata for n in nodes], own, "page_label"):
+            parents = [nodes[i] for i in group]
+            texts = [p.get_content(metadata_mode=MetadataMode.NONE) for p in parents]
+            if len(parents) > 1 or page_number(parents[0].metadata, "page_label") is not None:
+                pieces = self._engine.split_pages([(page_number(p.metadata, "page_label"), t)
+                                                   for p, t in zip(parents, texts)],
+                                                  declared_id(parents[0].metadata) or "", PAGE_JOIN)
+            else:
+                pieces = self._engine.split_text(texts[0], _stable_doc_id(parents[0]))
+            starts = page_starts(texts)
             made = []
             for p in pieces:
+                parent = parents[page_index(p, starts)]
                 meta = {**(parent.metadata if self.include_metadata else {}), **p.metadata()}
                 node = make_node(p.chunk_id, p.text, p.start, p.end, meta, embed_header(p.text, p.embed_text))
                 node.relationships[NodeRelationship.SOURCE] = parent.as_related_node_info()

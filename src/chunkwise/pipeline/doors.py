@@ -76,7 +76,7 @@ def page_records(preparer: Preparer, pages: Sequence[tuple[int | None, str]], do
         spans.append(Page(number if number is not None else i + 1, at, at + len(page)))
         text += page
         at += len(page)
-    doc = _text_document(text, doc_id, replace(preparer.settings.config, format="text"))
+    doc = _text_document(text, doc_id, preparer.settings.config)
     if doc is None:
         return []
     return _records(preparer, replace(doc, pages=tuple(spans)), doc_id)

@@ -22,23 +22,25 @@ class Executor(Protocol):
 
 
 class InlineExecutor:
-    """Prepare in this process, one item at a time (``--workers 1``: nothing forks, debuggable)."""
+    """Prepare in this process, one item at a time: no containment at all (debugging, tests that
+    patch the preparer); nothing in the command line or ``api.ingest`` uses it."""
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
         return (fn(item) for item in items)
 
 
 def contained(workers: int = 1, limits=None) -> Executor:
-    """Prepare in ``workers`` contained processes (``sandbox``; 1: in this process, nothing forks),
-    each file under ``limits`` (default ``sandbox.Limits()``): a file whose preparation crashes,
-    panics, hangs or runs out of memory becomes a ``PrepareFailure`` saying so, in its place."""
+    """Prepare in ``workers`` contained processes (``sandbox``; one worker is a process too: this
+    process never parses a file), each file under ``limits`` (default ``sandbox.Limits()``): a file
+    whose preparation crashes, panics, hangs or runs out of memory becomes a ``PrepareFailure``
+    saying so, in its place. No process starts for a run with nothing to prepare."""
     from chunkwise.pipeline.prepare import PrepareFailure
     from chunkwise.sandbox import Limits, PoolExecutor
 
     def failed(task, failure):
         return PrepareFailure(task, failure.reason)
 
-    return PoolExecutor(workers, failed, limits or Limits())
+    return PoolExecutor(workers, failed, limits or Limits(), isolate=True)
 
 
 EXECUTORS = ("local", "ray")

@@ -94,7 +94,7 @@ def ingest(
     is refused unless ``reconfigure``. ``embed_mode``: ``"plain"`` embeds each chunk's
     ``embed_text`` alone; ``"late"`` pools each chunk's vector from a transformer pass over its
     surrounding window (needs minilm); ``"auto"``: the store's. ``executor``: where *prepare* runs;
-    by default ``workers`` processes (1: this process, nothing forks), each file under ``limits`` (a
+    by default ``workers`` worker processes (one at least: this process never parses), each file under ``limits`` (a
     ``sandbox.Limits``: memory and wall time per file), so a crash, a hang or a bomb is that file's
     error. ``progress``: a ``pipeline.progress.Progress`` (files prepared, chunks embedded,
     documents written). ``warn`` receives warnings the moment they are known (they are
@@ -218,7 +218,8 @@ def ingest(
                 reasons = ", ".join(f"{k} {v}" for k, v in sorted(counts.review_reasons.items()))
                 what = (f"none of its {counts.chunks} chunks can be served" if not counts.servable else
                         f"{counts.chunks - counts.servable} of its {counts.chunks} chunks can never be served")
-                note(f"{store.location}: {what} ({reasons or 'no access tags'}); see chunkwise check")
+                note(f"{store.location}: {what} ({reasons or 'no access tags'}); see chunkwise review --db "
+                     f"{store.location}")
         stats.in_store = store.count()
     return stats
 

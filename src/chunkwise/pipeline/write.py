@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import PurePosixPath
 
 from chunkwise.pipeline.prepare import Prepared
+from chunkwise.review import carry
 from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState
 
 
@@ -75,7 +76,9 @@ def unchanged(state: DocumentState | None, source_version: str, inputs: str) -> 
 
 
 def diff(old: dict, new: dict, stats: IngestStats, counts_embedding: bool):
-    """Set difference on chunk ids; returns (added, updated, removed, records needing a vector)."""
+    """Set difference on chunk ids; returns (added, updated, removed, records needing a vector). A
+    kept chunk keeps its release from review (chunkwise.review: same id, same text)."""
+    new = {cid: carry(old[cid], r) if cid in old else r for cid, r in new.items()}
     added = [r for cid, r in new.items() if cid not in old]
     removed = [cid for cid in old if cid not in new]
     updated, need = [], list(added)

@@ -56,10 +56,10 @@ def check_workers(workers: int) -> int:
 
 
 def run(fn: Callable[[Any], Any], items: Iterable[Any], *, workers: int = 1, limits: Limits = Limits(),
-        window: int | None = None) -> Iterator[Outcome]:
+        window: int | None = None, isolate: bool = False) -> Iterator[Outcome]:
     """``fn`` over ``items``, one :class:`Outcome` per item in input order (a generator: items are
     drawn lazily, at most ``window`` ahead of the consumer). See :class:`Pool` to reuse workers."""
-    with Pool(fn, workers=workers, limits=limits) as pool:
+    with Pool(fn, workers=workers, limits=limits, isolate=isolate) as pool:
         yield from pool.map(items, window=window)
 
 
@@ -114,12 +114,13 @@ class PoolExecutor:
     over a contained pool: a failed item yields ``on_failure(item, failure)`` in its place."""
 
     def __init__(self, workers: int, on_failure: Callable[[Any, Failure], Any], limits: Limits = Limits(),
-                 window: int | None = None):
+                 window: int | None = None, isolate: bool = False):
         check_workers(workers)
         self.workers, self.on_failure, self.limits, self.window = workers, on_failure, limits, window
+        self.isolate = isolate
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
-        for out in run(fn, items, workers=self.workers, limits=self.limits, window=self.window):
+        for out in run(fn, items, workers=self.workers, limits=self.limits, window=self.window, isolate=self.isolate):
             yield out.value if out.ok else self.on_failure(out.item, out.failure)
 
 

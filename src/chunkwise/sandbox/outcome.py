@@ -12,9 +12,10 @@ PASS_THROUGH = (KeyboardInterrupt, SystemExit, GeneratorExit)
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-item limits in a worker process. ``memory_mb``: address space one item may add to its
-    worker (its baseline is measured before each item, so loaded models do not count); ``seconds``:
-    wall time per item. ``None`` disables either."""
+    """Per-item limits in a worker process. ``memory_mb``: the address space the worker may reach
+    while it runs one item (absolute, ``RLIMIT_AS``: what the worker loaded before counts too, so
+    the limit is what the machine gives up at most per worker); ``seconds``: wall time per item.
+    ``None`` disables either."""
 
     memory_mb: int | None = 2048
     seconds: float | None = 300.0

@@ -1,4 +1,5 @@
-"""The worker process's loop: one item at a time under an address-space limit, stderr captured."""
+"""The worker process's loop: one item at a time under an absolute address-space limit (the
+worker's whole address space, not an allowance added to what it held before), stderr captured."""
 from __future__ import annotations
 
 import faulthandler
@@ -68,8 +69,14 @@ def worker_main(conn, fn, memory_mb: int | None, log_path: str) -> None:
         log.truncate(0)
         log.seek(0)
         base = _address_space() if memory_mb is not None else None
+        limit = memory_mb * 1024 * 1024 if memory_mb is not None else None
+        if base is not None and base >= limit:  # what it loaded (a model) leaves this file nothing
+            reply = Failure("memory", f"the worker already uses {base >> 20} MB before this file, over the "
+                                      f"{memory_mb} MB memory limit; raise --file-memory")
+            conn.send((index, False, reply, True))
+            return
         if base is not None:
-            _set_soft_as(base + memory_mb * 1024 * 1024)
+            _set_soft_as(limit)  # absolute: the worker's whole address space, whatever it held before
         try:
             value, failure = call(fn, item)
             if failure is not None and failure.kind == "memory" and base is not None:

@@ -149,6 +149,9 @@
     if (hit.heading_path.length) cite.append(el("span", "path", hit.heading_path.join(" › ")));
     if (hit.page !== null && hit.page !== undefined) cite.append(el("span", "page", "p. " + hit.page));
     cite.append(el("span", "offsets", "chars " + hit.start_char + "–" + hit.end_char));
+    if (r.version) cite.append(el("span", "version", "version " + r.version + (r.updated_at ? " (" + r.updated_at + ")" : "")));
+    else if (r.updated_at) cite.append(el("span", "version", "updated " + r.updated_at));
+    if (r.acl && r.acl.length) cite.append(el("span", "tags", "tags " + r.acl.join(", ")));
     cite.append(el("span", "score", "score " + Number(r.score).toPrecision(4)));
     return cite;
   }
@@ -167,9 +170,14 @@
     around.append(el("div", "around-label", "Context around the hit (" + how + ") · passage chars " +
                      r.start_char + "–" + r.end_char));
     for (const side of ["before", "after"]) {
-      if (!r.context[side].trim()) continue;
+      const raw = r.context[side];
+      if (!raw.trim()) continue;
+      // the blank lines between the context and the hit are not shown; the marks move with the text
+      const lead = raw.length - raw.trimStart().length;
+      const text = raw.trim();
+      const spans = (r.marks[side] || []).map(([a, b]) => [a - lead, b - lead]).filter(([a, b]) => a >= 0 && b <= text.length);
       const p = el("div", "ctx " + side);
-      p.append(marked(r.context[side], r.marks[side]));
+      p.append(marked(text, spans));
       around.append(p);
     }
     return [box, around];

@@ -1,0 +1,205 @@
+"""PostgreSQL dense search under the permission filter (issue 25 item 10): recall@10 against the
+exact top 10 over exactly the caller's rows, and p50, for callers who may see 1%, 2%, 5% and 20% of
+the rows; then the same callers again after ``--hidden`` times as many rows of another group are
+added (recall must not move: the filter is not applied to an index walk that hidden rows fill).
+
+Data: the search benchmark's generator (benchmarks/search.py; 384-d vectors around 2,000 random
+centres, pg_search.py's COPY writer), every document tagged ``b<d % 100>`` (``d`` its number), so
+the caller holding ``b00 .. b{f-1}`` may see about f% of the rows, spread over the whole space.
+Each query is a stored vector plus noise. Three paths, each through ``dense_rank`` (the code
+``chunkwise search --mode dense`` runs on PostgreSQL): the store's own choice (exact scan of the
+permitted rows up to ``EXACT_ROWS``, else the HNSW walk with its exact fallback), the HNSW path
+forced (``EXACT_ROWS`` = 0: what a caller above the threshold gets at scale) and the exact scan
+forced (the truth). ``--rls`` repeats the store's choice as a row-level-security reader.
+
+    .venv/bin/python benchmarks/pg_filtered_recall.py --rows 50k [--hidden 0] [--queries 50] [--rls]
+"""
+from __future__ import annotations
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pg_search import _STAGE, BATCH, DOCS_PER_BATCH, QUERY_NOISE, _centres, bulk_write, clustered, parse_size, server  # noqa: E402
+from search import DIM, SEED, make_docs, vocabulary, zipf_sampler  # noqa: E402
+
+FRACTIONS = (1, 2, 5, 20)  # percent of the rows a caller may see
+HIDDEN_TAG = "others"
+
+
+def _caller(percent: int) -> list[str]:
+    return [f"b{i:02d}" for i in range(percent)]
+
+
+def write(url: str, first_batch: int, n: int, seed: int, hidden: bool) -> np.ndarray:
+    """``n`` chunks in batches (document numbers from ``first_batch``: a second call adds new
+    documents); tags ``b<d % 100>``, or ``HIDDEN_TAG`` for every row when ``hidden``. The HNSW index
+    is dropped first and rebuilt by ``finish_run`` (one build, not 10x n single inserts); the
+    per-tag-set statistics are summed again. Returns a sample of the written vectors."""
+    from chunkwise.store import open_store
+
+    words, centres, samples = vocabulary(), _centres(seed, 0), []
+    with open_store(url) as store:
+        store.db.execute(f"CREATE TEMP TABLE IF NOT EXISTS bench_stage ({_STAGE})")
+        store.db.execute("DROP INDEX IF EXISTS vectors_hnsw")
+        made, b = 0, first_batch
+        while made < n:
+            rng = np.random.default_rng([seed, 0, b])
+            size = min(BATCH, n - made)
+            docs, _ = make_docs(rng, words, zipf_sampler(rng), b * DOCS_PER_BATCH, size)
+            for doc_row, records in docs:
+                number = int(doc_row["doc_id"].rsplit("doc", 1)[1].split(".")[0])
+                for r in records:
+                    r["acl"] = [HIDDEN_TAG] if hidden else [f"b{number % 100:02d}"]
+            vecs = clustered(rng, centres, sum(len(r) for _, r in docs))
+            with store.atomic():
+                bulk_write(store.db, docs, vecs)
+            samples.append(vecs[rng.integers(0, len(vecs), 8)])
+            made, b = made + size, b + 1
+            print(f"  {made:,}/{n:,} chunks", file=sys.stderr, flush=True)
+        store.db.execute("INSERT INTO roots (root) VALUES ('synthetic') ON CONFLICT DO NOTHING")
+        store.db.execute("DELETE FROM acl_stats")
+        store.db.execute("INSERT INTO acl_stats (acl, rows, total_len) SELECT acl, count(*), sum(lex_len)"
+                         " FROM chunks WHERE servable GROUP BY acl")
+        store.db.execute("SET maintenance_work_mem = '1GB'")
+        store.db.execute("ANALYZE")
+        t0 = time.perf_counter()
+        store.finish_run(store.start_run("2024-06-05T00:00:00Z"), "2024-06-05T00:00:00Z", {}, {"embedder": "x"})
+        print(f"  HNSW build {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    return np.vstack(samples)
+
+
+def queries(samples: np.ndarray, count: int, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng([seed, 99])
+    out = []
+    for i in range(count):
+        v = samples[i % len(samples)] + QUERY_NOISE * rng.standard_normal(DIM).astype(np.float32) / np.sqrt(DIM)
+        out.append((v / np.linalg.norm(v)).astype(np.float32))
+    return out
+
+
+def measure(url: str, qs: list[np.ndarray], k: int, modes: dict, truth: dict | None = None) -> tuple[dict, dict]:
+    """Per caller: permitted rows, and per path p50/p95 ms and recall@10 against ``truth`` (percent ->
+    the exact results measured before), else against this run's own exact path; returns the row
+    and this run's exact results (when ``modes`` has one)."""
+    from chunkwise.retrieve.server import dense_rank
+    from chunkwise.store import open_store, postgres_read
+
+    out, exact = {}, {}
+    with open_store(url, readonly=True) as store:
+        for percent in FRACTIONS:
+            groups = _caller(percent)
+            row = {"permitted_rows": None if store.filtered_reads else int(store.lexical_stats(groups)[0])}
+            got = {}
+            for name, exact_rows in modes.items():
+                saved = postgres_read.EXACT_ROWS
+                postgres_read.EXACT_ROWS = exact_rows
+                try:
+                    dense_rank(store, qs[0], groups, k)  # warm the connection and caches
+                    walls, results = [], []
+                    for q in qs:
+                        t0 = time.perf_counter()
+                        results.append([key for key, _ in dense_rank(store, q, groups, k)])
+                        walls.append(time.perf_counter() - t0)
+                finally:
+                    postgres_read.EXACT_ROWS = saved
+                got[name] = results
+                w = np.array(walls) * 1e3
+                row[name] = {"p50_ms": float(np.percentile(w, 50)), "p95_ms": float(np.percentile(w, 95))}
+            if "exact" in got:
+                exact[percent] = got["exact"]
+            want = truth[percent] if truth else got["exact"]
+            for name, results in got.items():
+                row[name]["recall_at_10"] = float(np.mean([len(set(a) & set(b)) / max(1, len(b))
+                                                           for a, b in zip(results, want)]))
+            out[f"{percent}%"] = row
+            print(json.dumps({f"{percent}%": row}), file=sys.stderr, flush=True)
+    return out, exact
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", default="50k", help="rows the callers' groups share (1% .. 20% of them each)")
+    ap.add_argument("--hidden", type=int, default=0, help="then add this many times --rows hidden rows and measure again")
+    ap.add_argument("--queries", type=int, default=50)
+    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=SEED)
+    ap.add_argument("--rls", action="store_true", help="also measure the store's choice as a row-level-security reader")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    import psycopg
+
+    from chunkwise.store import postgres_read
+
+    n = parse_size(args.rows)
+    srv, folder = server(None)
+    base = srv.get_uri()
+    report = {"commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                       cwd=Path(__file__).parent).stdout.strip(),
+              "rows": n, "hidden_factor": args.hidden, "queries": args.queries, "dim": DIM,
+              "exact_rows": postgres_read.EXACT_ROWS, "load_before": os.getloadavg()}
+    modes = {"store's choice": postgres_read.EXACT_ROWS, "HNSW forced": 0, "exact": 10**12}
+    try:
+        with psycopg.connect(base, autocommit=True) as admin:
+            admin.execute("CREATE DATABASE bench_filtered")
+            report["server"] = admin.execute("SHOW server_version").fetchone()[0]
+        url = srv.get_uri("bench_filtered")
+        with psycopg.connect(url, autocommit=True) as db:
+            db.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            report["pgvector"] = db.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()[0]
+        samples = write(url, 0, n, args.seed, hidden=False)
+        qs = queries(samples, args.queries, args.seed)
+        report["before"], truth = measure(url, qs, args.k, modes)
+        if args.rls:
+            from chunkwise.cli.main import main as cli
+
+            role = "bench_reader"
+            with psycopg.connect(base, autocommit=True) as admin:
+                admin.execute(f"CREATE ROLE {role} LOGIN")
+            assert cli(["pg-secure", "--db", url, "--reader", role]) == 0
+            reader = url.replace("postgresql://postgres:@", f"postgresql://{role}@", 1)
+            report["before_rls_reader"], _ = measure(reader, qs, args.k, {
+                "store's choice": postgres_read.EXACT_ROWS, "HNSW forced": 0}, truth)
+        if args.hidden:
+            write(url, 10_000, args.hidden * n, args.seed + 1, hidden=True)
+            report["after"], later = measure(url, qs, args.k, modes, truth)  # recall against the exact results before
+            report["exact_unchanged"] = later == truth
+    finally:
+        srv.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
+    report["load_after"] = os.getloadavg()
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1))
+    print(f"\nPostgreSQL {report['server']}, pgvector {report['pgvector']}, commit {report['commit']}, {n:,} rows"
+          f" (+{args.hidden}x hidden), {args.queries} queries, k {args.k}, EXACT_ROWS {report['exact_rows']:,},"
+          f" load {report['load_before'][0]:.1f} -> {report['load_after'][0]:.1f}")
+    print("| caller sees | phase | permitted rows | path | p50 ms | p95 ms | recall@10 |")
+    print("|---|---|---:|---|---:|---:|---:|")
+    for phase in ("before", "before_rls_reader", "after"):
+        for caller, row in report.get(phase, {}).items():
+            for name, v in row.items():
+                if isinstance(v, dict) and name != "exact":
+                    print(f"| {caller} | {phase} | {row['permitted_rows'] or '-'} | {name} | {v['p50_ms']:.1f} |"
+                          f" {v['p95_ms']:.1f} | {v['recall_at_10']:.3f} |")
+            if "exact" in row:
+                print(f"| {caller} | {phase} | {row['permitted_rows']} | exact | {row['exact']['p50_ms']:.1f} |"
+                      f" {row['exact']['p95_ms']:.1f} | 1.000 |")
+    if "exact_unchanged" in report:
+        print(f"exact top-10 of every caller unchanged by the hidden rows: {report['exact_unchanged']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

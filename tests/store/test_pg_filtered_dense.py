@@ -1,0 +1,102 @@
+"""PostgreSQL dense search under the permission filter (issue 25 item 10): a caller's nearest
+neighbours are those of exactly the rows it may see, so they do not change when other groups'
+documents are added — even hidden rows packed around the query, which fill the HNSW walk ahead of
+every permitted row. Checked as the owner and as a row-level-security reader, on the store's own
+path (exact for so few permitted rows) and with the index path forced (``EXACT_ROWS`` lowered)."""
+import numpy as np
+import pytest
+
+from chunkwise.cli.main import main
+from chunkwise.retrieve.server import dense_rank
+from chunkwise.store import DocumentDiff, DocumentRow, open_store
+from conftest import PgDatabases
+from rls import drop_role, new_role, role_url
+
+DIM = 16
+MINE = ["sre"]
+K = 10
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return (v / np.linalg.norm(v, axis=-1, keepdims=True)).astype(np.float32)
+
+
+def _write(db: str, prefix: str, vectors: np.ndarray, tags: list[str], per_doc: int = 20) -> None:
+    """Documents of ``per_doc`` chunks, one chunk per row of ``vectors``, tagged ``tags``."""
+    with open_store(db) as store:
+        store.add_root("/r")
+        run = store.start_run("2026-01-01T00:00:00Z")
+        for start in range(0, len(vectors), per_doc):
+            doc = f"{prefix}{start // per_doc}"
+            recs, vecs = [], {}
+            for i, v in enumerate(vectors[start:start + per_doc]):
+                key = f"{doc}-{i}"
+                recs.append({"chunk_id": key, "doc_id": doc, "source_uri": doc, "chunk_index": i, "heading_path": [],
+                             "start_char": i, "end_char": i + 1, "page": None, "acl": tags, "embed_model": "test",
+                             "embed_key": key, "text": f"chunk {key}", "embed_text": f"chunk {key}", "size": 1,
+                             "title": doc, "quality": "ready", "reasons": []})
+                vecs[key] = [float(x) for x in v]
+            store.write_document(DocumentRow(doc, "/r", doc, doc, "v", "i", doc, "", "", "2026-01-01T00:00:00Z", len(recs)),
+                                 lambda state, old, recs=recs, vecs=vecs: DocumentDiff(recs, (), (), vecs, "test"))
+        store.finish_run(run, "2026-01-01T00:01:00Z", {}, {"embedder": "test"})
+
+
+def _ranked(url: str, query: np.ndarray, groups, owner: str) -> list[str]:
+    """The chunk ids of ``dense_rank``'s top K through ``url`` (named through the owner's connection)."""
+    with open_store(url, readonly=True) as store:
+        ranked = dense_rank(store, query, groups, K)
+    with open_store(owner, readonly=True) as store:
+        names = store.chunk_ids([k for k, _ in ranked])
+    return [names[k] for k, _ in ranked]
+
+
+def _exact(mine: dict[str, np.ndarray], query: np.ndarray) -> list[str]:
+    """The caller's top K by cosine over exactly its rows (ties: ascending chunk id)."""
+    q = _unit(query)
+    scored = sorted(mine, key=lambda name: (-float(mine[name] @ q), name))
+    return scored[:K]
+
+
+@pytest.fixture
+def stores(pg_server):
+    """(owner URL, reader URL) of one secured store; dropped with its reader role afterwards."""
+    dbs = PgDatabases(pg_server)
+    owner = dbs.new()
+    role = new_role(pg_server.get_uri())
+    try:
+        yield owner, role_url(owner, role), role
+    finally:
+        dbs.drop()
+        drop_role(pg_server.get_uri(), role)
+
+
+@pytest.mark.parametrize("path", ["store's choice", "index forced"])
+def test_a_callers_dense_results_ignore_hidden_rows(stores, monkeypatch, path):
+    from chunkwise.store import postgres_read
+
+    owner, reader, role = stores
+    if path == "index forced":
+        monkeypatch.setattr(postgres_read, "EXACT_ROWS", 0)
+    rng = np.random.default_rng(25)
+    own = _unit(rng.standard_normal((80, DIM)))
+    _write(owner, "mine", own, MINE)
+    _write(owner, "theirs", _unit(rng.standard_normal((40, DIM))), ["finance"])
+    assert main(["pg-secure", "--db", owner, "--reader", role]) == 0
+    mine = {f"mine{i // 20}-{i % 20}": v for i, v in enumerate(own)}
+    queries = [_unit(rng.standard_normal(DIM)) for _ in range(6)] + [own[3] + 0.01, own[41] - 0.01]
+    before = {}
+    for qi, q in enumerate(queries):
+        want = _exact(mine, q)
+        for who, url in (("owner", owner), ("reader", reader)):
+            before[qi, who] = _ranked(url, q, MINE, owner)
+            assert before[qi, who] == want, (qi, who)
+    # 50x as many hidden rows, most of them packed around the queries: the index's walk (at most
+    # MAX_EF_SEARCH rows) holds no permitted row for the first three queries, few for the others
+    crowd = np.concatenate([_unit(q + 0.03 * rng.standard_normal((1100 if qi < 3 else 150, DIM)))
+                            for qi, q in enumerate(queries)] + [_unit(rng.standard_normal((350, DIM)))])
+    _write(owner, "crowd", crowd, ["finance", "legal"], per_doc=50)
+    for qi, q in enumerate(queries):
+        for who, url in (("owner", owner), ("reader", reader)):
+            assert _ranked(url, q, MINE, owner) == before[qi, who], (qi, who)
+    # a caller of both groups sees the crowd: its results did change (the hidden rows were in reach)
+    assert any(_ranked(owner, q, ["sre", "finance"], owner)[0].startswith("crowd") for q in queries)
