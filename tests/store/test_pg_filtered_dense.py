@@ -100,3 +100,62 @@ def test_a_callers_dense_results_ignore_hidden_rows(stores, monkeypatch, path):
             assert _ranked(url, q, MINE, owner) == before[qi, who], (qi, who)
     # a caller of both groups sees the crowd: its results did change (the hidden rows were in reach)
     assert any(_ranked(owner, q, ["sre", "finance"], owner)[0].startswith("crowd") for q in queries)
+
+
+def test_a_short_walk_is_widened_before_the_exact_scan(stores, monkeypatch):
+    """A caller of half the rows (``ef_search`` 8 x 26 x 2 = 416) whose query sits in 500 hidden
+    rows: the first walk holds none of its rows, so the index is walked again wider (up to
+    ``MAX_EF_SEARCH``) rather than every permitted row being scanned; the results are still exactly
+    the caller's own nearest, as owner and as reader."""
+    from chunkwise.store import postgres_read
+
+    owner, reader, role = stores
+    monkeypatch.setattr(postgres_read, "EXACT_ROWS", 0)
+    rng = np.random.default_rng(10)
+    own = _unit(rng.standard_normal((600, DIM)))
+    query = _unit(rng.standard_normal(DIM))
+    _write(owner, "mine", own, MINE, per_doc=50)
+    _write(owner, "crowd", _unit(query + 0.02 * rng.standard_normal((500, DIM))), ["finance"], per_doc=50)
+    _write(owner, "far", _unit(rng.standard_normal((100, DIM))), ["finance"], per_doc=50)
+    assert main(["pg-secure", "--db", owner, "--reader", role]) == 0
+    mine = {f"mine{i // 50}-{i % 50}": v for i, v in enumerate(own)}
+    walks, served = [], []
+    real_walk, real_ties = postgres_read.PostgresReads._hnsw, postgres_read.PostgresReads._hnsw_whole_ties
+    monkeypatch.setattr(postgres_read.PostgresReads, "_hnsw",
+                        lambda self, args, dim, n, ef: walks.append(ef) or real_walk(self, args, dim, n, ef))
+    monkeypatch.setattr(postgres_read.PostgresReads, "_hnsw_whole_ties",
+                        lambda self, *a: (lambda rows: served.append(rows is not None) or rows)(real_ties(self, *a)))
+    for url in (owner, reader):
+        walks.clear()
+        assert _ranked(url, query, MINE, owner) == _exact(mine, query)
+        assert walks == [416, postgres_read.MAX_EF_SEARCH], walks  # short at 416, widened, enough at 1000
+    assert served == [True, True]  # the index's rows were served: no exact scan
+
+
+def test_a_walk_holding_only_a_few_permitted_rows_is_not_served(stores, monkeypatch):
+    """The widest walk (1,000 rows) holds 15 of the caller's rows: more than the 10 it wants but
+    fewer than the 26 asked for (n + HNSW_MARGIN), so they sit in the walk's tail, where the
+    index's order is unreliable: the exact scan answers instead, as owner and as reader."""
+    from chunkwise.store import postgres_read
+
+    owner, reader, role = stores
+    monkeypatch.setattr(postgres_read, "EXACT_ROWS", 0)
+    rng = np.random.default_rng(11)
+    query = _unit(rng.standard_normal(DIM))
+    near = _unit(query + 0.05 * rng.standard_normal((15, DIM)))
+    far = _unit(-query + 0.1 * rng.standard_normal((200, DIM)))
+    _write(owner, "mine", np.concatenate([near, far]), MINE, per_doc=43)
+    _write(owner, "crowd", _unit(query + 0.15 * rng.standard_normal((1200, DIM))), ["finance"], per_doc=50)
+    assert main(["pg-secure", "--db", owner, "--reader", role]) == 0
+    mine = {f"mine{i // 43}-{i % 43}": v for i, v in enumerate(np.concatenate([near, far]))}
+    walks, served = [], []
+    real_walk, real_ties = postgres_read.PostgresReads._hnsw, postgres_read.PostgresReads._hnsw_whole_ties
+    monkeypatch.setattr(postgres_read.PostgresReads, "_hnsw", lambda self, args, dim, n, ef: (
+        lambda rows: walks.append((ef, len(rows))) or rows)(real_walk(self, args, dim, n, ef)))
+    monkeypatch.setattr(postgres_read.PostgresReads, "_hnsw_whole_ties",
+                        lambda self, *a: (lambda rows: served.append(rows is not None) or rows)(real_ties(self, *a)))
+    for url in (owner, reader):
+        walks.clear()
+        assert _ranked(url, query, MINE, owner) == _exact(mine, query)
+        assert walks == [(postgres_read.MAX_EF_SEARCH, 15)], walks
+    assert served == [False, False]

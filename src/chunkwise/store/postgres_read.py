@@ -14,7 +14,9 @@ index on ``acl``), so a row the caller may not see is never matched, counted or 
 - ``dense_candidates``: the permitted rows nearest a query vector, exact (a scan of the permitted
   rows: no index can miss a row) when they are few or there is no index, else through the HNSW
   index with ``ef_search`` raised for the filter's selectivity (pgvector < 0.8 has no iterative
-  scan; >= 0.8 gets ``hnsw.iterative_scan``), falling back to exact when the index returns too few.
+  scan; >= 0.8 gets ``hnsw.iterative_scan``), the walk widened when the filter leaves it short,
+  falling back to exact when even the widest returns too few: the index's walk runs before the
+  filter, but a short walk is never served, so hidden rows can crowd the walk, never the results.
 
 ``snapshot`` runs a ranking's statements in one repeatable-read read-only transaction, so the
 statistics and postings it combines describe one state of the store even while ingests write.
@@ -389,21 +391,32 @@ class PostgresReads:
         return rows
 
     def _hnsw_whole_ties(self, args: dict, dim: int, n: int, permitted: int, total: int) -> list | None:
-        """HNSW's candidates with the tie at the ``n``-th place whole, or None (scan exactly)."""
-        limit = n + HNSW_MARGIN
+        """HNSW's candidates with the tie at the ``n``-th place whole, or None (scan exactly). The
+        walk starts at the ``ef_search`` the filter's selectivity asks for; when the filter leaves
+        its candidates short (the query's neighbourhood is crowded with rows the caller may not
+        see), it is widened (x4) up to ``MAX_EF_SEARCH`` before giving up: a caller of many rows
+        gets a wider walk, not a scan of all its rows. A walk is short unless it holds all ``n +
+        HNSW_MARGIN`` rows asked for, not just ``n``: then the ``n``-th lies in the head of the walk,
+        where the index's order is reliable; with fewer, the caller's rows sit in its tail, where
+        HNSW misses many (recall@10 0.94 for a caller of 2% of 50k rows served from such walks)."""
+        limit, widen = n + HNSW_MARGIN, 1
         while True:
-            rows = self._hnsw({**args, "n": limit}, dim, limit, permitted, total)
-            if len(rows) < min(n, permitted):
-                return None  # the filter left the index's candidates short
+            ef = min(MAX_EF_SEARCH, widen * max(40, math.ceil(EF_PER_NEIGHBOUR * limit * total / permitted)))
+            rows = self._hnsw({**args, "n": limit}, dim, limit, ef)
+            if len(rows) < min(limit, permitted):  # not only n: the walk must fill the request
+                if ef >= MAX_EF_SEARCH:
+                    return None  # the filter left the widest walk's candidates short
+                widen *= 4
+                continue
             if len(rows) > n and rows[-1][2] > rows[n - 1][2] + DISTANCE_SLACK:
                 return [r[:2] for r in rows]  # the last row is past the n-th's tie: none was cut off
             if limit >= MAX_EF_SEARCH:
                 return None  # more rows tied with the n-th than the index can return
             limit = min(2 * limit, MAX_EF_SEARCH)
 
-    def _hnsw(self, args: dict, dim: int, n: int, permitted: int, total: int) -> list:
-        """(key, vector, distance) of the ``n`` nearest the index returns (a zero vector: distance 1)."""
-        ef = min(MAX_EF_SEARCH, max(40, math.ceil(EF_PER_NEIGHBOUR * n * total / permitted)))
+    def _hnsw(self, args: dict, dim: int, n: int, ef: int) -> list:
+        """(key, vector, distance) of the ``n`` nearest permitted rows among the ``ef`` the index
+        walks (``hnsw.ef_search``; a zero vector: distance 1)."""
         with self.db.transaction():
             self.db.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
             if pgvector_at_least(self.pgvector_version, (0, 8)):
