@@ -148,6 +148,6 @@ def test_an_unreachable_ray_address_is_one_line_not_a_hang(tmp_path):
     ("head", ("head", 6379)), ("[::1]:7000", ("::1", 7000)), ("auto", None), ("10.0.0.5:6380", ("10.0.0.5", 6380)),
 ])
 def test_ray_addresses_name_the_endpoint_tried(address, endpoint):
-    from chunkwise.pipeline.raydata import _endpoint
+    from chunkwise.pipeline.ray_address import endpoint as _endpoint
 
     assert _endpoint(address) == endpoint

@@ -24,7 +24,7 @@ def cmd_pg(args: argparse.Namespace) -> int:
     if not api.is_store_url(args.db):
         raise api.ConfigError(f"--db {args.db}: chunkwise pg is for postgresql:// stores")
     from chunkwise.store import open_store
-    from chunkwise.store.postgres import status
+    from chunkwise.store.pg_status import status
 
     if args.action != "status":
         with open_store(args.db, create=args.action == "init"):

@@ -23,7 +23,7 @@ from chunkwise.errors import DependencyError, IdentityConflict, InputError, Stor
 from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState, VersionLink, kept_links
 from chunkwise.store.pg_schema import DATES, LATEST, MIGRATIONS, REANALYSE, ROW_SECURITY
 from chunkwise.store.pg_lexemes import lexical
-from chunkwise.store.pg_place import place, schema_tables
+from chunkwise.store.pg_place import place
 from chunkwise.store.postgres_read import PostgresReads, as_array
 
 _HINT = "install the PostgreSQL extra: pip install 'chunkwise[pg]'"
@@ -39,23 +39,6 @@ def redact(url: str) -> str:
         return url
     netloc = parts.netloc.replace(":" + parts.password + "@", ":***@", 1)
     return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
-
-
-def status(url: str) -> dict:
-    """Where the store at ``url`` is and its schema version, changing nothing (``chunkwise pg status``):
-    ``schema``, ``placed`` (how it was found: url, own, legacy, none), ``version`` (the last migration
-    applied; 0: no store), ``latest`` (this chunkwise's), ``pending`` (what an owner's open applies)."""
-    psycopg = _driver()
-    try:
-        db = psycopg.connect(url, autocommit=True, connect_timeout=10)
-    except psycopg.OperationalError as exc:
-        raise StoreError(f"cannot connect to {redact(url)}: {' '.join(str(exc).split())[:300]}") from None
-    with db:
-        where = place(db, create=False, errors=psycopg.errors)
-        applied = ({n for (n,) in db.execute("SELECT number FROM migrations")}
-                   if "migrations" in schema_tables(db) else set())
-    return {"store": redact(url), "schema": where.schema, "placed": where.how, "version": max(applied, default=0),
-            "latest": LATEST, "pending": [{"number": n, "name": name} for n, name, _ in MIGRATIONS if n not in applied]}
 
 
 def _lock_key(*parts: str) -> int:

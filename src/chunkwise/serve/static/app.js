@@ -170,9 +170,14 @@
     around.append(el("div", "around-label", "Context around the hit (" + how + ") · passage chars " +
                      r.start_char + "–" + r.end_char));
     for (const side of ["before", "after"]) {
-      if (!r.context[side].trim()) continue;
+      const raw = r.context[side];
+      if (!raw.trim()) continue;
+      // the blank lines between the context and the hit are not shown; the marks move with the text
+      const lead = raw.length - raw.trimStart().length;
+      const text = raw.trim();
+      const spans = (r.marks[side] || []).map(([a, b]) => [a - lead, b - lead]).filter(([a, b]) => a >= 0 && b <= text.length);
       const p = el("div", "ctx " + side);
-      p.append(marked(r.context[side], r.marks[side]));
+      p.append(marked(text, spans));
       around.append(p);
     }
     return [box, around];
