@@ -92,8 +92,8 @@ def test_a_callers_dense_results_ignore_hidden_rows(stores, monkeypatch, path):
         for who, url in (("owner", owner), ("reader", reader)):
             before[qi, who] = _ranked(url, q, MINE, owner)
             assert before[qi, who] == want, (qi, who)
-    # 50x as many hidden rows, most of them packed around the queries: the index's walk (at most
-    # MAX_EF_SEARCH rows) holds no permitted row for the first three queries, few for the others
+    # 50x as many hidden rows, most of them packed around the queries: an index walk (at most
+    # MAX_EF_SEARCH rows) would hold no permitted row for the first three queries, few for the others
     crowd = np.concatenate([_unit(q + 0.03 * rng.standard_normal((1100 if qi < 3 else 150, DIM)))
                             for qi, q in enumerate(queries)] + [_unit(rng.standard_normal((350, DIM)))])
     _write(owner, "crowd", crowd, ["finance", "legal"], per_doc=50)
@@ -164,3 +164,28 @@ def test_a_walk_holding_only_a_few_permitted_rows_is_not_served(stores, monkeypa
         assert _ranked(url, query, MINE, owner) == _exact(mine, query)
         assert walks == [(postgres_read.MAX_EF_SEARCH, 30)], walks
     assert served == [False, False]
+
+
+def test_no_walk_when_the_widest_cannot_hold_enough_permitted_rows(stores, monkeypatch):
+    """A caller of 80 of 2,080 rows: the widest walk (1,000) would hold about 38 of them, fewer than
+    the 40 a walk must hold to be served, so the index is not walked at all: the exact scan
+    answers at once (before, a wasted walk came first)."""
+    from chunkwise.store import postgres_read
+
+    owner, reader, role = stores
+    monkeypatch.setattr(postgres_read, "EXACT_ROWS", 0)
+    rng = np.random.default_rng(12)
+    own = _unit(rng.standard_normal((80, DIM)))
+    _write(owner, "mine", own, MINE)
+    _write(owner, "theirs", _unit(rng.standard_normal((2000, DIM))), ["finance"], per_doc=50)
+    assert main(["pg-secure", "--db", owner, "--reader", role]) == 0
+    mine = {f"mine{i // 20}-{i % 20}": v for i, v in enumerate(own)}
+    walks = []
+    real_walk = postgres_read.PostgresReads._hnsw
+    monkeypatch.setattr(postgres_read.PostgresReads, "_hnsw",
+                        lambda self, args, dim, n, ef: walks.append(ef) or real_walk(self, args, dim, n, ef))
+    query = _unit(rng.standard_normal(DIM))
+    for url in (owner, reader):
+        assert _ranked(url, query, MINE, owner) == _exact(mine, query)
+    assert walks == []
+    assert _ranked(owner, query, ["sre", "finance"], owner) and walks  # a caller of every row walks the index

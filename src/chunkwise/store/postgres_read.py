@@ -65,6 +65,11 @@ _PERMITTED = permitted("c", "%(groups)s")
 ISO_UTC = """to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')"""
 
 
+def _walk_rows(n: int) -> int:
+    """The permitted rows an HNSW walk must hold to be served, for the ``n`` nearest."""
+    return max(n + HNSW_MARGIN, WALK_FILL * n)
+
+
 def _record(value) -> dict:
     """A chunk's record: jsonb (a dict) since migration 7, JSON text before."""
     return value if isinstance(value, dict) else json.loads(value)
@@ -381,7 +386,9 @@ class PostgresReads:
             return []
         dim = self._hnsw_dim()
         rows = None
-        if dim == query.shape[0] and allowed > EXACT_ROWS:
+        # The index only when its widest walk may hold the rows a walk must hold to be served (its
+        # share of the caller's rows at least ``_walk_rows(n)``): else that walk is wasted work.
+        if dim == query.shape[0] and allowed > EXACT_ROWS and MAX_EF_SEARCH * allowed >= _walk_rows(n) * total:
             rows = self._hnsw_whole_ties(args, dim, n, allowed, total)
         if rows is None:
             # A zero vector's distance is NaN in pgvector; the retriever scores it 0 (distance 1).
@@ -405,7 +412,7 @@ class PostgresReads:
         ``n``: then the ``n``-th lies in the head of the walk, where the index's order is reliable;
         with fewer, the caller's rows sit in its tail, where HNSW misses many (recall@10 0.94 for a
         caller of 2% of 50k rows served from walks holding 10 of the caller's rows or more)."""
-        limit, widen = max(n + HNSW_MARGIN, WALK_FILL * n), 1
+        limit, widen = _walk_rows(n), 1
         while True:
             ef = min(MAX_EF_SEARCH, widen * max(40, math.ceil(EF_PER_NEIGHBOUR * limit * total / permitted)))
             rows = self._hnsw({**args, "n": limit}, dim, limit, ef)
