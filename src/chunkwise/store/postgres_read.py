@@ -15,8 +15,10 @@ index on ``acl``), so a row the caller may not see is never matched, counted or 
   rows: no index can miss a row) when they are few or there is no index, else through the HNSW
   index with ``ef_search`` raised for the filter's selectivity (pgvector < 0.8 has no iterative
   scan; >= 0.8 gets ``hnsw.iterative_scan``), the walk widened when the filter leaves it short,
-  falling back to exact when even the widest returns too few: the index's walk runs before the
-  filter, but a short walk is never served, so hidden rows can crowd the walk, never the results.
+  falling back to exact when even the widest returns too few (or could not, for the caller's share
+  of the rows: then no walk): the index's walk runs before the filter, but a walk is served only
+  when it holds ``WALK_FILL`` of the caller's rows per neighbour wanted, so hidden rows can crowd
+  the walk, not the results.
 
 ``snapshot`` runs a ranking's statements in one repeatable-read read-only transaction, so the
 statistics and postings it combines describe one state of the store even while ingests write.
