@@ -184,4 +184,4 @@ def test_the_demo_search_shows_the_answer(tmp_path):
     assert out["mode"] == "hybrid"
     first = out["results"][0]
     assert first["source_uri"].endswith("incident-runbook.md")
-    assert "Only the Incident Commander can lift a freeze during a SEV1" in first["text"]
+    assert "only the incident commander can lift a freeze" in first["text"].lower()  # the list item or the FAQ entry

@@ -40,8 +40,9 @@ def test_hyphenated_and_page_crossing_answers_map_back_to_the_original_text(hand
     (hyphen, crossing), texts = load_golden_texts(golden, docs)
     text = texts["handbook.pdf"]
     h, c = hyphen.spans[0], crossing.spans[0]
-    assert HANDBOOK_HYPHENATED not in text and HANDBOOK_PAGE_CROSSING not in text  # as extracted, neither is there
-    assert text[h.start:h.end] == "must declare its immi-\ngration status to the clerk on arrival"
+    assert HANDBOOK_PAGE_CROSSING not in text  # as extracted, the page furniture sits inside it
+    # extraction joins a word hyphenated at a line end, so that answer is found as written
+    assert text[h.start:h.end] == HANDBOOK_HYPHENATED
     crossed = text[c.start:c.end]
     assert crossed.startswith("The harbour master signs every departure permit")
     assert crossed.endswith("before the tide turns")

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from backends import query
+from chunkwise.pipeline.executors import InlineExecutor
 from chunkwise import api
 from chunkwise.cli.main import main
 from chunkwise.enrich import records as records_mod
@@ -57,7 +58,8 @@ def test_an_old_store_is_refreshed_in_place(corpus, db_location, monkeypatch, ca
     with monkeypatch.context() as m:
         m.setattr(sys.modules["chunkwise.pipeline.ingest"], "RECORD_FORMAT", 1)
         m.setattr("chunkwise.pipeline.prepare.build_records", lambda *a, strategy="", **k: real(*a, **k))
-        first = api.ingest([corpus], db, config, embedder="hashing", acl=["staff"])
+        # in this process: the patches must reach the preparer (contained workers would not see them)
+        first = api.ingest([corpus], db, config, embedder="hashing", acl=["staff"], executor=InlineExecutor())
     before = _records(db)
     assert first.added == len(before) > 0 and all(rec["route"] == "" for _, rec in before.values())
     assert main(["manifest", "--db", db, "--json"]) == 0
