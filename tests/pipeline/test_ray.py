@@ -122,13 +122,13 @@ def cluster(tmp_path_factory):
 
 def run(root, db, executor=None, **kw):
     return ingest([root], db, CONFIG, embedder=kw.pop("embedder", HashingEmbedder()), acl=("staff",), now=NOW,
-                  workers=2, limits=LIMITS, executor=executor, **kw)
+                  workers=2, limits=kw.pop("limits", LIMITS), executor=executor, **kw)
 
 
 def ray_executor(**kw):
     from chunkwise.pipeline.raydata import RayExecutor
 
-    return RayExecutor(limits=LIMITS, **kw)
+    return RayExecutor(limits=kw.pop("limits", LIMITS), **kw)
 
 
 def cli(*args, check=True):
@@ -222,14 +222,18 @@ def test_write_actors_write_the_local_store_and_the_driver_writes_nothing(tmp_pa
     corpus(docs)
     (docs / "deep.md").write_text(NESTED, encoding="utf-8")
     (docs / "bom.md").write_bytes(b"\xef\xbb\xbf# Bom\n\nA file with a byte order mark.\n")  # an extraction warning
-    local = run(docs, tmp_path / "local.db")
+    # The memory limit is absolute: a Ray actor's contained process starts far larger than a local
+    # worker, so under 256 MB the parser cannot even allocate the stack it overflows on deep.md.
+    roomy = Limits(memory_mb=2048, seconds=LIMITS.seconds)
+    local = run(docs, tmp_path / "local.db", limits=roomy)
 
     def not_here(self, *a, **kw):
         raise AssertionError("the driver wrote a document")
 
     with monkeypatch.context() as m:
         m.setattr(WriteStage, "write", not_here)  # the actors' processes keep the real one
-        remote = run(docs, tmp_path / "ray.db", ray_executor(writes="workers", write_actors=2))
+        remote = run(docs, tmp_path / "ray.db", ray_executor(writes="workers", write_actors=2, limits=roomy),
+                     limits=roomy)
     assert remote.to_dict() == local.to_dict() and local.added > 24
     assert any(w.startswith("bom.md: UTF-8 byte order mark removed") for w in remote.warnings)
     assert [e["path"] for e in remote.errors] == ["deep.md"]
