@@ -34,11 +34,11 @@ import re
 from contextlib import contextmanager, nullcontext
 from typing import Iterator, Sequence
 
-from chunkwise.access import AccessTags, caller_groups
 from chunkwise.lexical import FIELDS
 from chunkwise.store.base import (DocumentRow, Postings, ServableRows, StoreCounts, StoredChunk, VersionLink,
                                   servable_columns, tie_ranks)
 from chunkwise.store.pg_lexemes import in_fields, lexeme, per_field, tsquery
+from chunkwise.store.pg_values import _groups, _record, _tags, as_array, pgvector_at_least  # noqa: F401
 from chunkwise.store.pg_security import GROUPS_SETTING, HAS_VECTORS, hnsw_statement, permitted, visible_document
 
 EXACT_ROWS = 20_000  # permitted rows up to which an exact scan is cheaper than a filtered HNSW walk
@@ -70,37 +70,6 @@ ISO_UTC = """to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')"""
 def _walk_rows(n: int) -> int:
     """The permitted rows an HNSW walk must hold to be served, for the ``n`` nearest."""
     return max(n + HNSW_MARGIN, WALK_FILL * n)
-
-
-def _record(value) -> dict:
-    """A chunk's record: jsonb (a dict) since migration 7, JSON text before."""
-    return value if isinstance(value, dict) else json.loads(value)
-
-
-def as_array(value):
-    """A pgvector value (numpy array or ``pgvector.Vector``, by driver version) as float32 numpy."""
-    import numpy as np
-
-    if hasattr(value, "to_numpy"):
-        value = value.to_numpy()
-    return np.asarray(value, dtype=np.float32)
-
-
-def _tags(acl) -> tuple[str, ...]:
-    """The ``acl`` array as canonical tags; anything not canonical reads as none (fail closed)."""
-    return AccessTags.from_column(json.dumps(list(acl or ()), ensure_ascii=False)).tags
-
-
-def _groups(groups) -> list[str]:
-    return list(caller_groups(groups).tags)
-
-
-def pgvector_at_least(version: str, wanted: tuple[int, ...]) -> bool:
-    parts = []
-    for piece in version.split("."):
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits or 0))
-    return tuple(parts) >= wanted
 
 
 class PostgresReads:
