@@ -260,13 +260,7 @@ def chunk_ids(doc_id: str, chunks) -> list[str]:
     content hash and its occurrence): framework integrations hand out the store's own ids."""
     from chunkwise import ids
 
-    seen: dict[str, int] = {}
-    out = []
-    for c in chunks:
-        h = ids.hash_text(c.text)
-        seen[h] = seen.get(h, -1) + 1
-        out.append(ids.chunk_id(doc_id, h, seen[h]))
-    return out
+    return [cid for cid, _ in ids.chunk_ids(doc_id, [c.text for c in chunks])]
 
 
 def text_doc_id(text: str) -> str:
