@@ -192,7 +192,7 @@ def store_missing(db) -> bool:
 
 
 def row_security(db, *, reader: str | None = None, revoke: str | None = None, off: bool = False):
-    """PostgreSQL row-level security (``chunkwise pg-secure``; store/pg_security.py): with ``reader``,
+    """PostgreSQL row-level security (``chunkwise pg-secure``; store/postgres/pg_security.py): with ``reader``,
     secure the store (policies on every table holding or revealing row content) and let that role
     SELECT through them only; ``revoke``: take a role's access away; ``off``: turn it off (refused
     while a reader remains). Nothing asked: how it is. Changes need the tables' owner in ``db``;

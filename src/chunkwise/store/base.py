@@ -296,7 +296,7 @@ class Store(Protocol):
         """Every chunk, by source_uri then chunk_index (evaluation reads what was stored)."""
 
     # Whether the database itself filters this connection's reads (a PostgreSQL reader role under
-    # row-level security, store/pg_security.py): rows outside the caller's groups are then invisible
+    # row-level security, store/postgres/pg_security.py): rows outside the caller's groups are then invisible
     # to every query, so whole-store reads (the gate, the manifest, an in-memory index) cannot work.
     filtered_reads: bool
 

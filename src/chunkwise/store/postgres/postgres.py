@@ -17,14 +17,14 @@ import urllib.parse
 from contextlib import contextmanager
 from typing import Iterable, Mapping, Sequence
 
-import chunkwise.store.pg_security as pg_security
+import chunkwise.store.postgres.pg_security as pg_security
 from chunkwise.access import READY
 from chunkwise.errors import DependencyError, InputError, StoreBusy, StoreError, StoreWriteError
 from chunkwise.store.base import Capabilities, DocumentDiff, DocumentRow, DocumentState, VersionLink
-from chunkwise.store.pg_schema import DATES, LATEST, MIGRATIONS, REANALYSE, ROW_SECURITY
-from chunkwise.store.pg_lexemes import lexical
-from chunkwise.store.pg_place import place
-from chunkwise.store.postgres_read import PostgresReads, as_array
+from chunkwise.store.postgres.pg_schema import DATES, LATEST, MIGRATIONS, REANALYSE, ROW_SECURITY
+from chunkwise.store.postgres.pg_lexemes import lexical
+from chunkwise.store.postgres.pg_place import place
+from chunkwise.store.postgres.postgres_read import PostgresReads, as_array
 from chunkwise.store.writing import DocumentWrites, chunk_meta, document_values
 
 _HINT = "install the PostgreSQL extra: pip install 'chunkwise[pg]'"
@@ -388,7 +388,7 @@ class PostgresStore(DocumentWrites, PostgresReads):
         self.db.execute(f"CREATE INDEX vectors_hnsw ON vectors USING hnsw ((vector::vector({int(dims[0])}))"
                         f" vector_cosine_ops)")
 
-    # -- row-level security (store/pg_security.py; chunkwise pg-secure) --------------------------
+    # -- row-level security (store/postgres/pg_security.py; chunkwise pg-secure) --------------------------
     def row_security(self, *, reader: str | None = None, revoke: str | None = None,
                      off: bool = False) -> pg_security.RowSecurity:
         """The store's row-level security after making ``reader`` a reader (securing the store),

@@ -21,8 +21,8 @@ from chunkwise.access import AccessTags, acl_index
 from chunkwise.errors import InputError, StoreBusy, StoreError, StoreWriteError
 from chunkwise.lexical import LexicalFields
 from chunkwise.store.base import Capabilities, DocumentDiff, DocumentRow, DocumentState, VersionLink
-from chunkwise.store.schema import LATEST, MIGRATIONS
-from chunkwise.store.sqlite_read import ReadMixin
+from chunkwise.store.sqlite.schema import LATEST, MIGRATIONS
+from chunkwise.store.sqlite.sqlite_read import ReadMixin
 from chunkwise.store.writing import DocumentWrites, chunk_meta, document_values
 
 _MAGIC = b"SQLite format 3\x00"

@@ -23,7 +23,7 @@ index on ``acl``), so a row the caller may not see is never matched, counted or 
 ``snapshot`` runs a ranking's statements in one repeatable-read read-only transaction, so the
 statistics and postings it combines describe one state of the store even while ingests write.
 ``as_caller(groups)`` is that transaction with the caller's groups set for the row-level security
-policies (store/pg_security.py) of a secured store; every read that takes ``groups`` runs in it,
+policies (store/postgres/pg_security.py) of a secured store; every read that takes ``groups`` runs in it,
 and the retriever runs a whole search (ranking, rows, version links, expansion) in one.
 """
 from __future__ import annotations
@@ -37,9 +37,9 @@ from typing import Iterator, Sequence
 from chunkwise.lexical import FIELDS
 from chunkwise.store.base import (DocumentRow, Postings, ServableRows, StoreCounts, StoredChunk, VersionLink,
                                   servable_columns, tie_ranks)
-from chunkwise.store.pg_lexemes import in_fields, lexeme, per_field, tsquery
-from chunkwise.store.pg_values import _groups, _record, _tags, as_array, pgvector_at_least  # noqa: F401
-from chunkwise.store.pg_security import GROUPS_SETTING, HAS_VECTORS, hnsw_statement, permitted, visible_document
+from chunkwise.store.postgres.pg_lexemes import in_fields, lexeme, per_field, tsquery
+from chunkwise.store.postgres.pg_values import _groups, _record, _tags, as_array, pgvector_at_least  # noqa: F401
+from chunkwise.store.postgres.pg_security import GROUPS_SETTING, HAS_VECTORS, hnsw_statement, permitted, visible_document
 
 EXACT_ROWS = 20_000  # permitted rows up to which an exact scan is cheaper than a filtered HNSW walk
 DISTANCE_SLACK = 1e-5  # > the float32 rounding between the server's cosine and the retriever's
