@@ -1,7 +1,8 @@
 """Sources -> extracted Documents, one failure per bad file (never a failed run).
 
-``iter_documents`` is the front of the *prepare* stage run in-process; it reads files one at a time,
-so a caller can stop or skip (``unchanged``) without reading the rest.
+``read_source`` is what a worker runs per file. ``iter_documents`` walks in this process and extracts
+each file in a contained worker (``pipeline.contained``: this process never parses a file), one at a
+time, so a caller can stop or skip (``unchanged``) without reading the rest.
 """
 from __future__ import annotations
 
@@ -58,16 +59,25 @@ def iter_documents(paths, root: str | Path | None = None, max_bytes: int = 50_00
     file never stops the run, and the good files come out exactly as they would alone. ``unchanged``
     (SourceFile -> bool) lets a caller skip reading and extracting files it already has; ``options``
     (an ``extract.ExtractOptions``) opts into extras such as DOCX comments; ``include``/``exclude``
-    are globs on the path relative to the root (``sources.globs``)."""
+    are globs on the path relative to the root (``sources.globs``). Each file is extracted in a
+    contained worker (``pipeline.contained``); one that crashes it or runs out of its memory or
+    time is a SourceFailure saying so."""
+    from chunkwise.pipeline.contained import ReadSource, contained_map, source_name
     from chunkwise.sources import SourceError, iter_sources
 
-    for src in iter_sources(paths, root=root, max_bytes=max_bytes, include=include, exclude=exclude):
-        if isinstance(src, SourceError):
-            yield SourceFailure(src.doc_id or str(src.path), src.error, src.skipped)
-        elif unchanged is not None and unchanged(src):
-            yield Unchanged(src.doc_id, src.sha256)
-        else:
-            yield read_source(src, options)
+    def walk():
+        for src in iter_sources(paths, root=root, max_bytes=max_bytes, include=include, exclude=exclude):
+            if isinstance(src, SourceError):
+                yield SourceFailure(src.doc_id or str(src.path), src.error, src.skipped)
+            elif unchanged is not None and unchanged(src):
+                yield Unchanged(src.doc_id, src.sha256)
+            else:
+                yield src
+
+    def failed(src, failure):
+        return SourceFailure(source_name(src), f"{source_name(src)}: {failure.reason}")
+
+    yield from contained_map(ReadSource(options), walk(), failed)
 
 
 def load_document(path: str | Path, options=None) -> Document:
