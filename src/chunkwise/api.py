@@ -84,7 +84,7 @@ def prepare_paths(preparer, paths, **walk: Any):
 def audit(paths, root: str | Path | None = None, max_bytes: int = 50_000_000, include=(), exclude=()):
     """Extraction audit rows, one per source (failures and skipped files included), in a stable order;
     each file is extracted and measured in a contained worker, and only its row comes back."""
-    from chunkwise.pipeline.contained import audit_sources
+    from chunkwise.pipeline.documents import audit_sources
     from chunkwise.sources import iter_sources
 
     yield from audit_sources(iter_sources(paths, root=root, max_bytes=max_bytes, include=include, exclude=exclude))

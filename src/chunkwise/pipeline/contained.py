@@ -31,45 +31,6 @@ def contained_map(fn: Callable[[Any], Any], items: Iterable[Any], on_failure: Ca
         yield out.value if out.ok else on_failure(out.item, out.failure)
 
 
-class ReadSource:
-    """``sources.SourceFile`` -> its ``Document`` or a ``SourceFailure``, in the worker; anything
-    else passes through. Picklable: it carries only the extraction options."""
-
-    def __init__(self, options=None) -> None:
-        self.options = options
-
-    def __call__(self, src):
-        from chunkwise.pipeline.documents import read_source
-        from chunkwise.sources import SourceFile
-
-        return read_source(src, self.options) if isinstance(src, SourceFile) else src
-
-
-class AuditSource:
-    """``sources.SourceFile`` -> its extraction ``AuditRow``, in the worker (the document stays
-    there: only the row's counts come back); a ``SourceError`` -> its failure row."""
-
-    def __call__(self, src):
-        from chunkwise.extract.audit import audit_document, audit_failure
-        from chunkwise.pipeline.documents import SourceFailure, read_source
-        from chunkwise.sources import SourceFile
-
-        if not isinstance(src, SourceFile):
-            return audit_failure(src.doc_id or str(src.path), src.error, src.skipped)
-        doc = read_source(src)
-        if isinstance(doc, SourceFailure):
-            return audit_failure(doc.source, doc.error, doc.skipped)
-        return audit_document(doc)
-
-
 def source_name(src) -> str:
     """The name a file is reported under (its id under the root, else its path)."""
     return getattr(src, "doc_id", "") or str(getattr(src, "path", src))
-
-
-def audit_sources(sources: Iterable) -> Iterator:
-    """``AuditRow`` per source, each audited in a contained worker; a file whose worker failed is
-    an error row saying why (``over the 2048 MB memory limit``, ``worker crashed``, ...)."""
-    from chunkwise.extract.audit import audit_failure
-
-    return contained_map(AuditSource(), sources, lambda src, failure: audit_failure(source_name(src), failure.reason))
