@@ -18,6 +18,7 @@ from chunkwise import ids
 from chunkwise.errors import DependencyError, InputError
 from chunkwise.extract.builder import pipe_table
 from chunkwise.extract.ocr import LOW_CONFIDENCE, MIN_CONFIDENCE, PAGE_TIMEOUT, missing, ocr_pages, usable
+from chunkwise.extract.pdf_aligned import candidate as aligned_candidate
 from chunkwise.extract.pdf_headings import font_headings, outline_entries, outline_headings
 from chunkwise.extract.pdf_lines import Line, page_lines
 from chunkwise.extract.pdf_tables import MIN_RULES, Table, find_tables, inside
@@ -50,8 +51,8 @@ def extract(data: bytes, source: str, ocr: bool = True, ocr_min_confidence: floa
     read = _ocr(data, pages, warnings, ocr_timeout) if ocr else {}
     for i, result in read.items():
         pages[i], rules[i] = result.lines, 0
-    tables = find_tables(data, {i: (r, sum(len(line.text) for line in pages[i]))
-                                for i, r in enumerate(rules) if r >= MIN_RULES}, warnings)
+    tables = find_tables(data, {i: (r, sum(len(line.text) for line in pages[i])) for i, r in enumerate(rules)
+                                if r >= MIN_RULES or aligned_candidate([line.text for line in pages[i]])}, warnings)
     levels = _levels(pypdf, reader, pages)
     items = [_with_tables(list(zip(lines, levels[i])), tables.get(i, []), tops[i]) for i, lines in enumerate(pages)]
     gate = {i: (r.confidence, r.confidence < ocr_min_confidence) for i, r in read.items()}
