@@ -23,6 +23,7 @@ import re
 from typing import NamedTuple
 
 GUTTER = 12  # points of upright blank band between two columns of prose
+GUTTER_CROSSED = 2  # words that may cross a gutter (a footer or a title set across both columns)
 PROSE_WORDS = 8  # a segment of this many words is running text
 MIN_ROWS = 3  # rows with a label and at least one short cell, next to each other
 MAX_WORDS = 20_000  # words on a page looked at (past it the page is left as text)
@@ -128,20 +129,20 @@ def find(words: list[dict]) -> list[tuple[float, float, float, float, list[list[
 
 def regions(words: list[dict]) -> list[list[dict]]:
     """The page's words split at gutters between columns of prose: an upright band at least
-    ``GUTTER`` points wide that no word crosses, with at least ``MIN_ROWS`` lines of prose (a segment
+    ``GUTTER`` points wide that at most ``GUTTER_CROSSED`` words cross (a running foot may), with at least ``MIN_ROWS`` lines of prose (a segment
     of ``PROSE_WORDS`` words or more) on each side. A survey grid set in the right column of a page
     shares its lines with the left column's text; split, it lines up. A statement's label and figure
     columns have no prose on the figures' side, so a table is never cut at its own columns."""
     if not words:
         return []
     left, right = min(float(w["x0"]) for w in words), max(float(w["x1"]) for w in words)
-    covered = bytearray(int(right - left) + 2)
+    covered = [0] * (int(right - left) + 2)
     for w in words:
-        covered[int(float(w["x0"]) - left):int(float(w["x1"]) - left) + 1] = b"\x01" * (
-            int(float(w["x1"]) - left) + 1 - int(float(w["x0"]) - left))
+        for x in range(int(float(w["x0"]) - left), int(float(w["x1"]) - left) + 1):
+            covered[x] += 1
     cuts, run = [], 0
     for x, c in enumerate(covered):
-        run = 0 if c else run + 1
+        run = 0 if c > GUTTER_CROSSED else run + 1
         if run == GUTTER:
             cuts.append(left + x - GUTTER / 2)
     parts, rest = [], words
@@ -175,7 +176,8 @@ def _find(rows: list[Row]) -> list[tuple[float, float, float, float, list[list[s
         while not _is_row(rows[j]):
             j -= 1
         run = rows[start:j + 1]
-        if sum(1 for r in run if _is_row(r)) >= MIN_ROWS and (table := _grid(run)):
+        rowed = sum(1 for r in run if _is_row(r))
+        if rowed >= MIN_ROWS and rowed * 2 >= len(run) and (table := _grid(run)):  # mostly rows, few labels
             out.append(table)
         i = j + 1
     return out

@@ -90,6 +90,7 @@ def find_tables(data: bytes, pages: list[int] | dict[int, tuple[int, int]], warn
     """0-based page index → its tables with at least two rows and two columns. ``pages``: the
     candidate pages, each with its (drawn rules, characters) when known (then bounded by them).
     ``words``, when given, receives each page's words read on the way as (top, bottom, text)."""
+    drawn = {i: work[0] for i, work in pages.items()} if isinstance(pages, dict) else {}
     if isinstance(pages, dict):
         pages = within_bounds(pages, warnings)
     if not pages:
@@ -113,7 +114,8 @@ def find_tables(data: bytes, pages: list[int] | dict[int, tuple[int, int]], warn
                     raise _Overtime
                 try:
                     with _limit(min(PAGE_SECONDS, left)):
-                        found = _page_tables(page, words.setdefault(index, []) if words is not None else None)
+                        found = _page_tables(page, words.setdefault(index, []) if words is not None else None,
+                                             ruled=drawn.get(index, MIN_RULES) >= MIN_RULES)
                 except Exception as exc:  # noqa: BLE001 - pdfminer raises anything on a hostile page
                     warnings.append(f"page {index + 1}: table detection failed ({type(exc).__name__}); "
                                     "its tables read as lines of text")
@@ -166,9 +168,11 @@ def _limit(seconds: float):
             signal.setitimer(signal.ITIMER_REAL, max(outer_delay - (time.monotonic() - start), 1e-3))
 
 
-def _page_tables(page, seen: list | None = None) -> list[Table]:
-    """The page's ruled tables, then tables its words line up into outside them (``pdf_aligned``)."""
-    found = _ruled(page) if len(page.edges) >= MIN_RULES else []
+def _page_tables(page, seen: list | None = None, ruled: bool = True) -> list[Table]:
+    """The page's ruled tables (when it draws ``MIN_RULES`` rules: a page sent here only for its
+    aligned text is not searched for grids in its few rules), then tables its words line up into
+    outside them (``pdf_aligned``)."""
+    found = _ruled(page) if ruled and len(page.edges) >= MIN_RULES else []
     px0, ptop, px1, pbottom = page.bbox
     every = page.extract_words(extra_attrs=["size", "fontname"])
     if seen is not None:
