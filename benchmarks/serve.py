@@ -1,41 +1,55 @@
-"""Query latency through ``chunkwise serve`` vs the CLI (issue 13), side by side in one run.
+"""Served throughput (issue 26 item 4): the same searches in process and through ``chunkwise serve``,
+side by side in one run, at 100k chunks with the default model (all-MiniLM-L6-v2, ONNX int8).
 
-The store: three of the Chroma benchmark corpora (``../shared/data/chroma/corpora``: chatlogs,
-state_of_the_union, wikitexts; 208 KB) ingested with all-MiniLM-L6-v2 (structure chunker, 254
-tokens, one access group) into ``benchmarks/.cache/serve-minilm.db`` on first use, reused after
-(what is measured is per-query latency, which the model load dominates for the CLI, not store size). Queries: the Chroma questions
-(``questions_df.csv``), the same list for both paths.
+The store: generated as ``benchmarks/search.py`` generates its stores (seeded Zipf pseudo-words,
+documents of 4-16 chunks, 20 access groups, 1% in review), but its vectors are recorded under the
+default model's name, so the server and the in-process Retriever load the real ONNX model and embed
+every dense and hybrid query with it (the stored vectors are random unit vectors: what is measured
+is latency and CPU, not relevance; a real ingest of 100k chunks would take hours here). Cached in
+``--cache`` (default ``benchmarks/.cache``) and reused.
 
-- serve: one ``chunkwise serve`` process (model loaded once, Retriever open), queried over loopback
-  HTTP with one keep-alive connection, one request at a time; the figure is the client's wall time
-  per ``POST /search`` (JSON encode, HTTP, search, JSON decode), after 3 warm-up requests per mode.
-- CLI: ``chunkwise search QUERY --db ... --json`` as a fresh process per query (what a script calling
-  the CLI pays: interpreter start, imports, model load for dense and hybrid, the search).
+Queries: ``search.py``'s (5-12 Zipf words, 20 callers of 3 groups each), k=5, the server's
+defaults otherwise. For each mode (bm25, dense, hybrid):
 
-    .venv/bin/python benchmarks/serve.py [--serve-queries 100] [--cli-queries 8] [--json FILE]
+- in process: one ``api.open_retriever`` (the server's engine opens the same), ``search(...)`` and
+  ``to_dict()`` (what the server sends) one after another; wall and CPU time of this process;
+- served, 1 client: one keep-alive ``http.client`` connection, one request at a time; the client's
+  wall time per ``POST /search`` (encode, HTTP, search, JSON, decode);
+- served, 8 clients: eight threads, each with its own keep-alive connection, back to back; requests
+  per second, p50 and p95 of the client's wall time;
+- server CPU per request: the server process's CPU time (``/proc/PID/stat``, user + system, all its
+  threads) over the phase, divided by the requests answered in it.
+
+The targets: 1 client, served p50 <= in-process p50 + 5 ms; 8 clients, server CPU per request <=
+in-process CPU per query + 1 ms. The machine is shared: read the load average printed with it.
+
+    .venv/bin/python benchmarks/serve.py [--chunks 100k] [--queries 200] [--cache DIR] [--json FILE]
+    .venv/bin/python benchmarks/serve.py --cli-queries 6      # also a fresh CLI process per query
 """
 from __future__ import annotations
 
 import argparse
-import csv
+import http.client
 import json
 import os
 import platform
+import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import search as generated  # noqa: E402  (sets single-threaded BLAS for this process and the server)
+
 ROOT = Path(__file__).resolve().parents[1]
-CACHE = ROOT / "benchmarks" / ".cache"
-CHROMA = ROOT.parent / "shared" / "data" / "chroma"
-STORE = CACHE / "serve-minilm.db"
-GROUP = "staff"
+MODEL = "all-MiniLM-L6-v2-onnx-int8@1"  # config.DEFAULT_EMBEDDER's vectors
 MODES = ("bm25", "dense", "hybrid")
 K = 5
-CORPORA = ("chatlogs.md", "state_of_the_union.md", "wikitexts.md")
+CLIENTS = 8
 
 
 def env() -> dict:
@@ -48,44 +62,80 @@ def cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "chunkwise.cli.main", *args]
 
 
-def build_store() -> None:
-    if STORE.exists():
-        return
-    CACHE.mkdir(parents=True, exist_ok=True)
-    corpus = CACHE / "serve-corpus"
-    corpus.mkdir(exist_ok=True)
-    for name in CORPORA:
-        (corpus / name).write_bytes((CHROMA / "corpora" / name).read_bytes())
-    t0 = time.perf_counter()
-    subprocess.run(cli("ingest", str(corpus), "--db", str(STORE), "--embedder", "minilm", "--strategy",
-                       "structure", "--size", "254", "--acl", GROUP, "--json"), check=True, env=env(),
-                   stdout=subprocess.DEVNULL)
-    print(f"built {STORE} in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+def ensure_store(cache: Path, n: int) -> Path:
+    """search.py's generated store at ``n`` chunks, vectors under the default model's name."""
+    cache.mkdir(parents=True, exist_ok=True)
+    path = cache / f"serve-{n}-minilm-int8.db"
+    if path.exists():
+        if _setting(path, "generator") == f"{generated.GENERATOR} seed={generated.SEED} n={n}" \
+                and _setting(path, "embedder") == MODEL:
+            return path
+        path.unlink()
+    generated.MODEL = MODEL  # make_docs and build_store read it: embed keys and the run's embedder name
+    print(f"building {path} ({n:,} chunks)", file=sys.stderr, flush=True)
+    generated.build_store(path, n)
+    return path
 
 
-def questions() -> list[str]:
-    with open(CHROMA / "questions_df.csv", encoding="utf-8", newline="") as fh:
-        return [row["question"] for row in csv.DictReader(fh)]
+def _setting(path: Path, key: str) -> str | None:
+    con = sqlite3.connect(path)
+    try:
+        row = con.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+    finally:
+        con.close()
+    return row[0] if row else None
 
 
 def pct(values: list[float], q: float) -> float:
-    """Nearest-rank percentile (the p95 of 8 samples is the largest)."""
+    """Nearest-rank percentile."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered) + 0.5) - 1))]
 
 
+def proc_cpu(pid: int) -> float:
+    """CPU seconds (user + system, every thread) of process ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# -- in process ---------------------------------------------------------------------------------
+def in_process(db: Path, queries, n: int) -> dict:
+    from chunkwise import api
+
+    out = {}
+    with api.open_retriever(str(db)) as r:
+        r.warm()
+        for mode in MODES:
+            for q, g in queries[:5]:
+                r.search(q, g, k=K, mode=mode).to_dict()
+            wall, cpu = [], []
+            for i in range(n):
+                q, g = queries[i % len(queries)]
+                w0, c0 = time.perf_counter(), time.process_time()
+                json.dumps(r.search(q, g, k=K, mode=mode).to_dict())
+                wall.append(time.perf_counter() - w0)
+                cpu.append(time.process_time() - c0)
+            out[mode] = {"wall": wall, "cpu": cpu}
+    return out
+
+
+# -- served -------------------------------------------------------------------------------------
 class Serve:
-    def __init__(self, log: Path) -> None:
+    def __init__(self, db: Path, log: Path, *flags: str) -> None:
         self.log = open(log, "w", encoding="utf-8")
         t0 = time.perf_counter()
-        self.proc = subprocess.Popen(cli("serve", "--db", str(STORE), "--insecure-groups-in-body", "--port", "0",
-                                         "--json", "--log-level", "warning"), stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen(cli("serve", "--db", str(db), "--trust-groups-header", "--port", "0", "--json",
+                                         "--log-level", "warning", *flags), stdout=subprocess.PIPE,
                                      stderr=self.log, env=env(), text=True)
         line = self.proc.stdout.readline()
         if not line:
             raise SystemExit(f"chunkwise serve did not start; see {log}")
-        self.url = json.loads(line)["url"]
+        host, port = json.loads(line)["url"].removeprefix("http://").split(":")
+        self.host, self.port = host, int(port)
         self.ready_s = time.perf_counter() - t0
+
+    def cpu(self) -> float:
+        return proc_cpu(self.proc.pid)
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -93,71 +143,129 @@ class Serve:
         self.log.close()
 
 
-def measure_serve(queries: list[str], n: int, log: Path) -> tuple[dict, float]:
-    import httpx
+class Client:
+    def __init__(self, server: Serve) -> None:
+        self.conn = http.client.HTTPConnection(server.host, server.port, timeout=600)
 
-    server = Serve(log)
-    out = {}
+    def search(self, query: str, groups, mode: str) -> float:
+        body = json.dumps({"query": query, "k": K, "mode": mode})
+        headers = {"Content-Type": "application/json", "X-Chunkwise-Groups": ",".join(groups)}
+        t0 = time.perf_counter()
+        self.conn.request("POST", "/search", body, headers)
+        r = self.conn.getresponse()
+        data = r.read()
+        if r.status != 200:
+            raise SystemExit(f"POST /search answered {r.status}: {data[:300]!r}")
+        json.loads(data)
+        return time.perf_counter() - t0
+
+
+def served(server: Serve, queries, n: int, clients: int, mode: str) -> dict:
+    """``n`` requests over ``clients`` connections (each its own thread), after a warm-up."""
+    conns = [Client(server) for _ in range(clients)]
+    for i, c in enumerate(conns):
+        q, g = queries[i % len(queries)]
+        c.search(q, g, mode)
+    times: list[list[float]] = [[] for _ in conns]
+
+    def run(j: int) -> None:
+        for i in range(j, n, clients):
+            q, g = queries[i % len(queries)]
+            times[j].append(conns[j].search(q, g, mode))
+
+    threads = [threading.Thread(target=run, args=(j,)) for j in range(clients)]
+    cpu0, w0 = server.cpu(), time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall, cpu = time.perf_counter() - w0, server.cpu() - cpu0
+    flat = [x for ts in times for x in ts]
+    return {"wall": flat, "requests": len(flat), "phase_s": wall, "server_cpu_s": cpu, "rps": len(flat) / wall}
+
+
+def measure_served(db: Path, queries, n: int, log: Path, flags: list[str]) -> tuple[dict, float]:
+    server = Serve(db, log, *flags)
+    out: dict = {}
     try:
-        with httpx.Client(base_url=server.url, timeout=120) as client:
-            for mode in MODES:
-                def ask(q: str) -> float:
-                    body = {"query": q, "groups": [GROUP], "k": K, "mode": mode}
-                    t0 = time.perf_counter()
-                    r = client.post("/search", json=body)
-                    r.raise_for_status()
-                    r.json()
-                    return time.perf_counter() - t0
-                for q in queries[:3]:
-                    ask(q)
-                out[mode] = [ask(queries[i % len(queries)]) for i in range(n)]
+        for mode in MODES:
+            out[mode] = {"one": served(server, queries, n, 1, mode), "eight": served(server, queries, n, CLIENTS, mode)}
     finally:
         server.stop()
     return out, server.ready_s
 
 
-def measure_cli(queries: list[str], n: int) -> dict:
+def measure_cli(db: Path, queries, n: int) -> dict:
     out = {}
     for mode in MODES:
         times = []
-        for q in queries[:n]:
+        for q, g in queries[:n]:
             t0 = time.perf_counter()
-            subprocess.run(cli("search", q, "--db", str(STORE), "--groups", GROUP, "--k", str(K), "--mode", mode,
+            subprocess.run(cli("search", q, "--db", str(db), "--groups", ",".join(g), "--k", str(K), "--mode", mode,
                                "--json"), check=True, env=env(), stdout=subprocess.DEVNULL)
             times.append(time.perf_counter() - t0)
         out[mode] = times
     return out
 
 
+def parse_n(s: str) -> int:
+    s = s.lower().replace("_", "").replace(",", "")
+    return int(float(s[:-1]) * 1000) if s.endswith("k") else int(float(s[:-1]) * 1e6) if s.endswith("m") else int(s)
+
+
+def table(local: dict, remote: dict) -> list[str]:
+    ms = 1000
+    lines = ["| mode | in-process p50 / p95 ms | served 1 client p50 / p95 ms | p50 difference ms (target <= 5) "
+             "| in-process CPU/query ms | served 8 clients p50 / p95 ms | requests/s (8 clients) "
+             "| server CPU/request ms (8 clients) | CPU difference ms (target <= 1) | server CPU/request ms (1 client) |",
+             "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+    for mode in MODES:
+        lw, lc = local[mode]["wall"], local[mode]["cpu"]
+        one, eight = remote[mode]["one"], remote[mode]["eight"]
+        lcpu = statistics.mean(lc) * ms
+        cpu8 = eight["server_cpu_s"] / eight["requests"] * ms
+        cpu1 = one["server_cpu_s"] / one["requests"] * ms
+        d50 = (statistics.median(one["wall"]) - statistics.median(lw)) * ms
+        lines.append(
+            f"| {mode} | {statistics.median(lw) * ms:.1f} / {pct(lw, 95) * ms:.1f} "
+            f"| {statistics.median(one['wall']) * ms:.1f} / {pct(one['wall'], 95) * ms:.1f} | {d50:+.1f} "
+            f"| {lcpu:.1f} | {statistics.median(eight['wall']) * ms:.1f} / {pct(eight['wall'], 95) * ms:.1f} "
+            f"| {eight['rps']:.0f} | {cpu8:.1f} | {cpu8 - lcpu:+.1f} | {cpu1:.1f} |")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--serve-queries", type=int, default=100, help="timed requests per mode through serve")
-    p.add_argument("--cli-queries", type=int, default=8, help="timed CLI runs per mode (each a new process)")
+    p.add_argument("--chunks", default="100k", help="store size (100k, 1M, ...)")
+    p.add_argument("--queries", type=int, default=200, help="timed searches per mode and path")
+    p.add_argument("--cache", default=str(ROOT / "benchmarks" / ".cache"), help="where the generated store is kept")
+    p.add_argument("--server-flag", action="append", default=[], help="extra flag for chunkwise serve (repeatable)")
+    p.add_argument("--cli-queries", type=int, default=0, help="also time a fresh CLI process per query (n per mode)")
     p.add_argument("--json", help="also write the raw figures here")
     args = p.parse_args(argv)
-    build_store()
-    qs = questions()
+    n = parse_n(args.chunks)
+    db = ensure_store(Path(args.cache), n)
+    queries = generated.make_queries(max(args.queries, 50), generated.SEED)
     load0 = os.getloadavg()
+    local = in_process(db, queries, args.queries)
     with tempfile.TemporaryDirectory() as tmp:
-        served, ready_s = measure_serve(qs, args.serve_queries, Path(tmp) / "serve.log")
-    cli_times = measure_cli(qs, args.cli_queries)
+        remote, ready_s = measure_served(db, queries, args.queries, Path(tmp) / "serve.log", args.server_flag)
+    cli_times = measure_cli(db, queries, args.cli_queries) if args.cli_queries else {}
     load1 = os.getloadavg()
-    import sqlite3
-
-    chunks = sqlite3.connect(STORE).execute("SELECT count(*) FROM chunks").fetchone()[0]
-    print(f"store: {chunks} chunks (all-MiniLM-L6-v2@1), k={K}; serve ready (model loaded) in {ready_s:.1f} s; "
-          f"load average {load0[0]:.1f} before, {load1[0]:.1f} after; Python {platform.python_version()}")
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    print(f"store: {n:,} generated chunks, vectors under {MODEL} (queries embedded by the real model), k={K}, "
+          f"{args.queries} queries per mode and path; serve ready in {ready_s:.1f} s; commit {commit}; "
+          f"load average {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f} before, {load1[0]:.2f} {load1[1]:.2f} "
+          f"{load1[2]:.2f} after; {os.cpu_count()} CPUs; Python {platform.python_version()}")
     print()
-    print("| mode | serve p50 ms | serve p95 ms | CLI p50 ms | CLI p95 ms | CLI / serve (p50) | serve n | CLI n |")
-    print("|---|--:|--:|--:|--:|--:|--:|--:|")
-    for mode in MODES:
-        s, c = served[mode], cli_times[mode]
-        sp50, cp50 = statistics.median(s), statistics.median(c)
-        print(f"| {mode} | {sp50 * 1000:.1f} | {pct(s, 95) * 1000:.1f} | {cp50 * 1000:.0f} | {pct(c, 95) * 1000:.0f} "
-              f"| {cp50 / sp50:.0f}x | {len(s)} | {len(c)} |")
+    print("\n".join(table(local, remote)))
+    for mode, times in cli_times.items():
+        print(f"CLI {mode}: p50 {statistics.median(times) * 1000:.0f} ms, p95 {pct(times, 95) * 1000:.0f} ms "
+              f"({len(times)} fresh processes)")
     if args.json:
-        Path(args.json).write_text(json.dumps({"serve": served, "cli": cli_times, "ready_s": ready_s, "chunks": chunks,
-                                               "load": [load0, load1]}), encoding="utf-8")
+        Path(args.json).write_text(json.dumps({"in_process": local, "served": remote, "cli": cli_times,
+                                               "ready_s": ready_s, "chunks": n, "load": [load0, load1],
+                                               "commit": commit}), encoding="utf-8")
     return 0
 
 

@@ -14,7 +14,8 @@ queried over loopback HTTP (stdlib ``http.client``, one keep-alive connection pe
   phase runs inside it, and re-opens them if it lasts longer).
 
 Phases: idle server, heavy load, idle sockets; for ``--search-workers 1`` (what one engine thread
-gave before) and for the default workers. The target: light p95 under heavy load <= 3x idle p95.
+gave before) and for the default workers (heavy queries on at most workers - 1 of them: the light
+lane, serve/cost.py and serve/engine.py). The target: light p95 under heavy load <= 3x idle p95.
 
     .venv/bin/python benchmarks/server_load.py [--light 200] [--heavy-clients 2] [--idle 2000] [--data DIR] [--json FILE]
 """
@@ -200,8 +201,11 @@ def main(argv=None) -> int:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
+        load0 = os.getloadavg()
         results = {"python": platform.python_version(), "cpus": os.cpu_count(), "store": STORE.name,
                    "runs": [measure(flags, args, qs, heavy, Path(tmp)) for flags in (["--search-workers", "1"], [])]}
+        results["load_average"] = {"before": [round(x, 2) for x in load0],
+                                   "after": [round(x, 2) for x in os.getloadavg()]}
     print(json.dumps(results, indent=1))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1), encoding="utf-8")

@@ -149,7 +149,7 @@ def test_a_full_queue_is_refused_at_once(store):
         with pytest.raises(Busy):
             for _ in range(1000):
                 blocked.append(e.submit(gate.wait, 30))
-        assert 1 < len(blocked) <= 1 + e._jobs.maxsize
+        assert 1 < len(blocked) <= 1 + e.max_waiting
     finally:
         gate.set()
         e.close()

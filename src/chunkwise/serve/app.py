@@ -16,6 +16,7 @@ from chunkwise import api
 import chunkwise.serve.models as m
 import chunkwise.serve.openai as openai
 from chunkwise.serve.auth import AuthError, GroupSource
+from chunkwise.serve.cost import heavy_search
 from chunkwise.serve.engine import Busy, Engine, QueryTimeout
 from chunkwise.serve.hosts import LOOPBACK_NAMES
 from chunkwise.serve.middleware import Guard
@@ -107,7 +108,9 @@ def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY, m
         """Same parameters and JSON as ``chunkwise search --json``; only what the caller's groups may
         see is ranked (the filter runs inside the query)."""
         groups = auth.groups(request.headers, getattr(body, "groups", None))
-        return JSONResponse(await engine.call(engine.search, body.query, groups, k=body.k, mode=body.mode,
+        heavy = heavy_search(body.query, k=body.k, overfetch=body.overfetch, expand=body.expand,
+                             passage_budget=body.passage_budget)
+        return JSONResponse(await engine.call(engine.search, body.query, groups, heavy=heavy, k=body.k, mode=body.mode,
                                               expand=body.expand, budget=body.budget, overfetch=body.overfetch,
                                               passage_budget=body.passage_budget, versions=body.versions,
                                               per=body.per,

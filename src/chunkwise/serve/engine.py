@@ -6,6 +6,12 @@ may be called from several threads) and the in-memory dense index (``IndexCache`
 vectors, rebuilt once when the store's generation moves). A heavy query occupies one worker while
 the others answer light ones; SQLite and ONNX Runtime run without the GIL, so threads overlap.
 
+Two lanes: a job is light or heavy (``cost.py`` predicts which from the request), and heavy jobs
+are admitted to at most ``workers - 1`` workers at a time, so with two or more workers one is always
+free for light jobs: a client sending wide queries back to back cannot queue light callers behind
+seconds of its work. A free worker takes a waiting light job first, then a heavy one if a heavy
+slot is free. (With one worker there is no reserve: heavy and light share it in arrival order.)
+
 Every job has a time limit, counted from when a worker takes it: SQLite's progress handler (on
 PostgreSQL, ``statement_timeout``) stops the running statement once it has passed
 (``QueryTimeout``, answered 503), so a query that would
@@ -17,10 +23,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-import queue
 import sqlite3
 import threading
 import time
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, Callable, Sequence
@@ -55,7 +61,12 @@ class Engine:
         self.db = db
         self.query_seconds = query_seconds
         self.workers = workers
-        self._jobs: queue.Queue = queue.Queue(maxsize=workers * QUEUE_PER_WORKER)
+        self.heavy_slots = max(1, workers - 1)
+        self.max_waiting = workers * QUEUE_PER_WORKER  # per lane
+        self._lanes: dict[bool, deque] = {False: deque(), True: deque()}  # heavy? -> waiting jobs
+        self._heavy_running = 0
+        self._closing = False
+        self._ready = threading.Condition()
         self._local = threading.local()
         self._threads: list[threading.Thread] = []
         self.cache = IndexCache()
@@ -97,21 +108,41 @@ class Engine:
         opened.set_result(retriever)
         try:
             while True:
-                job = self._jobs.get()
+                job = self._next()
                 if job is None:
                     return
-                fn, args, kwargs, future = job
-                if not future.set_running_or_notify_cancel():
-                    continue
+                heavy, (fn, args, kwargs, future) = job
                 try:
-                    with self._limited(retriever):
-                        result = fn(*args, **kwargs)
-                except BaseException as exc:
-                    future.set_exception(exc)
-                else:
-                    future.set_result(result)
+                    if not future.set_running_or_notify_cancel():
+                        continue
+                    try:
+                        with self._limited(retriever):
+                            result = fn(*args, **kwargs)
+                    except BaseException as exc:
+                        future.set_exception(exc)
+                    else:
+                        future.set_result(result)
+                finally:
+                    if heavy:
+                        with self._ready:
+                            self._heavy_running -= 1
+                            self._ready.notify()  # a worker waiting with only heavy jobs queued may take one now
         finally:
             retriever.close()
+
+    def _next(self) -> tuple[bool, tuple] | None:
+        """The next job for a free worker, waiting until there is one it may take: a light job
+        first, else a heavy one while fewer than ``heavy_slots`` run. None: the engine closes."""
+        with self._ready:
+            while True:
+                if self._lanes[False]:
+                    return False, self._lanes[False].popleft()
+                if self._lanes[True] and self._heavy_running < self.heavy_slots:
+                    self._heavy_running += 1
+                    return True, self._lanes[True].popleft()
+                if self._closing:
+                    return None
+                self._ready.wait()
 
     @contextmanager
     def _limited(self, retriever):
@@ -166,16 +197,23 @@ class Engine:
         self.submit(run).result()
 
     def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
+        """Queue a light job (the lane every job takes unless it is marked heavy)."""
+        return self.submit_in(False, fn, *args, **kwargs)
+
+    def submit_in(self, heavy: bool, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
+        """Queue a job in the light or the heavy lane; Busy when that lane's queue is full."""
         future: Future = Future()
-        try:
-            self._jobs.put_nowait((fn, args, kwargs, future))
-        except queue.Full:
-            raise Busy(f"all {self.workers} search workers are busy and {self._jobs.maxsize} requests wait; "
-                       "retry shortly") from None
+        with self._ready:
+            lane = self._lanes[bool(heavy)]
+            if len(lane) >= self.max_waiting:
+                kind = "heavy" if heavy else "light"
+                raise Busy(f"the search workers are busy and {len(lane)} {kind} requests wait; retry shortly")
+            lane.append((fn, args, kwargs, future))
+            self._ready.notify()
         return future
 
-    async def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.wrap_future(self.submit(fn, *args, **kwargs))
+    async def call(self, fn: Callable[..., Any], *args: Any, heavy: bool = False, **kwargs: Any) -> Any:
+        return await asyncio.wrap_future(self.submit_in(heavy, fn, *args, **kwargs))
 
     async def status(self) -> dict:
         """The store's generation and each index's state, read off the workers (for /health)."""
@@ -216,9 +254,12 @@ class Engine:
         return [len(t.split()) for t in texts]
 
     def close(self) -> None:
-        for thread in self._threads:
-            if thread.is_alive():
-                self._jobs.put(None)
+        """Stop the workers once the jobs already queued are done."""
+        ready = getattr(self, "_ready", None)
+        if ready is not None:
+            with ready:
+                self._closing = True
+                ready.notify_all()
         for thread in self._threads:
             thread.join(timeout=30)
         status = getattr(self, "_status", None)

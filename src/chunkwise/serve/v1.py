@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 import chunkwise.serve.models as m
 import chunkwise.serve.openai as openai
 from chunkwise.serve.auth import GroupSource
+from chunkwise.serve.cost import heavy_embedding
 from chunkwise.serve.engine import Engine
 
 
@@ -42,7 +43,7 @@ def router(engine: Engine, auth: GroupSource, aliases: tuple[str, ...] = ()) -> 
             openai.check_lengths(counts, engine.embedder.max_tokens, engine.model)
             return openai.response(engine.embed(texts), counts, engine.model, call.encoding_format)
 
-        return JSONResponse(await engine.call(run))
+        return JSONResponse(await engine.call(run, heavy=heavy_embedding(len(call.inputs))))
 
     @routes.get("/v1/models", response_model=m.ModelList, responses=_responses(m.ModelList, 401))
     async def models(request: Request) -> dict:
