@@ -409,7 +409,7 @@ def main() -> int:
     ap.add_argument("--context", type=int, default=1280, help="equal-context budget, MiniLM tokens")
     ap.add_argument("--files", type=int, default=12, help="files sampled per repository")
     ap.add_argument("--max-gold", type=int, default=192)
-    ap.add_argument("--only", help="contenders whose name contains this")
+    ap.add_argument("--only", help="contenders whose name contains one of these (comma-separated)")
     ap.add_argument("--json")
     args = ap.parse_args()
     runs, sizer = contenders(args.size)
@@ -420,7 +420,7 @@ def main() -> int:
           f"size {args.size} MiniLM tokens, context {args.context}")
     rows = []
     for name, run in runs.items():
-        if args.only and args.only not in name:
+        if args.only and not any(part in name for part in args.only.split(",")):
             continue
         r = {"contender": name, **evaluate(corpus, run, vectors, sizer, 5, args.context)}
         rows.append(r)
