@@ -127,8 +127,7 @@ def simulate(root: Path, embedder: str | None, main_per_file: float) -> list[str
 
     costs = per_file_cpu(root, embedder)
     walk = [c for _, c in costs]
-    lpt = [c for _, c in largest_first([_Sized(s, c) for s, c in costs], files=256)] if costs else []
-    lpt = [t.cost for t in lpt]
+    lpt = [t.cost for t in largest_first([_Sized(s, c) for s, c in costs])]
     main = main_per_file * len(costs)
     one = max(main, sum(walk))
     lines = [f"- per-file prepare CPU (one process, {len(costs)} files): total {sum(walk):.1f} s, largest "

@@ -100,8 +100,10 @@ class Preparer:
 
     def warm_up(self) -> None:
         """Build the chunker (tokenizer included) before the first file: a worker process calls
-        this once, so loading it counts against no file's time or memory limit."""
+        this once, so loading it counts against no file's time or memory limit. The stemmer of the
+        lexical fields too (a native library: loaded under a small absolute limit it fails)."""
         self.chunker
+        LexicalFields.of("warm up")
 
     @property
     def chunker(self):
