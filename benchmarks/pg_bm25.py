@@ -8,7 +8,7 @@ of 3 groups), built once as SQLite into ``--cache`` and copied row by row (the P
 own row builder, binary COPY) into a PostgreSQL store in a pgserver data folder kept in ``--cache``
 too, so a rerun measures without rebuilding. During the copy the postings triggers are off and the
 postings and per-tag-set statistics are built once afterwards by the migration's own SQL
-(store/pg_bm25.py), as a bulk load would. Queries are interleaved (one engine after another per
+(store/postgres/pg_bm25.py), as a bulk load would. Queries are interleaved (one engine after another per
 query) so the machine's load hits all three alike; wall time per query, and CPU time per query: the
 client process's plus, for PostgreSQL, its server backend's (from /proc: the server is local).
 
@@ -45,7 +45,7 @@ def _copy_slice(job: tuple[str, str, int, int]) -> int:
     import psycopg
 
     from chunkwise.store import SQLiteStore
-    from chunkwise.store.postgres import _row
+    from chunkwise.store.postgres.postgres import _row
 
     sqlite_path, url, lo, hi = job
     with SQLiteStore(sqlite_path, readonly=True) as src, psycopg.connect(url) as con:
@@ -71,7 +71,7 @@ def _generate_slice(job: tuple[str, int, int, int]) -> int:
     straight into PostgreSQL: for sizes whose SQLite store is not built (``--generate``)."""
     import psycopg
 
-    from chunkwise.store.postgres import _row
+    from chunkwise.store.postgres.postgres import _row
     from pg_search import BATCH, DOCS_PER_BATCH
 
     url, seed, n, b = job
@@ -105,7 +105,8 @@ def build_postgres(sqlite_path: Path | None, url: str, processes: int, n: int, s
     ``url``; returns seconds."""
     import multiprocessing
 
-    from chunkwise.store import open_store, pg_bm25
+    from chunkwise.store import open_store
+    from chunkwise.store.postgres import pg_bm25
     from pg_search import BATCH
 
     t0 = time.perf_counter()

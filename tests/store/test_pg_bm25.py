@@ -1,4 +1,4 @@
-"""PostgreSQL BM25 over postings with per-tag-set statistics (store/pg_bm25.py, migration 9), on the
+"""PostgreSQL BM25 over postings with per-tag-set statistics (store/postgres/pg_bm25.py, migration 9), on the
 session's real server: the postings and statistics the triggers keep are those of the rows (after
 inserts, updates and deletes, and after the migration from schema 8 fills them); MaxScore's pruned
 top k gives the SQLite ranker's ids and scores (random corpora with common and rare words, random
@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from chunkwise.lexical import FIELDS
 from chunkwise.retrieve import Retriever
-from chunkwise.store import DocumentDiff, DocumentRow, open_store, pg_bm25
+from chunkwise.store import DocumentDiff, DocumentRow, open_store
+from chunkwise.store.postgres import pg_bm25
 from conftest import PgDatabases
 
 VOCAB = [f"w{i}" for i in range(40)]
@@ -159,7 +160,7 @@ def test_triggers_follow_updates_deletes_and_review(pg_url):
 def test_a_schema_8_store_gets_postings_from_its_rows(pg_url, monkeypatch):
     """Migration 9 on a store written at schema 8 (no postings, no triggers): the postings and
     statistics of every servable row, and then searches and writes use them."""
-    from chunkwise.store import pg_schema, postgres
+    from chunkwise.store.postgres import pg_schema, postgres
 
     docs = [(["red"], [("w1 w2 w2", True), ("w3", False)]), (["blue", "red"], [("w2 w4", True)]), (["grey"], [("w1", True)])]
     monkeypatch.setattr(postgres, "MIGRATIONS", pg_schema.MIGRATIONS[:8])

@@ -6,9 +6,9 @@ index on ``acl``), so a row the caller may not see is never matched, counted or 
 
 - ``lexical_stats``: the permitted rows' count and mean length (a sum over ``acl_stats``);
 - ``lexical_df``: per term, the permitted rows holding it (sums over the caller's tag sets,
-  store/pg_bm25.py);
+  store/postgres/pg_bm25.py);
 - ``lexical_top``: BM25 over those rows computed in the server (MaxScore over the postings of the
-  caller's tag sets, store/pg_bm25.py), with the same formula and the same statistics as the SQLite
+  caller's tag sets, store/postgres/pg_bm25.py), with the same formula and the same statistics as the SQLite
   engines; only the candidates for the top n leave it, with their term
   counts and lengths, and retrieve/server.py re-scores them in its own arithmetic, so the scores
   are the same numbers (see README "PostgreSQL"); ``lexical_postings`` returns every permitted
@@ -25,7 +25,7 @@ index on ``acl``), so a row the caller may not see is never matched, counted or 
 ``snapshot`` runs a ranking's statements in one repeatable-read read-only transaction, so the
 statistics and postings it combines describe one state of the store even while ingests write.
 ``as_caller(groups)`` is that transaction with the caller's groups set for the row-level security
-policies (store/pg_security.py) of a secured store; every read that takes ``groups`` runs in it,
+policies (store/postgres/pg_security.py) of a secured store; every read that takes ``groups`` runs in it,
 and the retriever runs a whole search (ranking, rows, version links, expansion) in one.
 """
 from __future__ import annotations
@@ -39,10 +39,10 @@ from typing import Iterator, Sequence
 from chunkwise.lexical import FIELDS
 from chunkwise.store.base import (DocumentRow, Postings, ServableRows, StoreCounts, StoredChunk, VersionLink,
                                   servable_columns, tie_ranks)
-from chunkwise.store import pg_bm25, pg_groups
-from chunkwise.store.pg_lexemes import in_fields, lexeme, per_field, tsquery
-from chunkwise.store.pg_values import _groups, _record, _tags, as_array, pgvector_at_least  # noqa: F401
-from chunkwise.store.pg_security import GROUPS_SETTING, HAS_VECTORS, hnsw_statement, permitted, visible_document
+from chunkwise.store.postgres import pg_bm25, pg_groups
+from chunkwise.store.postgres.pg_lexemes import in_fields, lexeme, per_field, tsquery
+from chunkwise.store.postgres.pg_values import _groups, _record, _tags, as_array, pgvector_at_least  # noqa: F401
+from chunkwise.store.postgres.pg_security import GROUPS_SETTING, HAS_VECTORS, hnsw_statement, permitted, visible_document
 
 EXACT_ROWS = 20_000  # permitted rows up to which an exact scan is cheaper than a filtered HNSW walk
 DISTANCE_SLACK = 1e-5  # > the float32 rounding between the server's cosine and the retriever's
@@ -86,7 +86,7 @@ class PostgresReads:
 
     def _tags(self, groups) -> list[str]:
         """The groups a filter says: inside this caller's transaction, those of them the store uses
-        (store/pg_groups.py); elsewhere the caller's canonical groups."""
+        (store/postgres/pg_groups.py); elsewhere the caller's canonical groups."""
         tags = _groups(groups)
         return list(self._narrow) if self._caller is not None and tuple(tags) == self._caller else tags
 
@@ -272,7 +272,7 @@ class PostgresReads:
 
     def lexical_df(self, terms: Sequence[str], groups, fields: Sequence[str] = FIELDS) -> dict[str, int]:
         """Permitted rows holding each term in one of ``fields`` (the document frequencies a caller's
-        BM25 uses): sums over the tag sets the caller may see (store/pg_bm25.py)."""
+        BM25 uses): sums over the tag sets the caller may see (store/postgres/pg_bm25.py)."""
         terms = list(dict.fromkeys(terms))
         if not terms:
             return {}
