@@ -1,6 +1,7 @@
 """BM25 in PostgreSQL against SQLite on the same data (issue 26 item 2): p50/p95 as the store's owner,
 as a ``pg-secure`` reader under row-level security, and SQLite's ranker, side by side in one run,
-with the top-k ids compared (they must be the same except where scores tie).
+with the top-k ids compared (they must be the same except where scores tie). SQLite runs both its
+BM25 engines: FTS5 (``chunkwise search``'s default) and the in-memory sparse index (``--bm25 sparse``).
 
 Data: benchmarks/search.py's generated store (Zipf pseudo-words, documents of 4-16 chunks, 20
 access groups, one or two tags per document, 1% review chunks; queries of 5-12 Zipf words, callers
@@ -187,7 +188,8 @@ def measure(engines: dict, queries, k: int) -> dict:
     """Per engine: wall and client-CPU ms per query (interleaved), and the top-k ids compared."""
     from chunkwise.retrieve import Retriever
 
-    opened = {name: Retriever(where, embedder=None) for name, where in engines.items()}
+    opened = {name: Retriever(where, embedder=None, bm25="sparse" if "sparse" in name else "fts5")
+              for name, where in engines.items()}
     backend = {name: r.store.db.execute("SELECT pg_backend_pid()").fetchone()[0]
                for name, r in opened.items() if hasattr(r.store.db, "info")}
     out = {name: {"wall": [], "cpu": []} for name in engines}
@@ -255,7 +257,7 @@ def main() -> int:
             return 0
         reader = url.replace("postgresql://postgres:@", f"postgresql://{READER}@", 1)
         queries = search.make_queries(args.queries, search.SEED)
-        engines = {"sqlite": sqlite_path} if sqlite_path else {}
+        engines = {"sqlite fts5": sqlite_path, "sqlite sparse": sqlite_path} if sqlite_path else {}
         report["engines"] = measure({**engines, "postgres owner": url, "postgres reader": reader}, queries, args.k)
         report["load_after"] = os.getloadavg()
     finally:
@@ -266,7 +268,7 @@ def main() -> int:
     print(f"\n{n:,} chunks, k={args.k}, {args.queries} queries, commit {report['commit']}, load "
           f"{' '.join(f'{x:.1f}' for x in report['load_before'])} -> {' '.join(f'{x:.1f}' for x in report['load_after'])}")
     for name, v in e.items():
-        print(f"  {name:16s} p50 {v['p50_ms']:7.1f} ms  p95 {v['p95_ms']:7.1f} ms  CPU p50 {v['cpu_p50_ms']:5.1f} p95 {v['cpu_p95_ms']:5.1f} mean {v['cpu_mean_ms']:5.1f} ms"
+        print(f"  {name:15s} p50 {v['p50_ms']:7.1f} ms  p95 {v['p95_ms']:7.1f} ms  CPU p50 {v['cpu_p50_ms']:5.1f} p95 {v['cpu_p95_ms']:5.1f} mean {v['cpu_mean_ms']:5.1f} ms"
               f"  same top-k ids as {next(iter(e))} {v['same_ids']}/{v['queries']} (+{v['tie_only']} only in a tie)"
               f"  full {v['full']}")
     owner, reader = e["postgres owner"], e["postgres reader"]
