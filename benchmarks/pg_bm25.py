@@ -160,8 +160,10 @@ def ensure_postgres(srv, sqlite_path: Path | None, n: int, processes: int, seed:
         if exists:
             try:
                 with psycopg.connect(url) as con:
-                    if con.execute("SELECT value FROM chunkwise.settings WHERE key = 'bench'").fetchone():
-                        return url, None
+                    done = con.execute("SELECT value FROM chunkwise.settings WHERE key = 'bench'").fetchone()
+                if done:
+                    _secure(url)  # idempotent: a build stopped after its rows still gets its reader
+                    return url, None
             except psycopg.Error:
                 pass
             admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
@@ -170,10 +172,15 @@ def ensure_postgres(srv, sqlite_path: Path | None, n: int, processes: int, seed:
             admin.execute(f"CREATE ROLE {READER} LOGIN")
     print(f"building PostgreSQL {name} from {sqlite_path or 'the generator'}", file=sys.stderr, flush=True)
     seconds = build_postgres(sqlite_path, url, processes, n, seed)
+    _secure(url)
+    return url, seconds
+
+
+def _secure(url: str) -> None:
+    """The reader role made a ``pg-secure`` reader of the store (row-level security on)."""
     from chunkwise.cli.main import main as cli
 
     assert cli(["pg-secure", "--db", url, "--reader", READER]) == 0
-    return url, seconds
 
 
 def _server_cpu(pid: int | None) -> float:
