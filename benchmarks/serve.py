@@ -268,7 +268,7 @@ def table(local: dict, remote: dict) -> list[str]:
             f"| {mode} | {statistics.median(lw) * ms:.1f} / {pct(lw, 95) * ms:.1f} "
             f"| {statistics.median(one['wall']) * ms:.1f} / {pct(one['wall'], 95) * ms:.1f} | {d50:+.1f} "
             f"| {lcpu:.2f} | {statistics.median(eight['wall']) * ms:.1f} / {pct(eight['wall'], 95) * ms:.1f} "
-            f"| {eight["rps"]:.0f} | {cpu8:.2f} | {cpu8 - lcpu:+.2f} | {cpu1:.2f} |")
+            f"| {eight['rps']:.0f} | {cpu8:.2f} | {cpu8 - lcpu:+.2f} | {cpu1:.2f} |")
     return lines
 
 
