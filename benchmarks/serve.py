@@ -162,8 +162,14 @@ class Client:
         body = json.dumps({"query": query, "k": K, "mode": mode})
         headers = {"Content-Type": "application/json", "X-Chunkwise-Groups": ",".join(groups)}
         t0 = time.perf_counter()
-        self.conn.request("POST", "/search", body, headers)
-        r = self.conn.getresponse()
+        try:
+            self.conn.request("POST", "/search", body, headers)
+            r = self.conn.getresponse()
+        except (http.client.HTTPException, OSError):  # an idle keep-alive connection closed by the server
+            self.conn.close()
+            t0 = time.perf_counter()
+            self.conn.request("POST", "/search", body, headers)
+            r = self.conn.getresponse()
         data = r.read()
         if r.status != 200:
             raise SystemExit(f"POST /search answered {r.status}: {data[:300]!r}")
