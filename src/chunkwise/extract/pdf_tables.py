@@ -34,6 +34,8 @@ import time
 from contextlib import contextmanager
 from typing import NamedTuple
 
+from chunkwise.extract import pdf_aligned
+
 MIN_RULES = 3  # a booktabs table draws three rules (a 2x2 grid at least six)
 MAX_TABLE_PAGES = 200  # pages handed to pdfplumber per document (each costs ~50 ms)
 MAX_PAGE_RULES = 20_000  # drawn rules on one page handed to pdfplumber
@@ -163,6 +165,19 @@ def _limit(seconds: float):
 
 
 def _page_tables(page) -> list[Table]:
+    """The page's ruled tables, then tables its words line up into outside them (``pdf_aligned``)."""
+    found = _ruled(page) if len(page.edges) >= MIN_RULES else []
+    px0, ptop, px1, pbottom = page.bbox
+    words = [w for w in page.extract_words(extra_attrs=["size", "fontname"])
+             if px0 <= w["x0"] and w["x1"] <= px1 and ptop <= w["top"] and w["bottom"] <= pbottom  # on the page
+             and not any(t.top - SLACK <= w["top"] <= t.bottom + SLACK and t.x0 - SLACK <= w["x0"] <= t.x1 + SLACK
+                        for t in found)]
+    for top, bottom, x0, x1, rows in pdf_aligned.find(words):
+        found.append(Table(top, bottom, x0, x1, right_to_left_columns([[_cell(c) for c in r] for r in rows])))
+    return found
+
+
+def _ruled(page) -> list[Table]:
     sides = outer_sides(page.edges)
     found = []
     for table in page.find_tables({"explicit_vertical_lines": sides} if sides else {}):
