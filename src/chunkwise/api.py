@@ -193,7 +193,7 @@ def store_missing(db) -> bool:
 
 
 def row_security(db, *, reader: str | None = None, revoke: str | None = None, off: bool = False):
-    """PostgreSQL row-level security (``chunkwise pg-secure``; store/pg_security.py): with ``reader``,
+    """PostgreSQL row-level security (``chunkwise pg-secure``; store/postgres/pg_security.py): with ``reader``,
     secure the store (policies on every table holding or revealing row content) and let that role
     SELECT through them only; ``revoke``: take a role's access away; ``off``: turn it off (refused
     while a reader remains). Nothing asked: how it is. Changes need the tables' owner in ``db``;
@@ -261,13 +261,7 @@ def chunk_ids(doc_id: str, chunks) -> list[str]:
     content hash and its occurrence): framework integrations hand out the store's own ids."""
     from chunkwise import ids
 
-    seen: dict[str, int] = {}
-    out = []
-    for c in chunks:
-        h = ids.hash_text(c.text)
-        seen[h] = seen.get(h, -1) + 1
-        out.append(ids.chunk_id(doc_id, h, seen[h]))
-    return out
+    return [cid for cid, _ in ids.chunk_ids(doc_id, [c.text for c in chunks])]
 
 
 def text_doc_id(text: str) -> str:
