@@ -150,7 +150,8 @@ def build_postgres(sqlite_path: Path | None, url: str, processes: int, n: int, s
     return time.perf_counter() - t0
 
 
-def ensure_postgres(srv, sqlite_path: Path | None, n: int, processes: int, seed: int) -> tuple[str, float | None]:
+def ensure_postgres(srv, sqlite_path: Path | None, n: int, processes: int, seed: int, reader: bool = True
+                    ) -> tuple[str, float | None]:
     import psycopg
 
     name = f"bm25_{n}" + ("_gen" if sqlite_path is None else "")
@@ -162,7 +163,8 @@ def ensure_postgres(srv, sqlite_path: Path | None, n: int, processes: int, seed:
                 with psycopg.connect(url) as con:
                     done = con.execute("SELECT value FROM chunkwise.settings WHERE key = 'bench'").fetchone()
                 if done:
-                    _secure(url)  # idempotent: a build stopped after its rows still gets its reader
+                    if reader:
+                        _secure(url)  # idempotent: a build stopped after its rows still gets its reader
                     return url, None
             except psycopg.Error:
                 pass
@@ -244,6 +246,8 @@ def main() -> int:
     ap.add_argument("--cache", type=Path, default=Path("/work/wt/cache/pgbm25"))
     ap.add_argument("--pgdata", default="pgdata", help="the pgserver data folder's name inside --cache")
     ap.add_argument("--build-only", action="store_true")
+    ap.add_argument("--keep-server", action="store_true", help="leave the pgserver running (another process uses it)")
+    ap.add_argument("--owner-only", action="store_true", help="no RLS reader row (pg-secure waits for a running VACUUM)")
     ap.add_argument("--generate", action="store_true",
                     help="PostgreSQL only, generated straight into it (no SQLite store: sizes it would take too long to build)")
     ap.add_argument("--json", type=Path)
@@ -257,15 +261,19 @@ def main() -> int:
     sqlite_path = None
     if not args.generate:
         sqlite_path, report["sqlite_build_s"] = search.ensure_store(n, search.SEED)
-    srv = pgserver.get_server(args.cache / args.pgdata, cleanup_mode="stop")
+    srv = pgserver.get_server(args.cache / args.pgdata, cleanup_mode=None if args.keep_server else "stop")
     try:
-        url, report["postgres_build_s"] = ensure_postgres(srv, sqlite_path, n, args.processes, search.SEED)
+        url, report["postgres_build_s"] = ensure_postgres(srv, sqlite_path, n, args.processes, search.SEED,
+                                                            reader=not args.owner_only)
         if args.build_only:
             return 0
         reader = url.replace("postgresql://postgres:@", f"postgresql://{READER}@", 1)
         queries = search.make_queries(args.queries, search.SEED)
         engines = {"sqlite fts5": sqlite_path, "sqlite sparse": sqlite_path} if sqlite_path else {}
-        report["engines"] = measure({**engines, "postgres owner": url, "postgres reader": reader}, queries, args.k)
+        engines["postgres owner"] = url
+        if not args.owner_only:
+            engines["postgres reader"] = reader
+        report["engines"] = measure(engines, queries, args.k)
         report["load_after"] = os.getloadavg()
     finally:
         srv.cleanup()
@@ -278,9 +286,10 @@ def main() -> int:
         print(f"  {name:15s} p50 {v['p50_ms']:7.1f} ms  p95 {v['p95_ms']:7.1f} ms  CPU p50 {v['cpu_p50_ms']:5.1f} p95 {v['cpu_p95_ms']:5.1f} mean {v['cpu_mean_ms']:5.1f} ms"
               f"  same top-k ids as {next(iter(e))} {v['same_ids']}/{v['queries']} (+{v['tie_only']} only in a tie)"
               f"  full {v['full']}")
-    owner, reader = e["postgres owner"], e["postgres reader"]
-    print(f"  reader / owner: wall p50 {reader['p50_ms'] / owner['p50_ms']:.2f}x, p95 {reader['p95_ms'] / owner['p95_ms']:.2f}x;"
-          f" CPU mean {reader['cpu_mean_ms'] / owner['cpu_mean_ms']:.2f}x")
+    owner, reader = e["postgres owner"], e.get("postgres reader")
+    if reader:
+        print(f"  reader / owner: wall p50 {reader['p50_ms'] / owner['p50_ms']:.2f}x, p95 {reader['p95_ms'] / owner['p95_ms']:.2f}x;"
+              f" CPU mean {reader['cpu_mean_ms'] / owner['cpu_mean_ms']:.2f}x")
     return 0
 
 
