@@ -31,8 +31,9 @@ from typing import Sequence
 from chunkwise.lexical import FIELDS
 
 # Postings the first essential terms may hold together (permitted); more terms join when the bound
-# is not met. Measured at 100k-1M generated chunks (docs/_figures/pgbm25.md).
-BUDGET = 5_000
+# is not met. At 1M generated chunks (owner, 60 queries, load 6-14): 2,000 gave p50 42.7 / p95 129.9 ms,
+# 5,000 68.5 / 379.7, 15,000 32.2 / 231.4 (docs/_figures/pgbm25.md).
+BUDGET = 2_000
 _F = len(FIELDS)
 
 MIGRATION = """
