@@ -13,7 +13,6 @@ name text outside the chunk for late chunking).
 """
 from __future__ import annotations
 
-from contextlib import nullcontext
 from dataclasses import dataclass
 
 from chunkwise.access import permitted
@@ -55,8 +54,7 @@ def visible_document(store, doc_id: str, groups) -> VisibleDocument | None:
     filters inside its lookup (``visible_records``: no hidden row is read, so hidden and absent take
     the same time); the one visibility rule is checked again on what comes back."""
     groups = check_groups(groups)
-    as_caller = getattr(store, "as_caller", None)  # a secured PostgreSQL store shows only these groups' rows
-    with as_caller(groups) if as_caller else nullcontext():
+    with store.as_caller(groups):  # a secured PostgreSQL store shows only these groups' rows
         stored = store.visible_records(doc_id, groups)
     records = [r for r in stored if permitted(r.get("acl") or (), r.get("quality", ""), groups)]
     if not records:
@@ -83,8 +81,7 @@ def visible_documents(store, groups, *, after: str | None = None, limit: int = 1
     Hidden documents are skipped as if absent: nothing in the answer depends on them."""
     groups = check_groups(groups)
     out: list[DocumentEntry] = []
-    as_caller = getattr(store, "as_caller", None)
-    with as_caller(groups) if as_caller else nullcontext():
+    with store.as_caller(groups):
         for row in sorted(store.documents(), key=lambda r: r.doc_id):  # code point order on every backend
             if after is not None and row.doc_id <= after:
                 continue
