@@ -516,6 +516,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="directory of *.md corpus files (default: %(default)s)")
     parser.add_argument("--repeat", type=int, default=3, help="repetitions, best kept (default: 3)")
     parser.add_argument("--json", type=Path, help="also write the results as JSON to this file")
+    parser.add_argument("--only", default="", help="comma-separated substrings: run only contenders whose "
+                        "name contains one (their reference passes are always run)")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be >= 1")
@@ -527,7 +529,12 @@ def main(argv: list[str] | None = None) -> int:
     files, texts = load_corpora(args.corpora)
     res = Resources()
     results = []
-    for contender in all_contenders():
+    wanted = [w for w in args.only.split(",") if w]
+    chosen = [c for c in all_contenders() if not wanted or any(w in c.name for w in wanted)]
+    refs = {c.ref for c in chosen}
+    names = {c.name for c in chosen} | refs
+    chosen = [c for c in all_contenders() if c.name in names]
+    for contender in chosen:
         print(f"... {contender.name}", file=sys.stderr, flush=True)
         results.append(measure(contender, res, texts, args.repeat))
     add_ratios(results)

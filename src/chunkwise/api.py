@@ -82,14 +82,12 @@ def prepare_paths(preparer, paths, **walk: Any):
 
 
 def audit(paths, root: str | Path | None = None, max_bytes: int = 50_000_000, include=(), exclude=()):
-    """Extraction audit rows, one per source (failures and skipped files included), in a stable order."""
-    from chunkwise.extract.audit import audit_document, audit_failure
+    """Extraction audit rows, one per source (failures and skipped files included), in a stable order;
+    each file is extracted and measured in a contained worker, and only its row comes back."""
+    from chunkwise.pipeline.documents import audit_sources
+    from chunkwise.sources import iter_sources
 
-    for item in iter_documents(paths, root=root, max_bytes=max_bytes, include=include, exclude=exclude):
-        if isinstance(item, SourceFailure):
-            yield audit_failure(item.source, item.error, item.skipped)
-        else:
-            yield audit_document(item)
+    yield from audit_sources(iter_sources(paths, root=root, max_bytes=max_bytes, include=include, exclude=exclude))
 
 
 def ingest(paths, db, config: ChunkConfig | None = None, *, embedder="auto", embed_mode: str = "auto",

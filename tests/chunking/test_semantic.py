@@ -21,6 +21,7 @@ from chunkwise.chunking.semantic import (
     gap_similarities,
     merge_small,
     percentile,
+    token_batches,
     window_pieces,
 )
 from chunkwise.chunking.sizing import WordSizer
@@ -126,6 +127,45 @@ def test_gap_similarities_skip_undefined_vectors():
     assert undefined == [1, 4, 5]
     assert sims[0] is None and sims[1] == pytest.approx(1.0) and sims[2] == pytest.approx(0.0)
     assert sims[3:] == [None, None]  # nothing defined after sentence 3
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([0.0, 1.0, -2.0, 0.5, 3.0, float("nan"), float("inf")]), min_size=3,
+                         max_size=3), max_size=12))
+def test_the_matrix_path_scores_gaps_as_the_list_path(rows):
+    """Sentence vectors now come as a float32 matrix: its numpy path must agree with the reference."""
+    want_sims, want_undefined = gap_similarities([list(r) for r in rows])
+    sims, undefined = gap_similarities(np.array(rows, dtype=np.float32).reshape(len(rows), 3))
+    assert undefined == want_undefined
+    assert [s is None for s in sims] == [s is None for s in want_sims]
+    assert all(s is None or s == pytest.approx(w, abs=1e-6) for s, w in zip(sims, want_sims))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 300), max_size=60).map(sorted), st.integers(1, 2048), st.integers(1, 64))
+def test_token_batches_cover_every_text_once_within_budget_and_rows(lengths, budget, rows):
+    batches = token_batches(lengths, budget, rows)
+    assert [j for b in batches for j in b] == list(range(len(lengths)))
+    for b in batches:
+        assert 0 < len(b) <= rows
+        assert len(b) == 1 or len(b) * max(lengths[j] for j in b) <= budget
+
+
+def test_long_documents_are_embedded_in_token_bounded_calls():
+    """No embed call pads past the token budget (64 rows of 256 tokens held ~200 MB of attention)."""
+    class Counting(WindowedEmbedder):
+        max_tokens = 40
+        calls: list = []
+
+        def embed(self, texts):
+            self.calls.append(texts)
+            return super().embed(texts)
+
+    emb = Counting()
+    text = " ".join(f"Alpha {'w ' * (i % 30)}end{i}." for i in range(300))
+    chunker(emb, semantic_threshold=0.5, size=400).chunk(text)
+    widths = [len(c) * max(emb.count_tokens(c)) for c in emb.calls]
+    assert len(emb.calls) > 1 and max(widths) <= 1024 and sum(map(len, emb.calls)) == 300
 
 
 # -- minimum size ----------------------------------------------------------------------------------------
@@ -352,7 +392,7 @@ CLUSTER = ("Kubernetes schedules pods onto nodes in the cluster. A deployment ma
 
 def test_minilm_puts_the_boundary_between_two_topics():
     made = build_chunker(ChunkConfig(strategy="semantic", size=256, format="text"))
-    assert made.embedder.name == "all-MiniLM-L6-v2@1"
+    assert made.embedder.name == "all-MiniLM-L6-v2-onnx@1"  # the same weights on ONNX Runtime, fp32
     text = f"{COOKING} {CLUSTER}"
     assert texts(made.chunk(text)) == [COOKING, CLUSTER]
     # a sentence over the model's window is embedded whole, in pieces, not refused or cut to its head
@@ -369,3 +409,16 @@ def test_a_repeated_sentence_is_embedded_once():
     chunks = chunker(emb, semantic_min_size=0).chunk("Alpha one. Alpha one.\n\nAlpha one. Beta two.")
     assert sorted(emb.seen) == ["Alpha one.", "Beta two."]
     assert texts(chunks) == ["Alpha one. Alpha one.\n\nAlpha one.", "Beta two."]
+
+
+def test_minilm_on_onnx_cuts_where_minilm_on_pytorch_cuts():
+    """'minilm' runs on ONNX Runtime for speed: the chunks must be those of the PyTorch model."""
+    from chunkwise.embed.minilm import MiniLMEmbedder
+
+    config = ChunkConfig(strategy="semantic", size=64, format="text", semantic_min_size=0)
+    fast = build_chunker(config)
+    torch_made = SemanticChunker(config, fast.sizer, MiniLMEmbedder())
+    run_on = "and the cluster keeps scheduling pods onto healthy nodes " * 40
+    for text in (f"{COOKING} {CLUSTER}", f"{CLUSTER}\n\n{COOKING} Then {run_on.strip()}. {COOKING}"):
+        assert [(c.start_char, c.end_char) for c in fast.chunk(text)] == \
+            [(c.start_char, c.end_char) for c in torch_made.chunk(text)]

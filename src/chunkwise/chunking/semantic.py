@@ -31,7 +31,7 @@ from __future__ import annotations
 import heapq
 import math
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import replace
 from functools import lru_cache
 from operator import mul
@@ -48,7 +48,8 @@ from chunkwise.errors import ConfigError
 from chunkwise.types import Chunk
 
 UNDEFINED = "undefined_similarity"
-BATCH = 256  # sentences embedded per call: bounds memory on long documents
+BATCH = 64  # at most this many sentences per embed call
+TOKEN_BUDGET = 1024  # padded tokens per embed call: bounds activations, keeps them in cache
 _WS = re.compile(r"\s")
 _LAST_WS = re.compile(r".*\s", re.S)  # greedy: ends just after the last whitespace
 
@@ -60,6 +61,8 @@ def gap_similarities(vectors: Iterable[Sequence[float]]) -> tuple[list[float | N
 
     Undefined sentences are skipped: the gap just before the next defined sentence gets the cosine of
     the defined sentences around them; gaps with no defined sentence on one side stay ``None``."""
+    if getattr(vectors, "ndim", 0) == 2:
+        return _gap_similarities_matrix(vectors)
     sims: list[float | None] = []
     undefined: list[int] = []
     prev: list[float] | None = None
@@ -74,6 +77,24 @@ def gap_similarities(vectors: Iterable[Sequence[float]]) -> tuple[list[float | N
         if prev is not None:
             sims[i - 1] = max(-1.0, min(1.0, math.fsum(map(mul, prev, unit))))
         prev = unit
+    return sims, undefined
+
+
+def _gap_similarities_matrix(vectors) -> tuple[list[float | None], list[int]]:
+    """``gap_similarities`` for a matrix, row-wise in numpy (float64): O(n x dim), no n x n matrix."""
+    import numpy as np
+
+    n = len(vectors)
+    with np.errstate(invalid="ignore", over="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", vectors.astype(np.float64), vectors.astype(np.float64)))
+    defined = np.flatnonzero((norms > 0) & np.isfinite(norms))
+    sims: list[float | None] = [None] * max(n - 1, 0)
+    if len(defined) > 1:
+        a, b = defined[:-1], defined[1:]
+        dots = np.einsum("ij,ij->i", vectors[a].astype(np.float64), vectors[b].astype(np.float64))
+        for g, c in zip((b - 1).tolist(), np.clip(dots / (norms[a] * norms[b]), -1.0, 1.0).tolist()):
+            sims[g] = c
+    undefined = sorted(set(range(n)) - set(defined.tolist()))
     return sims, undefined
 
 
@@ -164,16 +185,57 @@ def _split_point(t: str) -> int:
     return min(options, key=lambda p: (abs(p - mid), p)) if options else mid
 
 
+def token_batches(lengths: Sequence[int], budget: int, rows: int) -> list[list[int]]:
+    """Consecutive index runs of ``lengths`` (sorted ascending by the caller) whose padded size,
+    rows x the longest, stays within ``budget`` and at most ``rows`` rows; a text longer than the
+    budget goes alone."""
+    out: list[list[int]] = []
+    cur: list[int] = []
+    width = 0
+    for j, n in enumerate(lengths):
+        w = max(width, n)
+        if cur and ((len(cur) + 1) * w > budget or len(cur) >= rows):
+            out.append(cur)
+            cur, w = [], n
+        cur.append(j)
+        width = w
+    if cur:
+        out.append(cur)
+    return out
+
+
 # -- the chunker -------------------------------------------------------------------------------------
 @lru_cache(maxsize=4)
 def shared_embedder(name: str):
-    """One embedder per name and process (a model loads once), like the language identifier."""
+    """One embedder per name and process (a model loads once), like the language identifier.
+
+    ``minilm`` runs on ONNX Runtime's fp32 graph of the same weights when it is installed (a core
+    dependency): its vectors are within cosine 0.999 of PyTorch's and gave the same chunks on every
+    text measured, at half the CPU and a quarter of the memory (benchmarks/semantic.py). The
+    vectors only place boundaries and are never stored, so no embed key changes."""
     from chunkwise.embed.factory import make_embedder
 
-    embedder = make_embedder(name)
+    embedder = _fast_minilm() if name.strip().lower() in _MINILM_NAMES else None
+    embedder = embedder or make_embedder(name)
     if embedder is None:
         raise ConfigError("semantic chunking compares sentence vectors: set semantic_embedder to "
                           "'minilm' or 'hashing', not 'none'")
+    return embedder
+
+
+_MINILM_NAMES = {"minilm", "minilm@1", "all-minilm-l6-v2", "all-minilm-l6-v2@1", "sentence-transformers/all-minilm-l6-v2"}
+
+
+def _fast_minilm():
+    """all-MiniLM-L6-v2 on ONNX Runtime (fp32), or None when onnxruntime or onnx is missing."""
+    from chunkwise.embed.onnx import OnnxMiniLMEmbedder
+    from chunkwise.errors import DependencyError
+
+    embedder = OnnxMiniLMEmbedder("fp32")
+    try:
+        embedder.check()
+    except DependencyError:
+        return None
     return embedder
 
 
@@ -233,12 +295,15 @@ class SemanticChunker(BaseChunker):
         spans = _split_at(boundaries.sentence_spans(text), starts)
         if not spans:
             return [], []
-        sims, undefined = gap_similarities(self.vectors([text[a:b] for a, b in spans]))
+        sentences_vectors = self.vectors([text[a:b] for a, b in spans])
+        sims, undefined = gap_similarities(sentences_vectors)
         cut = set(boundary_gaps(sims, self.config.semantic_threshold, self.config.semantic_percentile))
         sizes = self.sizer.count_many([text[a:b] for a, b in spans])
+        del sentences_vectors
+        firsts_of = [a for a, _ in spans]  # sorted: a section's sentences are one bisected range
         drafts: list[Draft] = []
         for sec in secs:
-            mine = [i for i, (a, _) in enumerate(spans) if sec.start <= a < sec.end]
+            mine = range(bisect_left(firsts_of, sec.start), bisect_left(firsts_of, sec.end))
             if not mine:
                 continue
             budget, _ = self.body_budget(sec.heading_path, title)
@@ -259,32 +324,53 @@ class SemanticChunker(BaseChunker):
             return Section(sec.blocks[0].end, sec.end, sec.heading_path, sec.ordinal, sec.blocks[1:])
         return sec
 
-    def vectors(self, sentences: Sequence[str]) -> list[list[float]]:
-        """One vector per sentence. Each distinct sentence is embedded once, in batches of similar
-        length (shortest first): a model pads a batch to its longest text, so mixing a 200-token
-        sentence with 5-token ones multiplies the work (3-4x on prose, measured: BENCHMARKS)."""
-        unique = list(dict.fromkeys(sentences))
-        order = sorted(range(len(unique)), key=lambda i: (len(unique[i]), i))
-        vectors: list[list[float] | None] = [None] * len(unique)
-        for k in range(0, len(order), BATCH):
-            batch = order[k : k + BATCH]
-            for i, v in zip(batch, self._embed([unique[i] for i in batch])):
-                vectors[i] = v
-        by_text = dict(zip(unique, vectors))
-        return [by_text[t] for t in sentences]  # type: ignore[misc]
+    def vectors(self, sentences: Sequence[str]):
+        """One vector per sentence, as the rows of a float32 matrix (1.5 KB a sentence with MiniLM;
+        a list of Python floats costs 8x that). Each distinct sentence is embedded once, in
+        batches of similar token length under a token budget (``token_batches``): a model pads a
+        batch to its longest text, and a small batch keeps its activations in cache — 64 rows of
+        256 tokens hold ~200 MB of attention scores and ran at half the speed of 1,024-token batches
+        (benchmarks/semantic.py)."""
+        import numpy as np
 
-    def _embed(self, texts: list[str]) -> list[list[float]]:
-        """Vectors of texts; one longer than the window is the sum of its pieces' unit vectors."""
+        unique = list(dict.fromkeys(sentences))
+        row = {t: i for i, t in enumerate(unique)}
+        items, pieced = self._items(unique)  # (owner, piece text, tokens): long ones in window pieces
+        order = sorted(range(len(items)), key=lambda j: (min(items[j][2], self.window or items[j][2]), items[j][0], j))
+        out = None
+        for batch in token_batches([items[j][2] for j in order], TOKEN_BUDGET, BATCH):
+            picked = [order[j] for j in batch]
+            got = np.asarray(self.embedder.embed([items[j][1] for j in picked]), dtype=np.float32)
+            if out is None:
+                out = np.zeros((len(unique), got.shape[1]), dtype=np.float32)
+            owners = [items[j][0] for j in picked]
+            if pieced:  # a long sentence: the sum of its pieces' unit vectors
+                np.add.at(out, owners, _units_where(got, np.array([o in pieced for o in owners])))
+            else:
+                out[owners] = got
+            del got
+        if out is None:
+            return np.zeros((len(sentences), 0), dtype=np.float32)
+        return out[[row[t] for t in sentences]] if len(unique) < len(sentences) else out
+
+    def _items(self, unique: list[str]) -> tuple[list[tuple[int, str, int]], set[int]]:
+        """``(sentence, text, tokens)`` to embed: a sentence within the window as itself, a longer
+        one as its window pieces. Token counts come from one batched call (estimated from the
+        length in characters when the embedder has no window and so no counter); and the sentences
+        embedded in more than one piece."""
         if self.window is None:
-            return self.embedder.embed(texts)
-        pieces = window_pieces(texts, self.embedder.count_tokens, self.window)
-        flat = self.embedder.embed([p for ps in pieces for p in ps])
-        out, i = [], 0
-        for ps in pieces:
-            vs = flat[i : i + len(ps)]
-            i += len(ps)
-            out.append(vs[0] if len(vs) == 1 else _sum_of_units(vs))
-        return out
+            return [(i, t, len(t) // 4 + 1) for i, t in enumerate(unique)], set()
+        counts = self.embedder.count_tokens(unique)
+        long = [i for i, n in enumerate(counts) if n > self.window]
+        items = [(i, t, n) for i, (t, n) in enumerate(zip(unique, counts)) if n <= self.window]
+        pieced = set()
+        if long:
+            pieces = window_pieces([unique[i] for i in long], self.embedder.count_tokens, self.window)
+            for i, ps in zip(long, pieces):
+                if len(ps) > 1:
+                    pieced.add(i)
+                items += [(i, p, counts[i]) for p in ps]
+        return items, pieced
 
     def _pack_regions(self, text: str, regions: list[tuple[int, int]], budget: int, sec: Section,
                       title: str = "") -> list[Draft]:
@@ -317,13 +403,16 @@ def _split_at(spans: Sequence[tuple[int, int]], starts: Sequence[int]) -> list[t
     return [(a, b) for a, b in out if a < b]
 
 
-def _sum_of_units(vectors: Sequence[Sequence[float]]) -> list[float]:
-    total = [0.0] * len(vectors[0])
-    for v in vectors:
-        norm = math.hypot(*v)
-        if norm and math.isfinite(norm):
-            total = [t + x / norm for t, x in zip(total, v)]
-    return total
+def _units_where(vectors, split):
+    """Rows of ``vectors`` with ``split`` set scaled to unit length (zero when they have no
+    direction, so they add nothing to their sentence's sum); the other rows as they are."""
+    import numpy as np
+
+    norms = np.linalg.norm(vectors.astype(np.float64), axis=1, keepdims=True)
+    ok = (norms > 0) & np.isfinite(norms)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        units = np.where(ok, vectors / np.where(ok, norms, 1.0), 0.0)
+    return np.where(split[:, None], units, vectors).astype(np.float32)
 
 
 def _flag(chunks: list[Chunk], spans: list[tuple[int, int]]) -> list[Chunk]:

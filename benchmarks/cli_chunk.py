@@ -1,0 +1,99 @@
+"""`chunkwise chunk --strategy fixed --size 256 --json` on a large file against one tokenizer pass.
+
+Why: issue 26 keeps the target "the CLI path <= 1.5x one pass of the tokenizer over the same text".
+The CLI runs end to end in a child process (start-up, imports, tokenizer load, extraction,
+normalisation, chunking, records, JSON to /dev/null); the references run in this process on the
+same text: one ``encode`` of the whole text by tokie (the backend ``auto`` picks for MiniLM) and by
+Hugging Face ``tokenizers``. CPU seconds are the comparable figure on a shared machine (the child's
+from ``RUSAGE_CHILDREN``); wall is printed too. A run of the CLI on a one-line file gives the fixed
+start-up cost, so the per-MB cost can be read apart from it.
+
+Run: ``PYTHONPATH=src python benchmarks/cli_chunk.py [--copies 4] [--repeat 3] [--corpora DIR]``
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+CORPORA = REPO / ".." / "shared" / "data" / "chroma" / "corpora"
+
+
+def child_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def cli(path: Path) -> tuple[float, float]:
+    """(CPU s, wall s) of one CLI run, output discarded."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    cmd = [sys.executable, "-m", "chunkwise.cli.main", "chunk", "--strategy", "fixed", "--size", "256", "--json",
+           str(path)]
+    c0, w0 = child_cpu(), time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, env=env, check=True)
+    return child_cpu() - c0, time.perf_counter() - w0
+
+
+def in_process(run) -> tuple[float, float]:
+    c0, w0 = time.process_time(), time.perf_counter()
+    run()
+    return time.process_time() - c0, time.perf_counter() - w0
+
+
+def best(repeat: int, run) -> tuple[float, float]:
+    return min((run() for _ in range(repeat)), key=lambda r: r[0])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpora", type=Path, default=CORPORA)
+    ap.add_argument("--copies", type=int, default=4, help="copies of the concatenated corpora in the file")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    text = "".join((args.corpora / f).read_text(encoding="utf-8") for f in sorted(os.listdir(args.corpora))
+                   if f.endswith(".md")) * args.copies
+    sys.path.insert(0, str(REPO / "src"))
+    from chunkwise.models import load_tokenizer, minilm_dir
+
+    import tokie
+
+    path = minilm_dir() / "tokenizer.json"
+    tk = tokie.Tokenizer.from_json(str(path))
+    tk.no_truncation()
+    tk.no_padding()
+    hf = load_tokenizer(path)
+    with tempfile.TemporaryDirectory() as tmp:
+        big, tiny = Path(tmp) / "big.md", Path(tmp) / "tiny.md"
+        big.write_text(text, encoding="utf-8")
+        tiny.write_text("# One line\n\nA short file.\n", encoding="utf-8")
+        mb = len(text.encode("utf-8")) / 1e6
+        rows = {
+            "tokie encode (ids), in process": best(args.repeat, lambda: in_process(
+                lambda: tk.encode(text, add_special_tokens=False))),
+            "tokenizers encode (ids), in process": best(args.repeat, lambda: in_process(
+                lambda: hf.encode(text, add_special_tokens=False))),
+            "chunkwise chunk (one-line file: start-up)": best(args.repeat, lambda: cli(tiny)),
+            "chunkwise chunk --strategy fixed --size 256 --json": best(args.repeat, lambda: cli(big)),
+        }
+    ref = rows["tokie encode (ids), in process"][0]
+    load = os.getloadavg()
+    print(f"file: {mb:.2f} MB ({args.copies} copies of the Chroma corpora); best of {args.repeat} by CPU; "
+          f"load {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    print("| pass | CPU s | wall s | x tokie pass (CPU) |")
+    print("|---|--:|--:|--:|")
+    for name, (cpu, wall) in rows.items():
+        print(f"| {name} | {cpu:.3f} | {wall:.3f} | {cpu / ref:.1f} |")
+    startup = rows["chunkwise chunk (one-line file: start-up)"][0]
+    whole = rows["chunkwise chunk --strategy fixed --size 256 --json"][0]
+    print(f"\nwithout start-up: {(whole - startup):.3f} CPU s = {(whole - startup) / ref:.1f}x the tokie pass; "
+          f"{(whole - startup) / mb:.3f} CPU s per MB")
+
+
+if __name__ == "__main__":
+    main()
