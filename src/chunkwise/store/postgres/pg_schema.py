@@ -28,7 +28,7 @@ What differs from SQLite, and why:
 """
 from __future__ import annotations
 
-from chunkwise.store import pg_bm25
+from chunkwise.store.postgres import pg_bm25
 
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "documents, chunks, vectors, runs, settings, roots, access statistics", """

@@ -85,7 +85,7 @@ class PostgresReads:
 
     def _tags(self, groups) -> list[str]:
         """The groups a filter says: inside this caller's transaction, those of them the store uses
-        (store/pg_groups.py); elsewhere the caller's canonical groups."""
+        (store/postgres/pg_groups.py); elsewhere the caller's canonical groups."""
         tags = _groups(groups)
         return list(self._narrow) if self._caller is not None and tuple(tags) == self._caller else tags
 
