@@ -236,6 +236,9 @@ def test_lexical_search_under_groups(store):
         post = store.ranker.term_matches(term, ["finance"])
         assert _texts(store, store.ranker.term_matches(term, ["sre"]).keys) == ["rollback notes", "rollback steps"]
         assert sorted(n for _, n in store.ranker.lexical_row_sizes()) == [2, 2, 2, 2]
+        everything = store.ranker.term_rows(term)  # unfiltered: for a caller that filters by its own bitmap
+        assert _texts(store, everything) == ["rollback budget", "rollback draft", "rollback notes", "rollback steps"]
+        assert len(store.ranker.term_rows(term, ("title",))) == 0
     assert _texts(store, post.keys) == ["rollback budget"]
 
 

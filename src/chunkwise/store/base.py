@@ -230,6 +230,9 @@ class LocalRanker(Protocol):
     def term_matches(self, term: str, groups: Sequence[str], fields: Sequence[str] = FIELDS) -> Postings:
         """The rows the groups may see holding ``term`` in one of ``fields`` (filter in the query),
         with body lengths and per-field counts; retrieve/ scores them with the caller's statistics."""
+    def term_rows(self, term: str, fields: Sequence[str] = FIELDS):
+        """Keys (int64 array) of every row holding ``term`` in one of ``fields``, servable or not: for
+        a caller that filters them itself before counting (``retrieve.fts``, many groups)."""
     def servable_rows(self, *, texts: bool = False, vectors: bool = False, lexical: bool = False,
                       ranks: bool = False) -> ServableRows: ...
 
