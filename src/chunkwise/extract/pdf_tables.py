@@ -2,8 +2,10 @@
 
 pypdf reads a table column by column or cell by cell in stream order, so its rows are lost.
 pdfplumber's table finder rebuilds the grid from the drawn rules. pdfminer is slow (pure Python
-layout analysis), so only pages that draw enough rules for a table are handed to it; the rest of the
-document never pays for it. A table's lines are then taken out of the page's text flow and the
+layout analysis), so only pages that draw enough rules for a table, or whose text lines end in figures
+or dot leaders (``pdf_aligned.candidate``: statements, tables of contents), are handed to it; the rest
+of the document never pays for it. On those pages, tables without rules are then found from how the
+words line up (``pdf_aligned``). A table's lines are then taken out of the page's text flow and the
 table is written as pipe rows in their place, so the table chunker repeats its header.
 
 Tables as reports draw them: a table ruled only across gets its missing outer sides
