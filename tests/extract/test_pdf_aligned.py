@@ -196,3 +196,21 @@ def test_table_cells_hold_only_words_of_the_page_each_once(grid, columns):
     have = Counter(w["text"] for w in words)
     used = Counter(t for table in pdf_aligned.find(words) for row in table[4] for cell in row for t in cell.split())
     assert not used - have
+
+
+def test_a_cell_drawn_twice_on_the_spot_reads_once():
+    """Bold faked by overprinting (redp5110's "EENNFFOORRCCEEDD FFOORR AALLLL AACCCCEESSSS")."""
+    pdf = _pdf()
+    rows = [["Clause", "Meaning"], ["ENFORCED", "always applies"], ["ENABLE", "starts enabled"], ["DISABLE", "starts off"]]
+    x, top, h = (60, 200, 400), 100, 20
+    for i in range(len(rows) + 1):
+        pdf.line(x[0], top + i * h, x[-1], top + i * h)
+    for v in x:
+        pdf.line(v, top, v, top + h * len(rows))
+    for r, row in enumerate(rows):
+        for c, value in enumerate(row):
+            for _ in range(2 if c == 0 else 1):  # the first column drawn twice, exactly on itself
+                pdf.text(x[c] + 4, top + r * h + 14, value)
+    doc = extract_bytes(bytes(pdf.output()), "twice.pdf", "application/pdf")
+    (table,) = _tables(doc)
+    assert "| ENFORCED | always applies |" in table and "EENN" not in table

@@ -173,7 +173,9 @@ def _limit(seconds: float):
 def _page_tables(page, seen: list | None = None, ruled: bool = True) -> list[Table]:
     """The page's ruled tables (when it draws ``MIN_RULES`` rules: a page sent here only for its
     aligned text is not searched for grids in its few rules), then tables its words line up into
-    outside them (``pdf_aligned``)."""
+    outside them (``pdf_aligned``). Characters drawn twice on the spot (bold faked by overprinting:
+    "EENNFFOORRCCEEDD") are read once."""
+    page = page.dedupe_chars()
     found = _ruled(page) if ruled and len(page.edges) >= MIN_RULES else []
     px0, ptop, px1, pbottom = page.bbox
     every = page.extract_words(extra_attrs=["size", "fontname"])
