@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 pytest.importorskip("pypdf")
 fpdf = pytest.importorskip("fpdf")
@@ -106,3 +108,22 @@ def test_a_long_heading_across_the_middle_of_a_one_column_page_stays_whole():
         y = _para(d, y + 8, BODY) + 24
     heads, doc = _heads(d)
     assert [h for h, _ in heads] == [f"{name} (1960s - 1970s)" for name in names]  # before: "(1960s -" alone
+
+
+def test_respace_cuts_glued_words_apart_only_where_the_word_boxes_say():
+    from chunkwise.extract.pdf_headings import respace
+
+    assert respace("들어가며1", ["1", "들어가며"]) == "들어가며 1"  # a badge number drawn back to the left
+    assert respace("Key  Features", ["Key", "Features"]) == "Key Features"
+    assert respace("H2O levels", ["H2O", "levels"]) == "H2O levels"
+    assert respace("들어가며1", ["들어가며"]) == "들어가며1"  # a part that is no word: unchanged
+    assert respace("", []) == ""
+
+
+@given(st.lists(st.text(alphabet="abc가나1", min_size=1, max_size=4), min_size=1, max_size=6))
+def test_respace_keeps_every_character_in_order(words):
+    from chunkwise.extract.pdf_headings import respace
+
+    glued = "".join(words)
+    out = respace(glued, words)
+    assert out.replace(" ", "") == glued  # only spaces are ever added

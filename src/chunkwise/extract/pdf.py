@@ -19,7 +19,7 @@ from chunkwise.errors import DependencyError, InputError
 from chunkwise.extract.builder import pipe_table
 from chunkwise.extract.ocr import LOW_CONFIDENCE, MIN_CONFIDENCE, PAGE_TIMEOUT, missing, ocr_pages, usable
 from chunkwise.extract.pdf_aligned import candidate as aligned_candidate
-from chunkwise.extract.pdf_headings import font_headings, outline_entries, outline_headings
+from chunkwise.extract.pdf_headings import font_headings, outline_entries, outline_headings, respace
 from chunkwise.extract.pdf_lines import Line, page_lines
 from chunkwise.extract.pdf_tables import MIN_RULES, Table, find_tables, inside
 from chunkwise.types import Block, Document, Page
@@ -52,9 +52,12 @@ def extract(data: bytes, source: str, ocr: bool = True, ocr_min_confidence: floa
     read = _ocr(data, pages, warnings, ocr_timeout) if ocr else {}
     for i, result in read.items():
         pages[i], rules[i] = result.lines, 0
+    words: dict[int, list[tuple[float, float, str]]] = {}
     tables = find_tables(data, {i: (r, sum(len(line.text) for line in pages[i])) for i, r in enumerate(rules)
-                                if r >= MIN_RULES or aligned_candidate([line.text for line in pages[i]])}, warnings)
+                                if r >= MIN_RULES or aligned_candidate([line.text for line in pages[i]])}, warnings, words)
     levels = _levels(pypdf, reader, pages)
+    for i, found in words.items():
+        pages[i] = [_respaced(line, found, tops[i]) if level else line for line, level in zip(pages[i], levels[i])]
     items = [_with_tables(list(zip(lines, levels[i])), tables.get(i, []), tops[i]) for i, lines in enumerate(pages)]
     gate = {i: (r.confidence, r.confidence < ocr_min_confidence) for i, r in read.items()}
     text, blocks, page_map = _assemble(items, _labels(pypdf, reader, len(pages)), gate)
@@ -119,6 +122,17 @@ def _page_lines(pypdf, page, number: int, warnings: list[str], failed: list[int]
                         "mode 3) yet read as text: words nobody sees on the page, a way to slip instructions "
                         "to a model; check the page with `chunkwise extract FILE`")
     return lines, rules, top
+
+
+def _respaced(line: Line, words: list[tuple[float, float, str]], top: float) -> Line:
+    """A heading line with the word breaks that the page's word boxes show: pypdf glues a fragment
+    drawn back to the left of the text before it ("들어가며" + a section number on a badge →
+    "들어가며1"). Only on pages pdfplumber read anyway, for tables."""
+    if line.y is None:
+        return line
+    base = top - line.y
+    row = [text for a, b, text in words if a - 2.0 <= base <= b + 2.0]
+    return line._replace(text=respace(line.text, row))
 
 
 def _with_tables(lines: list[tuple[Line, int]], tables: list[Table], top: float) -> list:

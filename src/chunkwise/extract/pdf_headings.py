@@ -177,6 +177,26 @@ def _drop_figure_text(lines: list[Line], out: list[int], body_size: float) -> No
         i = j + 1
 
 
+def respace(text: str, words: list[str]) -> str:
+    """``text`` cut into ``words`` (the words found on its row by position) and joined by single
+    spaces, so two words it glued together are apart again; ``text`` unchanged unless every part of
+    it is one of the words."""
+    pool = Counter(w for w in words if w)
+    parts: list[str] = []
+    i = 0
+    while i < len(text):
+        if text[i].isspace():
+            i += 1
+            continue
+        word = max((w for w, n in pool.items() if n and text.startswith(w, i)), key=len, default=None)
+        if word is None:
+            return text
+        pool[word] -= 1
+        parts.append(word)
+        i += len(word)
+    return " ".join(parts)
+
+
 def outline_entries(pypdf, reader) -> list[tuple[str, int, int]]:
     """(title, 0-based page index, level) for every bookmark that points at a page."""
     try:

@@ -32,7 +32,7 @@ from chunkwise.lexical import FIELDS
 
 # Postings the first essential terms may hold together (permitted); more terms join when the bound
 # is not met. Measured at 100k-1M generated chunks (docs/_figures/pgbm25.md).
-BUDGET = 20_000
+BUDGET = 5_000
 _F = len(FIELDS)
 
 MIGRATION = """
@@ -93,7 +93,7 @@ INSERT INTO term_df SELECT lexeme, set_id, count(*), max(f0), max(f1), max(f2), 
 """
 
 # SQL: the tag sets a caller may see (``acl_sets`` is small: one row per distinct tag set stored).
-_SETS = "SELECT coalesce(array_agg(id), '{}') FROM acl_sets WHERE acl && %s::text[]"
+_SETS = "SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM acl_sets WHERE acl && %s::text[]"
 
 
 def caller_sets(db, groups: Sequence[str]) -> list[int]:
@@ -121,13 +121,13 @@ def term_stats(db, lexemes: Sequence[str], sets: Sequence[int], fields: Sequence
     if not lexemes or not sets:
         return out
     rows = db.execute("SELECT lexeme, sum(df)::bigint, max(m0), max(m1), max(m2), min(min_len) FROM term_df"
-                      " WHERE lexeme = ANY(%s) AND set_id = ANY(%s) AND df > 0 GROUP BY lexeme",
+                      " WHERE lexeme = ANY(%s::text[]) AND set_id = ANY(%s::int4[]) AND df > 0 GROUP BY lexeme",
                       (list(lexemes), list(sets))).fetchall()
     for lx, df, m0, m1, m2, shortest in rows:
         out[lx] = (int(df), (m0, m1, m2), shortest)
     if set(fields) != set(FIELDS):
         counted = dict(db.execute(
-            "SELECT p.lexeme, count(*) FROM postings p WHERE p.lexeme = ANY(%s) AND p.set_id = ANY(%s)"
+            "SELECT p.lexeme, count(*) FROM postings p WHERE p.lexeme = ANY(%s::text[]) AND p.set_id = ANY(%s::int4[])"
             f"{_field_filter(fields)} GROUP BY p.lexeme", (list(lexemes), list(sets))).fetchall())
         out = {lx: (int(counted.get(lx, 0)), m, s) for lx, (_, m, s) in out.items()}
     return out
@@ -144,19 +144,23 @@ def bound(idf: float, maxima: Sequence[int], shortest: int, weights: Sequence[fl
     return idf * tf * (k1 + 1) / (tf + norm)
 
 
+# One MaxScore round: the essential terms' permitted postings summed per row (index ranges of the
+# primary key: lexeme, then each permitted tag set), the n-th best partial score, and the rows that
+# may still reach it completed by index probes (LATERAL with LIMIT 1, so it is not flattened into a
+# join: one probe per candidate and term, never a scan of a common term's postings). Tag-set ids are bound as int4[] so they are index conditions.
 _SCORE = """WITH q AS (SELECT * FROM unnest(%(ls)s::text[], %(idf)s::float8[], %(ess)s::bool[]) WITH ORDINALITY
                        AS t(lexeme, idf, essential, i)),
  s AS MATERIALIZED (SELECT p.key, p.set_id, sum(q.idf * ({w}) * (%(k1)s + 1)
                     / (({w}) + %(k1)s * (1 - %(b)s + %(b)s * p.len / %(avgdl)s))) AS score
-                    FROM q JOIN postings p ON p.lexeme = q.lexeme AND p.set_id = ANY(%(sets)s)
+                    FROM q JOIN postings p ON p.lexeme = q.lexeme AND p.set_id = ANY(%(sets)s::int4[])
                     WHERE q.essential{fields} GROUP BY p.key, p.set_id),
- cut AS (SELECT score FROM s ORDER BY score DESC LIMIT 1 OFFSET %(last)s),
- facts AS (SELECT (SELECT score FROM cut) AS cut, (SELECT count(*) FROM s) AS matched),
- c AS (SELECT s.key, s.set_id FROM s, facts WHERE %(every)s OR (facts.cut IS NOT NULL
+ facts AS MATERIALIZED (SELECT (SELECT score FROM s ORDER BY score DESC LIMIT 1 OFFSET %(last)s) AS cut,
+                        (SELECT count(*) FROM s) AS matched),
+ c AS MATERIALIZED (SELECT s.key, s.set_id FROM s, facts WHERE %(every)s OR (facts.cut IS NOT NULL
        AND %(rest)s < facts.cut * (1 - %(slack)s) AND s.score + %(rest)s >= facts.cut * (1 - %(slack)s)))
-SELECT f.cut, f.matched, c.key, q.i, p.len, p.f0, p.f1, p.f2 FROM facts f
-  LEFT JOIN (c CROSS JOIN q JOIN postings p ON p.lexeme = q.lexeme AND p.set_id = c.set_id AND p.key = c.key{fields})
-  ON true"""
+SELECT f.cut, f.matched, x.key, x.i, x.len, x.f0, x.f1, x.f2 FROM facts f LEFT JOIN (
+  SELECT c.key, q.i, p.len, p.f0, p.f1, p.f2 FROM c CROSS JOIN q CROSS JOIN LATERAL (SELECT p.len, p.f0, p.f1, p.f2
+    FROM postings p WHERE p.lexeme = q.lexeme AND p.set_id = c.set_id AND p.key = c.key{fields} LIMIT 1) p) x ON true"""
 
 
 def top(db, lexemes: Sequence[str], idf: Sequence[float], stats: dict, sets: Sequence[int], avgdl: float, n: int,

@@ -6,9 +6,9 @@ index on ``acl``), so a row the caller may not see is never matched, counted or 
 
 - ``lexical_stats``: the permitted rows' count and mean length (a sum over ``acl_stats``);
 - ``lexical_df``: per term, the permitted rows holding it (sums over the caller's tag sets,
-  store/pg_bm25.py);
+  store/postgres/pg_bm25.py);
 - ``lexical_top``: BM25 over those rows computed in the server (MaxScore over the postings of the
-  caller's tag sets, store/pg_bm25.py), with the same formula and the same statistics as the SQLite
+  caller's tag sets, store/postgres/pg_bm25.py), with the same formula and the same statistics as the SQLite
   engines; only the candidates for the top n leave it, with their term
   counts and lengths, and retrieve/server.py re-scores them in its own arithmetic, so the scores
   are the same numbers (see README "PostgreSQL"); ``lexical_postings`` returns every permitted
@@ -82,12 +82,25 @@ class PostgresReads:
     filtered_reads = False  # row-level security applies to this connection's role (a pg-secure reader)
     _caller: tuple[str, ...] | None = None  # the groups of the caller transaction we are in
     _narrow: tuple[str, ...] | None = None  # those of them some servable row carries (pg_groups)
+    _memo: dict | None = None  # the caller's tag sets and term statistics, read once per caller transaction
 
     def _tags(self, groups) -> list[str]:
         """The groups a filter says: inside this caller's transaction, those of them the store uses
-        (store/pg_groups.py); elsewhere the caller's canonical groups."""
+        (store/postgres/pg_groups.py); elsewhere the caller's canonical groups."""
         tags = _groups(groups)
         return list(self._narrow) if self._caller is not None and tuple(tags) == self._caller else tags
+
+    def _term_stats(self, groups, lexemes: list[str], fields: Sequence[str] = FIELDS) -> tuple[list[int], dict]:
+        """(the caller's tag sets, ``pg_bm25.term_stats`` of ``lexemes``), remembered for the caller
+        transaction: a search asks for the document frequencies, then scores with the same ones."""
+        memo = self._memo if self._memo is not None else {}
+        if "sets" not in memo:
+            memo["sets"] = pg_bm25.caller_sets(self.db, self._tags(groups))
+        known = memo.setdefault(tuple(fields), {})
+        missing = [lx for lx in dict.fromkeys(lexemes) if lx not in known]
+        if missing:
+            known.update(pg_bm25.term_stats(self.db, missing, memo["sets"], fields))
+        return memo["sets"], {lx: known[lx] for lx in lexemes}
 
     def _chunk(self, row) -> StoredChunk:
         key, cid, doc, index, record, text, embed_text, acl, quality, uri, version = row
@@ -239,14 +252,14 @@ class PostgresReads:
             self.db.execute("SELECT set_config(%s, %s, true), CASE WHEN pg_size_bytes(current_setting('work_mem'))"
                             " < pg_size_bytes(%s) THEN set_config('work_mem', %s, true) END",
                             (GROUPS_SETTING, json.dumps(list(tags), ensure_ascii=False), SEARCH_WORK_MEM, SEARCH_WORK_MEM))
-            self._caller, self._narrow = tags, tuple(pg_groups.narrowed(self.db, tags))
+            self._caller, self._narrow, self._memo = tags, tuple(pg_groups.narrowed(self.db, tags)), {}
             if self._narrow != tags:  # the policies too see only the groups that tag something
                 self.db.execute("SELECT set_config(%s, %s, true)",
                                 (GROUPS_SETTING, json.dumps(list(self._narrow), ensure_ascii=False)))
             try:
                 yield self
             finally:
-                self._caller = self._narrow = None
+                self._caller = self._narrow = self._memo = None
                 if not fresh:  # the setting would outlive the savepoint, into the enclosing transaction
                     self.db.execute("SELECT set_config(%s, '', true)", (GROUPS_SETTING,))
 
@@ -259,13 +272,12 @@ class PostgresReads:
 
     def lexical_df(self, terms: Sequence[str], groups, fields: Sequence[str] = FIELDS) -> dict[str, int]:
         """Permitted rows holding each term in one of ``fields`` (the document frequencies a caller's
-        BM25 uses): sums over the tag sets the caller may see (store/pg_bm25.py)."""
+        BM25 uses): sums over the tag sets the caller may see (store/postgres/pg_bm25.py)."""
         terms = list(dict.fromkeys(terms))
         if not terms:
             return {}
         with self.as_caller(groups):
-            stats = pg_bm25.term_stats(self.db, [lexeme(t) for t in terms], pg_bm25.caller_sets(self.db, self._tags(groups)),
-                                       fields)
+            _, stats = self._term_stats(groups, [lexeme(t) for t in terms], fields)
         return {t: stats[lexeme(t)][0] for t in terms}
 
     def lexical_postings(self, terms: Sequence[str], groups, fields: Sequence[str] = FIELDS) -> dict[str, Postings]:
@@ -310,10 +322,10 @@ class PostgresReads:
             return 0, {}
         with self.as_caller(groups):
             lexemes = [lexeme(t) for t in terms]
-            sets = pg_bm25.caller_sets(self.db, self._tags(groups))
+            sets, stats = self._term_stats(groups, lexemes)
             if not sets:
                 return 0, {}
-            matched, rows = pg_bm25.top(self.db, lexemes, idf, pg_bm25.term_stats(self.db, lexemes, sets), sets, avgdl,
+            matched, rows = pg_bm25.top(self.db, lexemes, idf, stats, sets, avgdl,
                                         n, k1, b, fields, weights, SCORE_SLACK)
         out: dict[int, tuple[int, dict[str, tuple[int, ...]]]] = {}
         for key, i, length, *tf in rows:
