@@ -39,6 +39,7 @@ from chunkwise.pipeline.embed import EmbedStage
 from chunkwise.pipeline.executors import Executor, contained, prepare_and_embed, session
 from chunkwise.pipeline.prepare import Prepared, PrepareFailure, Preparer, PrepareSettings, PrepareTask
 from chunkwise.pipeline.progress import NoProgress, Progress
+from chunkwise.pipeline.schedule import largest_first
 from chunkwise.pipeline.versions import derive_links
 from chunkwise.pipeline.write import IngestStats, WriteSpec, WriteStage, Written, unchanged
 
@@ -170,8 +171,13 @@ def ingest(
                                stats=stats, dry_run=dry_run)
             seen: set[str] = set()
             known: dict = {}
-            tasks = _tasks(store, Path(raw), root, prefix, inputs, stats, seen, progress, include, exclude,
-                           before_first=preparer.warm_up, known=known)
+            tasks = largest_first(_tasks(store, Path(raw), root, prefix, inputs, stats, seen, progress, include,
+                                         exclude, before_first=preparer.warm_up, known=known))
+            batch = scope.enter_context(contextlib.ExitStack())
+            batch.enter_context(write.batched())
+            if hasattr(executor, "on_idle"):  # commit the open batch whenever the pool makes us wait
+                executor.on_idle = write.idle
+                batch.callback(setattr, executor, "on_idle", None)
             for item, vectors in _stages(executor, preparer, tasks, embed, progress, store, write, timeout):
                 seen.add(item.task.rel)
                 prepared += 1
@@ -198,6 +204,7 @@ def ingest(
                 except ChunkwiseError as exc:
                     stats.errors.append({"path": item.task.rel, "error": str(exc)})
                 progress.written()
+            batch.close()  # committed: what follows (removals, version links) takes its own transactions
             if is_dir and not seen.issuperset(known):  # documents gone from the folder (the walk saw the rest)
                 stats.removed += store.remove_missing(root, prefix, seen, dry_run=dry_run)
         if not dry_run and (prepared or stats.removed):

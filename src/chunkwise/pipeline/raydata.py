@@ -142,6 +142,8 @@ class RayExecutor:
             for item, vectors in self._run(preparer, items, remote):
                 if progress is not None:
                     progress.prepared()
+                    if getattr(item, "records", None) and hasattr(progress, "chunked"):
+                        progress.chunked(len(item.records))
                     if vectors and embed.on_embedded:
                         embed.on_embedded(len(vectors))
                 yield item, vectors

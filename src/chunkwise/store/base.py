@@ -87,6 +87,9 @@ class DocumentDiff:
     removed: Sequence[str] = ()
     vectors: Mapping[str, Sequence[float]] = field(default_factory=dict)
     vector_model: str = ""
+    # chunk_id -> (body, title, heading) lexical fields already analysed (by a worker); a store
+    # analyses the records missing here itself. Never trusted over the record: same text, same terms.
+    lexical: Mapping[str, tuple[str, str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
