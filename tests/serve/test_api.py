@@ -134,10 +134,15 @@ def test_document_records_are_only_the_permitted_ones(header_server):
     assert SECRET not in json.dumps(sre) and SECRET in json.dumps(both)
     assert len(sre["records"]) < len(both["records"])
     for doc in (sre, both):
-        idx = [r["chunk_index"] for r in doc["records"]]
-        assert idx == sorted(idx)
-        assert doc["boundaries"] == [[r["start_char"], r["end_char"]] for r in doc["records"]]
         assert all(r["doc_id"] == "mixed.md" and r["quality"] == "ready" for r in doc["records"])
+    idx = [r["chunk_index"] for r in both["records"]]
+    assert idx == list(range(len(idx)))  # all of it readable: positions and boundaries as stored
+    assert both["boundaries"] == [[r["start_char"], r["end_char"]] for r in both["records"]]
+    # part of it hidden: no offsets, indices or boundaries, which would measure the hidden section
+    assert sre["boundaries"] == [] and all(r["start_char"] is r["end_char"] is r["chunk_index"] is None
+                                           for r in sre["records"])
+    shared = [r["chunk_id"] for r in both["records"] if r["chunk_id"] in {x["chunk_id"] for x in sre["records"]}]
+    assert [r["chunk_id"] for r in sre["records"]] == shared  # still in document order
     assert all(r["acl"] == ["sre"] for r in sre["records"])
 
 
