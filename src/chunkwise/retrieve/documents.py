@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from chunkwise.access import permitted
 from chunkwise.retrieve.index import check_groups
-from chunkwise.retrieve.positions import hide_record, partial
+from chunkwise.retrieve.positions import hide_record
 
 
 SERVED_FIELDS = ("chunk_id", "doc_id", "source_uri", "chunk_index", "heading_path", "start_char", "end_char", "page",
@@ -63,8 +63,9 @@ def visible_document(store, doc_id: str, groups) -> VisibleDocument | None:
         records = [r for r in stored if permitted(r.get("acl") or (), r.get("quality", ""), groups)]
         if not records:
             return None
-        # only now, for a document the caller may see: does it hold chunks they may not read?
-        whole = not partial(store.document_chunks(doc_id), groups)
+        # only now, for a document the caller may see: does it hold chunks they may not read? From
+        # the document row's count, not its chunks, so the cost does not grow with what is hidden.
+        whole = len(records) == store.chunk_count(doc_id)
     records.sort(key=lambda r: (r["chunk_index"], r["start_char"]))
     first = records[0]
     return VisibleDocument(doc_id, first.get("source_uri", ""), first.get("title", ""),
