@@ -231,7 +231,7 @@ def _fast_minilm():
     from chunkwise.embed.onnx import OnnxMiniLMEmbedder
     from chunkwise.errors import DependencyError
 
-    embedder = OnnxMiniLMEmbedder("fp32")
+    embedder = OnnxMiniLMEmbedder("fp32", spinning=False)  # many small batches: idle threads sleep
     try:
         embedder.check()
     except DependencyError:
