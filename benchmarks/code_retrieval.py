@@ -341,9 +341,11 @@ def evaluate(corpus: Corpus, run, vectors: Vectors, sizer, k: int, context: int)
     bm25 = BM25Okapi([analyze(c[3]) or ["\x00"] for c in chunks])
     tokens = sizer.count_many([corpus.texts[c[0]][c[1]:c[2]] for c in chunks])
     res = {}
+    per: dict[str, dict[str, list[float]]] = {}  # mode -> metric -> per question (paired comparisons)
     for mode in ("dense", "hybrid"):
         hits5 = hitctx = rr = 0.0
         ctx_used = []
+        per[mode] = {"P@5": [], "@ctx": []}
         for qi, q in enumerate(corpus.questions):
             dense = mat @ qv[qi]
             order = np.argsort(-dense, kind="stable")
@@ -368,12 +370,23 @@ def evaluate(corpus: Corpus, run, vectors: Vectors, sizer, k: int, context: int)
                     first = rank
                 if rank == k:
                     hits5 += _covers(spans, q.start, q.end)
+                    per[mode]["P@5"].append(float(_covers(spans, q.start, q.end)))
             hitctx += bool(in_ctx) if in_ctx is not None else bool(first)
+            per[mode]["@ctx"].append(float(bool(in_ctx) if in_ctx is not None else bool(first)))
             rr += 1.0 / first if first else 0.0
         n = len(corpus.questions)
         res[mode] = {"P@5": round(100 * hits5 / n, 1), "@ctx": round(100 * hitctx / n, 1), "MRR": round(rr / n, 3)}
     return {"chunks": len(chunks), "mean_tokens": round(sum(tokens) / max(1, len(tokens)), 1),
-            "cpu_chunking_s": round(cpu, 2), **res}
+            "cpu_chunking_s": round(cpu, 2), **res, "per_question": per}
+
+
+def paired(a: list[float], b: list[float]) -> tuple[float, float]:
+    """Mean and standard error (points) of a - b over the same questions."""
+    d = [100 * (x - y) for x, y in zip(a, b)]
+    n = len(d)
+    mean = sum(d) / n
+    var = sum((x - mean) ** 2 for x in d) / (n - 1) if n > 1 else 0.0
+    return round(mean, 1), round((var / n) ** 0.5, 1)
 
 
 def _covers(spans, a: int, b: int) -> bool:
@@ -396,7 +409,7 @@ def main() -> int:
     ap.add_argument("--context", type=int, default=1280, help="equal-context budget, MiniLM tokens")
     ap.add_argument("--files", type=int, default=12, help="files sampled per repository")
     ap.add_argument("--max-gold", type=int, default=192)
-    ap.add_argument("--only", help="contenders whose name contains this")
+    ap.add_argument("--only", help="contenders whose name contains one of these (comma-separated)")
     ap.add_argument("--json")
     args = ap.parse_args()
     runs, sizer = contenders(args.size)
@@ -407,13 +420,23 @@ def main() -> int:
           f"size {args.size} MiniLM tokens, context {args.context}")
     rows = []
     for name, run in runs.items():
-        if args.only and args.only not in name:
+        if args.only and not any(part in name for part in args.only.split(",")):
             continue
         r = {"contender": name, **evaluate(corpus, run, vectors, sizer, 5, args.context)}
         rows.append(r)
         print(f"{name:34} chunks {r['chunks']:5} mean {r['mean_tokens']:6.1f} tok | dense P@5 {r['dense']['P@5']:5.1f} "
               f"@ctx {r['dense']['@ctx']:5.1f} MRR {r['dense']['MRR']:.3f} | hybrid P@5 {r['hybrid']['P@5']:5.1f} "
               f"@ctx {r['hybrid']['@ctx']:5.1f} MRR {r['hybrid']['MRR']:.3f} | cpu {r['cpu_chunking_s']}s", flush=True)
+    by = {r["contender"]: r for r in rows}
+    for a, b in (("chunkwise code", "chunkwise recursive"), ("chunkwise auto (routes to code)", "chunkwise recursive"),
+                 ("chunkwise code +full header", "chunkwise recursive +full header")):
+        if a in by and b in by:
+            cells = []
+            for mode in ("dense", "hybrid"):
+                for metric in ("P@5", "@ctx"):
+                    d, se = paired(by[a]["per_question"][mode][metric], by[b]["per_question"][mode][metric])
+                    cells.append(f"{mode} {metric} {d:+.1f} \u00b1 {se:.1f}")
+            print(f"{a} - {b} (paired, points): " + ", ".join(cells))
     if args.json:
         Path(args.json).write_text(json.dumps({"split": args.split, "size": args.size, "context": args.context,
                                                "files": len(corpus.texts), "questions": len(corpus.questions),

@@ -21,7 +21,7 @@ def main():
         loaded, built, samples, size, index = pg_search.load(url, n, 20240605, "copy", 2)
         print("loaded", loaded, built)
         from chunkwise.retrieve import Retriever
-        from chunkwise.store import postgres_read
+        from chunkwise.store.postgres import postgres_read
         queries = make_queries(10, 20240605)
         with Retriever(url, embedder=pg_search.Vectors({q: samples[0] for q, _ in queries})) as r:
             db = r.store.db

@@ -141,7 +141,7 @@ def main() -> int:
     args = ap.parse_args()
     import psycopg
 
-    from chunkwise.store import postgres_read
+    from chunkwise.store.postgres import postgres_read
 
     n = parse_size(args.rows)
     srv, folder = server(None)

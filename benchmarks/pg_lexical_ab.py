@@ -41,7 +41,7 @@ def main() -> int:
     modes = args.modes.split(",")
     dense = any(m != "bm25" for m in modes)  # BM25 alone needs no query vectors (nor the store's model)
     with Retriever(args.url, embedder=Vectors({}) if dense else None) as r:
-        from chunkwise.store.postgres_read import as_array
+        from chunkwise.store.postgres.postgres_read import as_array
 
         stored = [as_array(v) for (v,) in r.store.db.execute(
             "SELECT vector FROM chunks WHERE servable ORDER BY key LIMIT 8")] if dense else []

@@ -68,7 +68,7 @@ def bulk_write(db, docs, vecs) -> None:
     """One batch by binary COPY: the rows the store's own apply step writes (``postgres._row``), into
     a staging table, then into ``chunks`` (terms to ``tsvector`` by ``array_to_tsvector``, as the
     store does); documents and the vectors table likewise; statistics are summed after the load."""
-    from chunkwise.store.postgres import _row
+    from chunkwise.store.postgres.postgres import _row
 
     with db.cursor() as cur:
         with cur.copy("COPY documents (doc_id, root, path, source_uri, source_version, inputs, title, author,"
@@ -211,7 +211,7 @@ def query_vectors(queries, samples: np.ndarray, seed: int) -> dict:
 
 def measure(url: str, n_queries: int, seed: int, samples: np.ndarray, k: int) -> dict:
     from chunkwise.retrieve import Retriever
-    from chunkwise.store import postgres_read
+    from chunkwise.store.postgres import postgres_read
 
     queries = make_queries(n_queries, seed)
     table = query_vectors(queries, samples, seed)

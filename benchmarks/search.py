@@ -301,7 +301,7 @@ def bench_size(path: Path, n: int, queries, k: int, budget: int, drop_share: flo
     db = sp.store.db
 
     def fts_query(q, g, order_by="ORDER BY rank, rowid"):  # every query term, straight to FTS5
-        from chunkwise.store.sqlite_read import fts_match
+        from chunkwise.store.sqlite.sqlite_read import fts_match
 
         match = fts_match(query_terms(q), g)
         sql = f"SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? {order_by} LIMIT ?"

@@ -18,6 +18,9 @@ TABLES = {  # what a reader's raw SELECT of each secured table returns, as compa
     "documents": "SELECT doc_id FROM documents",
     "version_links": "SELECT newer, older FROM version_links",
     "acl_stats": "SELECT acl FROM acl_stats",
+    "acl_sets": "SELECT acl FROM acl_sets",
+    "postings": "SELECT lexeme, key FROM postings",
+    "term_df": "SELECT lexeme, set_id FROM term_df",
 }
 # Valid tags holding what the grammar allows beyond letters: spaces, : / @ + # . - _, other
 # scripts, a combining mark; and a multi-word tag beside its words.
@@ -88,6 +91,10 @@ def expected(owner_url: str, groups) -> dict[str, set]:
         vectors = {k for (k,) in con.execute("SELECT embed_key FROM vectors")}
         links = con.execute("SELECT newer, older FROM version_links").fetchall()
         stats = [tuple(a) for (a,) in con.execute("SELECT acl FROM acl_stats")]
+        keys = dict(con.execute("SELECT chunk_id, key FROM chunks").fetchall())
+        terms = dict(con.execute("SELECT chunk_id, lex_tf FROM chunks").fetchall())
+        sets = {i: tuple(a) for i, a in con.execute("SELECT id, acl FROM acl_sets")}
+        term_df = con.execute("SELECT lexeme, set_id FROM term_df").fetchall()
     ok = [c for c in chunks if c[4] == "ready" and set(c[3]) & g]
     docs = {c[1] for c in ok}
     return {
@@ -96,6 +103,9 @@ def expected(owner_url: str, groups) -> dict[str, set]:
         "documents": docs,
         "version_links": {(n, o) for n, o in links if n in docs and o in docs},
         "acl_stats": {a for a in stats if set(a) & g},
+        "acl_sets": {a for a in sets.values() if set(a) & g},
+        "postings": {(lx, keys[c[0]]) for c in ok for lx in terms[c[0]]},  # every term of every permitted row
+        "term_df": {(lx, i) for lx, i in term_df if set(sets[i]) & g},
     }
 
 

@@ -197,8 +197,8 @@ def test_schema_3_tags_are_migrated_to_values(tmp_path):
     """A store written before tags were values: its space-joined column is re-read from the
     record's list, and a tag that breaks the grammar sends its chunk to review."""
     from chunkwise.store import SQLiteStore
-    from chunkwise.store.schema import MIGRATIONS
-    from chunkwise.store.sqlite import _statements
+    from chunkwise.store.sqlite.schema import MIGRATIONS
+    from chunkwise.store.sqlite.sqlite import _statements
 
     db = tmp_path / "old.db"
     con = sqlite3.connect(db, isolation_level=None)

@@ -82,14 +82,12 @@ def prepare_paths(preparer, paths, **walk: Any):
 
 
 def audit(paths, root: str | Path | None = None, max_bytes: int = 50_000_000, include=(), exclude=()):
-    """Extraction audit rows, one per source (failures and skipped files included), in a stable order."""
-    from chunkwise.extract.audit import audit_document, audit_failure
+    """Extraction audit rows, one per source (failures and skipped files included), in a stable order;
+    each file is extracted and measured in a contained worker, and only its row comes back."""
+    from chunkwise.pipeline.documents import audit_sources
+    from chunkwise.sources import iter_sources
 
-    for item in iter_documents(paths, root=root, max_bytes=max_bytes, include=include, exclude=exclude):
-        if isinstance(item, SourceFailure):
-            yield audit_failure(item.source, item.error, item.skipped)
-        else:
-            yield audit_document(item)
+    yield from audit_sources(iter_sources(paths, root=root, max_bytes=max_bytes, include=include, exclude=exclude))
 
 
 def ingest(paths, db, config: ChunkConfig | None = None, *, embedder="auto", embed_mode: str = "auto",
@@ -192,7 +190,7 @@ def store_missing(db) -> bool:
 
 
 def row_security(db, *, reader: str | None = None, revoke: str | None = None, off: bool = False):
-    """PostgreSQL row-level security (``chunkwise pg-secure``; store/pg_security.py): with ``reader``,
+    """PostgreSQL row-level security (``chunkwise pg-secure``; store/postgres/pg_security.py): with ``reader``,
     secure the store (policies on every table holding or revealing row content) and let that role
     SELECT through them only; ``revoke``: take a role's access away; ``off``: turn it off (refused
     while a reader remains). Nothing asked: how it is. Changes need the tables' owner in ``db``;
@@ -260,13 +258,7 @@ def chunk_ids(doc_id: str, chunks) -> list[str]:
     content hash and its occurrence): framework integrations hand out the store's own ids."""
     from chunkwise import ids
 
-    seen: dict[str, int] = {}
-    out = []
-    for c in chunks:
-        h = ids.hash_text(c.text)
-        seen[h] = seen.get(h, -1) + 1
-        out.append(ids.chunk_id(doc_id, h, seen[h]))
-    return out
+    return [cid for cid, _ in ids.chunk_ids(doc_id, [c.text for c in chunks])]
 
 
 def text_doc_id(text: str) -> str:

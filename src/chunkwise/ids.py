@@ -27,6 +27,19 @@ def chunk_id(doc_id: str, content_hash: str, occurrence: int) -> str:
     return sha256_hex(SEP.join((doc_id, content_hash, str(occurrence))))[:32]
 
 
+def chunk_ids(doc_id: str, texts) -> list[tuple[str, str]]:
+    """(chunk_id, content_hash) of a document's chunk texts, in order: the n-th chunk with the same
+    content hash has occurrence n. The one place occurrences are counted (records, the api's
+    ``chunk_ids``, the evaluator's items): a repeated passage keeps its id wherever it is asked for."""
+    seen: dict[str, int] = {}
+    out = []
+    for text in texts:
+        chash = hash_text(text)
+        seen[chash] = seen.get(chash, -1) + 1
+        out.append((chunk_id(doc_id, chash, seen[chash]), chash))
+    return out
+
+
 def embed_key(model: str, embedded_text: str) -> str:
     return sha256_hex(model + SEP + embedded_text)
 

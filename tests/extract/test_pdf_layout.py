@@ -113,7 +113,7 @@ def test_a_page_that_makes_table_detection_crawl_costs_only_its_tables(tmp_path,
     real = pdf_tables._page_tables
     monkeypatch.setattr(pdf_tables, "PAGE_SECONDS", 0.5)
 
-    def crawl(page):  # pure-Python work for 30 s, as pdfminer on a hostile page
+    def crawl(page, seen=None, ruled=True):  # pure-Python work for 30 s, as pdfminer on a hostile page
         until = time.monotonic() + 30
         while time.monotonic() < until:
             sum(range(1000))

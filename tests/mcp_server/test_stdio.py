@@ -81,12 +81,15 @@ def test_bad_arguments_and_unknown_tools_are_protocol_errors(mcp_store):
             for tool, args in bad:
                 with pytest.raises(MCPError) as caught:
                     await client.call_tool(tool, args)
-                codes.append((tool, args, caught.value.error.code))
+                codes.append((tool, args, caught.value.error.code, caught.value.error.message))
             ok = await client.call_tool("search", {"query": "rollback"})  # the session survives them all
             return codes, ok
 
     codes, ok = run(go())
     assert [c for c in codes if c[2] != -32602] == []
+    reversed_ = [c[3] for c in codes if c[1].get("filters", {}).get("updated_before") == "2024-01-01"]
+    assert reversed_ == ["filter: updated_after 2025-01-01 is later than updated_before 2024-01-01; the range is "
+                         "empty (swap them?)"]  # the library's one message, as HTTP's 400 and the library give
     assert not ok.is_error and ok.structured_content["results"]
 
 

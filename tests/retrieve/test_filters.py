@@ -24,8 +24,14 @@ def test_each_filter_narrows():
     assert not Filters(updated_before="2024-04-30").accepts(dated)
     assert not Filters(updated_after="2000-01-01").accepts(hit(updated=""))  # undated: no match under a date filter
     assert not Filters(updated_after="2000-01-01").accepts(hit(updated="last spring"))
-    # a reversed range is empty, not an error (an HTTP request valid by its schema is accepted)
-    assert not Filters(updated_after="2024-05-02", updated_before="2024-04-30").accepts(dated)
+    assert Filters(updated_after="2024-05-01", updated_before="2024-05-01").accepts(dated)  # one day is a range
+
+
+def test_a_reversed_date_range_is_refused_in_one_place():
+    """Library, HTTP (400), MCP (-32602) and the integrations all build ``Filters``: one check, one message."""
+    with pytest.raises(ConfigError, match=r"^filter: updated_after 2024-05-02 is later than updated_before "
+                                          r"2024-04-30; the range is empty \(swap them\?\)$"):
+        Filters(updated_after="2024-05-02", updated_before="2024-04-30T08:00:00")
 
 
 @pytest.mark.parametrize("kwargs", [{"doc_ids": "a.md"}, {"doc_ids": ("",)}, {"file_types": (1,)},
@@ -34,3 +40,12 @@ def test_each_filter_narrows():
 def test_bad_filters_are_config_errors(kwargs):
     with pytest.raises(ConfigError, match="filter"):
         Filters(**kwargs)
+
+
+def test_the_integrations_refuse_a_reversed_range_with_the_same_message():
+    from chunkwise.integrations._common import filters_of
+
+    with pytest.raises(ConfigError) as caught:
+        filters_of({"updated_after": "2024-05-02", "updated_before": "2024-04-30"})
+    assert str(caught.value) == ("filter: updated_after 2024-05-02 is later than updated_before 2024-04-30; "
+                                 "the range is empty (swap them?)")

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from chunkwise.access import acl_index, permitted
 from chunkwise.errors import ConfigError
 from chunkwise.retrieve.bm25 import SparseBM25, keep_informative, tokenize
-from chunkwise.store.sqlite_read import fts_match
+from chunkwise.store.sqlite.sqlite_read import fts_match
 from chunkwise.retrieve.fusion import rrf
 from chunkwise.retrieve.ties import top_k
 from chunkwise.retrieve.index import Item, MemoryIndex, SearchIndex

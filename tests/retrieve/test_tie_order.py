@@ -228,7 +228,7 @@ def test_hnsw_candidates_hold_the_whole_tie_at_the_cut(pg_url, monkeypatch):
     over-fetch (n + 16): the store widens its request until the tie is whole, and the three smallest
     chunk ids win, whatever order the index returned them in."""
     from chunkwise.retrieve.server import dense_rank
-    from chunkwise.store import postgres_read
+    from chunkwise.store.postgres import postgres_read
 
     emb = make_embedder("hashing")
     docs = [("", [("rollback the deploy", [], ["runs"])]) for _ in range(60)]

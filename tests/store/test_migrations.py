@@ -4,9 +4,9 @@ import sqlite3
 import pytest
 
 from chunkwise.store import SQLiteStore
-from chunkwise.store.schema import LATEST, MIGRATIONS
-from chunkwise.store.sqlite import _statements
-from chunkwise.store.sqlite_read import fts_match
+from chunkwise.store.sqlite.schema import LATEST, MIGRATIONS
+from chunkwise.store.sqlite.sqlite import _statements
+from chunkwise.store.sqlite.sqlite_read import fts_match
 
 
 def test_schema_2_store_is_upgraded_and_filters_inside_match(tmp_path):
@@ -89,8 +89,8 @@ def test_postgres_store_at_schema_2_is_reanalysed_with_stems_and_fields(pg_url):
     import psycopg
 
     from chunkwise.lexical import LexicalFields, analyze
-    from chunkwise.store.pg_schema import MIGRATIONS as PG
-    from chunkwise.store.postgres import PostgresStore
+    from chunkwise.store.postgres.pg_schema import MIGRATIONS as PG
+    from chunkwise.store.postgres.postgres import PostgresStore
 
     with psycopg.connect(pg_url, autocommit=True) as con:
         con.execute("CREATE TABLE migrations (number INTEGER PRIMARY KEY, name TEXT, applied_at TIMESTAMPTZ NOT NULL"

@@ -74,7 +74,7 @@ def stores(pg_server):
 
 @pytest.mark.parametrize("path", ["store's choice", "index forced"])
 def test_a_callers_dense_results_ignore_hidden_rows(stores, monkeypatch, path):
-    from chunkwise.store import postgres_read
+    from chunkwise.store.postgres import postgres_read
 
     owner, reader, role = stores
     if path == "index forced":
@@ -109,7 +109,7 @@ def test_a_short_walk_is_widened_before_the_exact_scan(stores, monkeypatch):
     rows: the first walk holds none of its rows, so the index is walked again wider (up to
     ``MAX_EF_SEARCH``) rather than every permitted row being scanned; the results are still exactly
     the caller's own nearest, as owner and as reader."""
-    from chunkwise.store import postgres_read
+    from chunkwise.store.postgres import postgres_read
 
     owner, reader, role = stores
     monkeypatch.setattr(postgres_read, "EXACT_ROWS", 0)
@@ -141,7 +141,7 @@ def test_a_walk_holding_only_a_few_permitted_rows_is_not_served(stores, monkeypa
     the 26 of n + HNSW_MARGIN, but fewer than the 40 asked for (WALK_FILL x n), so its 10th
     lies past the walk's first quarter, where the index's order is unreliable: the exact scan
     answers instead, as owner and as reader."""
-    from chunkwise.store import postgres_read
+    from chunkwise.store.postgres import postgres_read
 
     owner, reader, role = stores
     monkeypatch.setattr(postgres_read, "EXACT_ROWS", 0)
@@ -170,7 +170,7 @@ def test_no_walk_when_the_widest_cannot_hold_enough_permitted_rows(stores, monke
     """A caller of 80 of 2,080 rows: the widest walk (1,000) would hold about 38 of them, fewer than
     the 40 a walk must hold to be served, so the index is not walked at all: the exact scan
     answers at once (before, a wasted walk came first)."""
-    from chunkwise.store import postgres_read
+    from chunkwise.store.postgres import postgres_read
 
     owner, reader, role = stores
     monkeypatch.setattr(postgres_read, "EXACT_ROWS", 0)

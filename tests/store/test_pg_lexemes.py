@@ -5,7 +5,7 @@ it to the plain definition, and check that a long word is indexed and found on a
 from hypothesis import given, settings, strategies as st
 
 from chunkwise.lexical import FIELDS, LexicalFields
-from chunkwise.store.pg_lexemes import MAX_LEXEME_BYTES, lexeme, lexical
+from chunkwise.store.postgres.pg_lexemes import MAX_LEXEME_BYTES, lexeme, lexical
 
 # Words near the limit in one-, three- and four-byte characters, and short ones.
 WORDS = st.one_of(

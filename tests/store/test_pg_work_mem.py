@@ -2,7 +2,7 @@
 never lowers a larger one (a term's bitmap over many heap pages turns lossy at the 4MB default:
 BENCHMARKS, "PostgreSQL search at 100k and 1M chunks")."""
 from chunkwise.store import open_store
-from chunkwise.store.postgres_read import SEARCH_WORK_MEM
+from chunkwise.store.postgres.postgres_read import SEARCH_WORK_MEM
 
 
 def _bytes(store, setting: str) -> int:

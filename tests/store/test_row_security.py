@@ -1,4 +1,4 @@
-"""Row-level security on a PostgreSQL store (``chunkwise pg-secure``, store/pg_security.py), on the
+"""Row-level security on a PostgreSQL store (``chunkwise pg-secure``, store/postgres/pg_security.py), on the
 session's real server: a reader role sees, in every table holding or revealing row content,
 exactly the rows its caller's groups permit — through raw SQL, through a query whose own filter is
 broken, with no groups set (nothing) — while the retriever through it gives the owner's results,
@@ -126,7 +126,7 @@ def test_the_retriever_through_the_reader_gives_the_owners_results(secured, mode
 def test_the_readers_hnsw_path_gives_the_owners_results(secured, monkeypatch):
     """This store is far below ``EXACT_ROWS``: with the threshold lowered, both connections take the
     HNSW path under the filter (the reader's through the policies) and agree."""
-    from chunkwise.store import postgres_read
+    from chunkwise.store.postgres import postgres_read
 
     owner, reader, _ = secured
     monkeypatch.setattr(postgres_read, "EXACT_ROWS", 3)
@@ -168,7 +168,7 @@ def test_the_server_side_primitives_agree_through_the_reader(secured):
 def _break_the_filters(monkeypatch):
     """What a buggy query would do: the app-side filter of every read gone (SQL and Python)."""
     import chunkwise.retrieve.store as retriever_module
-    import chunkwise.store.postgres_read as reads
+    import chunkwise.store.postgres.postgres_read as reads
 
     monkeypatch.setattr(reads, "_PERMITTED", "TRUE")
     monkeypatch.setattr(reads, "visible_document", lambda doc, groups: "TRUE")
@@ -292,7 +292,7 @@ def test_a_sqlite_store_is_told_it_has_no_roles(tmp_path, capsys):
 def test_policies_survive_a_migration_that_rebuilds_a_table(pg_server, pg_url, tmp_path, monkeypatch):
     """A later migration that rebuilds ``acl_stats`` and adds a column to ``chunks``: opening the
     store as the owner migrates it and re-applies RLS, the policies and the readers' grants."""
-    import chunkwise.store.postgres as pg
+    import chunkwise.store.postgres.postgres as pg
 
     admin = pg_server.get_uri()
     role = new_role(admin, "mig")

@@ -185,7 +185,7 @@ def _hold_write_lock(store):
     if store.location.startswith("postgresql://"):
         import psycopg
 
-        from chunkwise.store.postgres import _ROOTS_LOCK
+        from chunkwise.store.postgres.postgres import _ROOTS_LOCK
 
         holder = psycopg.connect(store.db.info.dsn, autocommit=True)
         holder.execute("BEGIN")

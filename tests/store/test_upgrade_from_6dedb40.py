@@ -117,8 +117,8 @@ def test_a_postgresql_store_from_6dedb40_is_migrated_without_loss(old_src, pg_da
     _same(before, after)
 
     from chunkwise import api
-    from chunkwise.store.pg_schema import LATEST
-    from chunkwise.store.pg_status import status
+    from chunkwise.store.postgres.pg_schema import LATEST
+    from chunkwise.store.postgres.pg_status import status
 
     state = status(url)
     assert (state["schema"], state["placed"], state["version"], state["pending"]) == ("public", "legacy", LATEST, [])

@@ -45,17 +45,20 @@ def cmd_chunk(args: argparse.Namespace) -> int:
             continue
         for problem in item.problems:  # its access could not be read: every chunk is held for review
             print(f"warning: {safe(problem)}", file=sys.stderr)
-        records = item.records
-        if args.json:
-            emit_jsonl({**r, "needs_review": r["quality"] != "ready"} for r in records)
-        elif single:
-            rows = [(r["chunk_index"], f"{r['start_char']}-{r['end_char']}", r["page"] or "", r["size"],
-                     "yes" if r["quality"] != "ready" else "", ",".join(r["acl"]),
-                     " > ".join(r["heading_path"])[-40:], preview(r["text"], 48)) for r in records]
+        sizes, held, rows = [], 0, []
+        for r in item.records:  # one pass: records are decoded one at a time (pipeline/pack.py)
+            sizes.append(r["size"])
+            held += r["quality"] != "ready"
+            if args.json:
+                emit_jsonl([{**r, "needs_review": r["quality"] != "ready"}])
+            elif single:
+                rows.append((r["chunk_index"], f"{r['start_char']}-{r['end_char']}", r["page"] or "", r["size"],
+                             "yes" if r["quality"] != "ready" else "", ",".join(r["acl"]),
+                             " > ".join(r["heading_path"])[-40:], preview(r["text"], 48)))
+        if single and not args.json:
             print(table(["#", "chars", "page", "size", "review", "acl", "heading path", "text"], rows, right=(0, 3)))
-        sizes = [r["size"] for r in records]
-        summary.append((item.task.rel, len(records), round(sum(sizes) / len(sizes), 1) if sizes else 0,
-                        max(sizes, default=0), sum(r["quality"] != "ready" for r in records), "ok"))
+        summary.append((item.task.rel, len(sizes), round(sum(sizes) / len(sizes), 1) if sizes else 0,
+                        max(sizes, default=0), held, "ok"))
     if not args.json and not single:
         print(f"strategy={config.strategy} size={config.size} {config.unit} overlap={config.overlap} "
               f"header={config.header} (config {config.fingerprint()})")

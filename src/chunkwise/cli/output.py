@@ -33,8 +33,17 @@ def safe(text: object) -> str:
     return _UNSAFE.sub(_escape, s)
 
 
+def _plain(obj):
+    """Values JSON has no type for: access tags (a document's metadata holds its ``acl``) as their list."""
+    from chunkwise.access import AccessTags
+
+    if isinstance(obj, AccessTags):
+        return list(obj.tags)
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
 def _json_line(obj) -> str:
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(obj, ensure_ascii=False))
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(obj, ensure_ascii=False, default=_plain))
 
 
 def emit_json(obj) -> None:

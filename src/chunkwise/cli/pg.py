@@ -1,5 +1,5 @@
 """``chunkwise pg init|status|migrate``: a PostgreSQL store's schema, for the DBA (the CLI only
-parses flags and prints; store/pg_place.py and store/postgres.py do the work)."""
+parses flags and prints; store/postgres/pg_place.py and store/postgres/postgres.py do the work)."""
 from __future__ import annotations
 
 import argparse
@@ -24,7 +24,7 @@ def cmd_pg(args: argparse.Namespace) -> int:
     if not api.is_store_url(args.db):
         raise api.ConfigError(f"--db {args.db}: chunkwise pg is for postgresql:// stores")
     from chunkwise.store import open_store
-    from chunkwise.store.pg_status import status
+    from chunkwise.store.postgres.pg_status import status
 
     if args.action != "status":
         with open_store(args.db, create=args.action == "init"):

@@ -115,14 +115,14 @@ def build_records(
         access = AccessPlan(AccessTags.parse(acl), tuple(regions))
     updated = str(meta.get("updated_at") or "")
     lang = str(meta.get("language") or language or "")
-    seen: dict[str, int] = {}
+    identities = ids.chunk_ids(doc.doc_id, [c.text for c in chunks])
     out: list[ChunkRecord] = []
     about = describe(doc) if header_mode == "context" else None
     about_tags = (access.default if about is None or about.start < 0 else access.tags_for(about.start, about.end))
     doubtful = {p.number: p.review_reason for p in doc.pages if p.review_reason}  # e.g. low OCR confidence
     title, author = str(meta.get("title") or ""), str(meta.get("author") or "")
     header_title = title or access.title_text  # what the chunker put in headers: front matter, else the first H1
-    for c in chunks:
+    for c, (cid, chash) in zip(chunks, identities):
         chunk_acl = access.tags_for(c.start_char, c.end_char)
         path = access.visible_path(tuple(c.heading_path), c.start_char, c.end_char)
         embed_text = c.embed_text if path == tuple(c.heading_path) else _redact_header(c.embed_text, c.heading_path, path)
@@ -132,8 +132,6 @@ def build_records(
             embed_text = _drop_title(embed_text, header_title, header_mode)
         if about is not None and not (access.problems or set(chunk_acl.tags) <= set(about_tags.tags)):
             embed_text = drop_about(embed_text, about.text)  # a reader of this chunk may not read it
-        chash = ids.hash_text(c.text)
-        occurrence = seen[chash] = seen.get(chash, -1) + 1
         reasons = list(c.reasons)
         if c.needs_review and not reasons:
             reasons.append("needs_review")
@@ -146,7 +144,7 @@ def build_records(
         if doubtful and c.page is not None:
             reasons += sorted({doubtful[n] for n in range(c.page, (c.page_end or c.page) + 1) if n in doubtful})
         out.append(ChunkRecord(
-            chunk_id=ids.chunk_id(doc.doc_id, chash, occurrence),
+            chunk_id=cid,
             doc_id=doc.doc_id,
             source_uri=source_uri or doc.source,
             chunk_index=c.index,

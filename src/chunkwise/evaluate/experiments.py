@@ -167,16 +167,14 @@ def product_manuals(seed: int, n_products: int = 30, p_named: float = 0.25) -> M
 def items_for(doc_id: str, chunks, embed_texts: Sequence[str] | None = None) -> list:
     """MemoryIndex items for one document's chunks; ids are chunkwise's (content-hash based), so ties
     break in an order unrelated to document order, as the seed's shuffle intended."""
-    from chunkwise.ids import chunk_id, hash_text
+    from chunkwise.ids import chunk_ids
     from chunkwise.retrieve.index import Item
 
-    seen: dict[str, int] = {}
+    chunks = list(chunks)
     out = []
-    for n, c in enumerate(chunks):
-        h = hash_text(c.text)
-        seen[h] = seen.get(h, -1) + 1
+    for n, (c, (cid, _)) in enumerate(zip(chunks, chunk_ids(doc_id, [c.text for c in chunks]))):
         embed = embed_texts[n] if embed_texts is not None else c.embed_text
-        out.append(Item(chunk_id(doc_id, h, seen[h]), doc_id, c.index, c.start_char, c.end_char, c.text,
+        out.append(Item(cid, doc_id, c.index, c.start_char, c.end_char, c.text,
                         embed, heading_path=c.heading_path))
     return out
 

@@ -366,12 +366,11 @@ def viewer(result: ConfigResult, texts: dict[str, str], questions: Sequence[Gold
 
 def audit_rows(docs: str | Path) -> list[dict]:
     """The extraction audit in the report's shape (tier 1: a bad PDF shows before any chunk does)."""
-    from chunkwise.extract.audit import audit_document, audit_failure
-    from chunkwise.pipeline.documents import SourceFailure, iter_documents
+    from chunkwise.pipeline.documents import audit_sources
+    from chunkwise.sources import iter_sources
 
     out = []
-    for item in iter_documents([docs], root=docs):
-        row = audit_failure(item.source, item.error, item.skipped) if isinstance(item, SourceFailure) else audit_document(item)
+    for row in audit_sources(iter_sources([docs], root=docs)):  # parsed in a contained worker
         d = row.to_dict()
         status = {"ok": "ok", "warn": "warning"}.get(d.get("status", ""), "error")
         out.append({"source": d.get("source", ""), "status": status, "pages": d.get("pages"),

@@ -54,6 +54,12 @@ def missing() -> str:
     return ""
 
 
+# A clock limit is the last guard against a page that makes Tesseract crawl; its output then depends on
+# the machine's load (issue 27 item 8), so the warning says so instead of passing in silence.
+CLOCK_HINT = (" — a wall-clock limit (the last guard): on a faster or quieter machine this may be read, so "
+              "the output of this file can differ between runs; raise ocr_timeout or OCR this file alone")
+
+
 def ocr_pages(data: bytes, indices: list[int], warnings: list[str], lang: str = "eng",
               timeout: float = PAGE_TIMEOUT) -> dict[int, OcrPage]:
     """0-based page index → OCR result, for the pages that could be read."""
@@ -75,13 +81,15 @@ def ocr_pages(data: bytes, indices: list[int], warnings: list[str], lang: str = 
         if not isinstance(index, int) or index not in indices:
             continue
         if "error" in result:
-            warnings.append(f"page {index + 1}: OCR failed ({result['error']})")
+            clock = CLOCK_HINT if "timeout" in str(result["error"]).lower() else ""
+            warnings.append(f"page {index + 1}: OCR failed ({result['error']}){clock}")
             continue
         page = _page(result)
         if page.words:
             out[index] = page
     if error:
-        warnings.append(f"OCR stopped: {error}; {len(indices) - len(out)} page(s) left unread")
+        clock = CLOCK_HINT if error.startswith("over ") else ""
+        warnings.append(f"OCR stopped: {error}; {len(indices) - len(out)} page(s) left unread{clock}")
     return out
 
 

@@ -19,13 +19,14 @@ from chunkwise.errors import DependencyError, InputError
 from chunkwise.extract.builder import pipe_table
 from chunkwise.extract.ocr import LOW_CONFIDENCE, MIN_CONFIDENCE, PAGE_TIMEOUT, missing, ocr_pages, usable
 from chunkwise.extract.pdf_aligned import candidate as aligned_candidate
-from chunkwise.extract.pdf_headings import font_headings, outline_entries, outline_headings
+from chunkwise.extract.pdf_headings import font_headings, outline_entries, outline_headings, respace
 from chunkwise.extract.pdf_lines import Line, page_lines
 from chunkwise.extract.pdf_tables import MIN_RULES, Table, find_tables, inside
 from chunkwise.types import Block, Document, Page
 
 MEDIA_TYPE = "application/pdf"
 PARAGRAPH_GAP = 1.4  # a line gap this much larger than the page's usual gap starts a paragraph
+WRAP_SIZE = 0.15  # heading lines this close in size, one under the other, are one wrapped heading
 SCAN_LAYER = 0.9  # a page with at least this share of its text invisible is a scan with an OCR layer
 _PAGE_ERRORS = (KeyError, ValueError, TypeError, AttributeError, IndexError, ZeroDivisionError, RecursionError)
 
@@ -51,9 +52,12 @@ def extract(data: bytes, source: str, ocr: bool = True, ocr_min_confidence: floa
     read = _ocr(data, pages, warnings, ocr_timeout) if ocr else {}
     for i, result in read.items():
         pages[i], rules[i] = result.lines, 0
+    words: dict[int, list[tuple[float, float, str]]] = {}
     tables = find_tables(data, {i: (r, sum(len(line.text) for line in pages[i])) for i, r in enumerate(rules)
-                                if r >= MIN_RULES or aligned_candidate([line.text for line in pages[i]])}, warnings)
+                                if r >= MIN_RULES or aligned_candidate([line.text for line in pages[i]])}, warnings, words)
     levels = _levels(pypdf, reader, pages)
+    for i, found in words.items():
+        pages[i] = [_respaced(line, found, tops[i]) if level else line for line, level in zip(pages[i], levels[i])]
     items = [_with_tables(list(zip(lines, levels[i])), tables.get(i, []), tops[i]) for i, lines in enumerate(pages)]
     gate = {i: (r.confidence, r.confidence < ocr_min_confidence) for i, r in read.items()}
     text, blocks, page_map = _assemble(items, _labels(pypdf, reader, len(pages)), gate)
@@ -118,6 +122,17 @@ def _page_lines(pypdf, page, number: int, warnings: list[str], failed: list[int]
                         "mode 3) yet read as text: words nobody sees on the page, a way to slip instructions "
                         "to a model; check the page with `chunkwise extract FILE`")
     return lines, rules, top
+
+
+def _respaced(line: Line, words: list[tuple[float, float, str]], top: float) -> Line:
+    """A heading line with the word breaks that the page's word boxes show: pypdf glues a fragment
+    drawn back to the left of the text before it ("들어가며" + a section number on a badge →
+    "들어가며1"). Only on pages pdfplumber read anyway, for tables."""
+    if line.y is None:
+        return line
+    base = top - line.y
+    row = [text for a, b, text in words if a - 2.0 <= base <= b + 2.0]
+    return line._replace(text=respace(line.text, row))
 
 
 def _with_tables(lines: list[tuple[Line, int]], tables: list[Table], top: float) -> list:
@@ -193,13 +208,23 @@ def _page_blocks(items: list) -> list[tuple[str, object, int]]:
             prev = None
             continue
         gap = abs(prev.y - item.y) if prev and prev.y is not None and item.y is not None else 0.0
-        same = out and prev is not None and out[-1][0] == kind and out[-1][2] == level
+        same = out and prev is not None and out[-1][0] == kind and (out[-1][2] == level or _wrapped_heading(prev, item, level))
         if same and not (kind == "paragraph" and usual and gap > usual * PARAGRAPH_GAP):
             out[-1][1].append(item.text)
         else:
             out.append((kind, [item.text], level))
         prev = item
     return out
+
+
+def _wrapped_heading(prev: Line, line: Line, level: int) -> bool:
+    """A heading wrapped over two lines set a little smaller on the second (a cover's "Row and Column
+    Access Control" 33 pt over "Support in IBM DB2 for i" 30 pt) is one heading: same left edge,
+    sizes within ``WRAP_SIZE``, the next line no further than one and a half sizes below."""
+    if not level or not prev.size or prev.x is None or line.x is None or prev.y is None or line.y is None:
+        return False
+    return (abs(prev.x - line.x) <= 1.0 and abs(prev.size - line.size) <= WRAP_SIZE * prev.size
+            and 0 < prev.y - line.y <= 1.5 * prev.size)
 
 
 def _assemble(pages: list[list], labels: list[str], ocr: dict[int, tuple[float, bool]]):

@@ -9,9 +9,11 @@ of a row is its label, the rest go to the column whose span they overlap.
 
 What keeps prose out: a row counts only when every segment after its label is short (a number, a
 date, a few words), at least ``MIN_ROWS`` such rows must be next to each other, and every column must
-be used by ``MIN_ROWS`` rows, line up (right edges or left edges agree) and hold mostly brief cells,
-and one column at least must hold mostly figures (amounts, page numbers). A two-column paper's lines
-are long on both sides, so its pages give no table.
+be used by ``MIN_ROWS`` rows and line up (right edges or left edges agree), and one column at least
+must hold mostly figures (amounts, page numbers, marks such as "*"). A two-column paper's lines are
+long on both sides, so its pages give no table; two columns of short lines of prose (Korean set
+narrow) have no column of figures. Columns of prose are first split apart at their gutter
+(``regions``), so a grid set in one column of a page is found beside the other column's text.
 
 The work is bounded by the page's words (``MAX_WORDS``), never by the clock.
 """
@@ -20,12 +22,14 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+GUTTER = 12  # points of upright blank band between two columns of prose
+GUTTER_CROSSED = 2  # words that may cross a gutter (a footer or a title set across both columns)
+PROSE_WORDS = 8  # a segment of this many words is running text
 MIN_ROWS = 3  # rows with a label and at least one short cell, next to each other
 MAX_WORDS = 20_000  # words on a page looked at (past it the page is left as text)
 GAP_EM = 1.0  # a gap wider than this many font sizes between words separates cells
 MAX_CELL_WORDS = 6  # a cell after the label holds at most this many words
-MAX_CELL_CHARS = 40
-BRIEF_CHARS = 20  # most cells of a column after the label are this short (a figure, a date, a word or two)
+MAX_CELL_CHARS = 50
 LABEL_CHARS = 100  # a row of one segment longer than this is a paragraph's line, not a label
 ROW_GAP_EM = 3.0  # rows further apart than this many font sizes are not one table
 ALIGN = 3.0  # points: right or left edges this close line up
@@ -119,7 +123,43 @@ def _is_row(row: Row) -> bool:
 def find(words: list[dict]) -> list[tuple[float, float, float, float, list[list[str]]]]:
     """(top, bottom, x0, x1, rows of cells) for every aligned table on the page. Words set in a
     monospaced face are left out: a code listing lines up too ("FROM  function_usage")."""
-    rows = page_rows([w for w in words if not _MONO.search(str(w.get("fontname", "")))])
+    words = [w for w in words[:MAX_WORDS] if not _MONO.search(str(w.get("fontname", "")))]
+    return [t for region in regions(words) for t in _find(page_rows(region))]
+
+
+def regions(words: list[dict]) -> list[list[dict]]:
+    """The page's words split at gutters between columns of prose: an upright band at least
+    ``GUTTER`` points wide that at most ``GUTTER_CROSSED`` words cross (a running foot may), with at least ``MIN_ROWS`` lines of prose (a segment
+    of ``PROSE_WORDS`` words or more) on each side. A survey grid set in the right column of a page
+    shares its lines with the left column's text; split, it lines up. A statement's label and figure
+    columns have no prose on the figures' side, so a table is never cut at its own columns."""
+    if not words:
+        return []
+    left, right = min(float(w["x0"]) for w in words), max(float(w["x1"]) for w in words)
+    covered = [0] * (int(right - left) + 2)
+    for w in words:
+        for x in range(int(float(w["x0"]) - left), int(float(w["x1"]) - left) + 1):
+            covered[x] += 1
+    cuts, run = [], 0
+    for x, c in enumerate(covered):
+        run = 0 if c > GUTTER_CROSSED else run + 1
+        if run == GUTTER:
+            cuts.append(left + x - GUTTER / 2)
+    parts, rest = [], words
+    for cut in cuts:
+        a = [w for w in rest if float(w["x1"]) <= cut]
+        b = [w for w in rest if float(w["x1"]) > cut]
+        if _prose(a) >= MIN_ROWS and _prose(b) >= MIN_ROWS:
+            parts.append(a)
+            rest = b
+    return parts + [rest]
+
+
+def _prose(words: list[dict]) -> int:
+    return sum(1 for r in page_rows(words) for s in r.segments if len(s.text.split()) >= PROSE_WORDS)
+
+
+def _find(rows: list[Row]) -> list[tuple[float, float, float, float, list[list[str]]]]:
     out = []
     i = 0
     while i < len(rows):
@@ -136,7 +176,8 @@ def find(words: list[dict]) -> list[tuple[float, float, float, float, list[list[
         while not _is_row(rows[j]):
             j -= 1
         run = rows[start:j + 1]
-        if sum(1 for r in run if _is_row(r)) >= MIN_ROWS and (table := _grid(run)):
+        rowed = sum(1 for r in run if _is_row(r))
+        if rowed >= MIN_ROWS and rowed * 2 >= len(run) and (table := _grid(run)):  # mostly rows, few labels
             out.append(table)
         i = j + 1
     return out
@@ -161,7 +202,8 @@ def _unwrap(run: list[Row]) -> list[Row]:
         prev = out[-1] if out else None
         first = row.segments[0]
         if (prev is not None and len(prev.segments) == 1 and not prev.segments[0].text.endswith(":")
-                and not first.text[:1].isupper() and first.x0 < _first_figure_x(row)):
+                and not first.text[:1].isupper() and first.x0 < _first_figure_x(row)
+                and prev.segments[0].x0 <= first.x0 + ALIGN):
             merged = Segment(prev.segments[0].x0, first.x1, f"{prev.segments[0].text} {first.text}")
             out[-1] = Row(prev.top, row.bottom, row.size, [merged, *row.segments[1:]])
         else:
@@ -184,7 +226,7 @@ def _grid(run: list[Row]):
         else:
             spans.append([s])
     spans = _fold(spans)
-    if not spans or any(len(span) < MIN_ROWS or not _aligned(span) or not _mostly(span, _brief) for span in spans):
+    if not spans or any(len(span) < MIN_ROWS or not _aligned(span) for span in spans):
         return None
     if not any(_mostly(span, lambda s: _figure(s.text.split()[-1])) for span in spans):
         return None  # two columns of text side by side are prose, not a table
@@ -197,8 +239,19 @@ def _grid(run: list[Row]):
             col = 0 if k == 0 and s.x1 <= label_x1 + ALIGN else _column(s, bounds)
             cells_row[col] = f"{cells_row[col]} {s.text}".strip()
         cells.append(cells_row)
+    cells = _header(cells)
     x0 = min(r.segments[0].x0 for r in run)
     return (run[0].top, run[-1].bottom, x0, bounds[-1][1], cells)
+
+
+def _header(cells: list[list[str]]) -> list[list[str]]:
+    """The lines above the first labelled row are one header row, each column's words joined: a
+    header cell wrapped over two lines ("State funded" over "legal aid") is one cell."""
+    n = next((k for k, row in enumerate(cells) if row[0]), len(cells))
+    if n < 2:
+        return cells
+    head = [" ".join(row[c] for row in cells[:n] if row[c]) for c in range(len(cells[0]))]
+    return [head, *cells[n:]]
 
 
 def _fold(spans: list[list[Segment]]) -> list[list[Segment]]:
@@ -220,10 +273,6 @@ def _fold(spans: list[list[Segment]]) -> list[list[Segment]]:
 
 def _mostly(span: list[Segment], test) -> bool:
     return sum(1 for s in span if test(s)) * 5 >= len(span) * 3
-
-
-def _brief(s: Segment) -> bool:
-    return len(s.text) <= BRIEF_CHARS
 
 
 def _aligned(span: list[Segment]) -> bool:

@@ -20,6 +20,8 @@ MAX_BOLD_WORDS = 12  # a bold line at body size standing alone is a heading up t
 MAX_HEADING_CHARS = 150  # longer "large" lines are pull quotes or banners, not headings
 MAX_HEADING_SHARE = 0.4  # when more lines than this look like headings, size says nothing
 MAX_HEADING_LINES = 3  # a heading wraps over at most this many lines
+ALONE_GAP = 1.4  # a gap this much wider than the page's usual line gap sets a line apart from the one above
+RUN_ON_SHARE = 0.85  # a line at least this long relative to the next one, at the same x, opens a paragraph
 RUNNING_SHARE = 0.5  # a line on this share of the pages (and at least two) is a running head/foot
 _NUMBERED = re.compile(r"^(?:(\d{1,2}(?:\.\d{1,2}){0,4})\.?|([A-Z])\.|([IVX]{1,5})\.)\s+[A-Z][^\s]*")
 _MARKED = re.compile(r"^(?:\(\d{1,2}\)|\d{1,2}(?:\.\d{1,2}){0,4}\.?|[A-Z]\.|[IVX]{1,5}\.)\s+\S")
@@ -88,10 +90,11 @@ def font_headings(pages: list[list[Line]]) -> list[list[int]]:
     out = []
     for lines, page in zip(pages, sized):
         row = [rank.get(lv, 0) for lv in page]
+        usual = usual_gap(lines)
         for i, line in enumerate(lines):
             if not row[i] and (depth := _numbered_depth(line, body, running)):
                 row[i] = min(6, len(used) + depth)
-            elif not row[i] and _bold_alone(lines, i, body, running):
+            elif not row[i] and _bold_alone(lines, i, body, running, usual):
                 row[i] = min(6, len(used) + 1)
         out.append(row)
     return out
@@ -115,21 +118,43 @@ def _numbered_depth(line: Line, body: float, running: set[str]) -> int:
     return m.group(1).count(".") + 1 if m.group(1) else 1
 
 
-def _bold_alone(lines: list[Line], i: int, body: float, running: set[str]) -> bool:
+def _bold_alone(lines: list[Line], i: int, body: float, running: set[str], usual: float = 0.0) -> bool:
     """A bold line at body size standing alone: a short title-like line (capital or digit first, no
-    sentence punctuation at its end, no list marker) between a paragraph break (or the page top)
-    and text that is not bold: "Key Features That Changed Word Processing" above its paragraph."""
-    line = lines[i]
+    sentence punctuation at its end, no list marker, not as long as the line under it: that is a
+    paragraph opening with a bold name, "Jim Bainbridge is a senior ...") after a paragraph break (a blank, a bold line,
+    the page top, or a gap wider than the page's usual line gap) and before text that is not bold:
+    "Key Features That Changed Word Processing" above its paragraph. An italic line counts too when
+    its words are capitalised like a title ("Boots Self-Locking Nut" in a handbook set in roman)."""
+    line = lines[i]  # a script without capitals (Arabic, Korean) passes the capital-first test
     text = line.text.strip()
-    if not (line.bold and body and abs(line.size - body) <= 0.15 * body and heading_shaped(text)):
+    italic = line.italic and not line.bold and _title_case(text)
+    if not ((line.bold or italic) and body and abs(line.size - body) <= 0.15 * body and heading_shaped(text)):
         return False
     if (len(text.split()) > MAX_BOLD_WORDS or _key(text) in running or _LIST_MARK.match(text)
-            or _SENTENCE_END.search(text) or not (text[0].isupper() or text[0].isdigit())):
+            or _SENTENCE_END.search(text) or text[0].islower() or not (text[0].isalpha() or text[0].isdigit())):
         return False
     before = lines[i - 1] if i else None
     after = next((ln for ln in lines[i + 1:] if ln.text), None)
-    alone_above = before is None or not before.text or before.bold
-    return alone_above and after is not None and not after.bold
+    gap = (before.y - line.y) if before is not None and before.y is not None and line.y is not None else 0.0
+    alone_above = (before is None or not any(ch.isalnum() for ch in before.text) or (before.bold and not italic)
+                   or (usual > 0 and gap > usual * ALONE_GAP))
+    emphasised = (lambda ln: ln.italic) if italic else (lambda ln: ln.bold)
+    runs_on = (after is not None and after.x == line.x and len(after.text) >= MAX_BOLD_WORDS
+               and len(text) >= RUN_ON_SHARE * len(after.text))  # a drop cap ("T") is no line of text
+    return alone_above and after is not None and not emphasised(after) and not runs_on
+
+
+def _title_case(text: str) -> bool:
+    """Every word of four letters or more starts with a capital, and there are two such words."""
+    long_words = [w for w in re.findall(r"[^\W\d_][\w'’-]*", text) if len(w) >= 4]
+    return len(long_words) >= 2 and all(w[0].isupper() for w in long_words)
+
+
+def usual_gap(lines: list[Line]) -> float:
+    """The page's most common distance between one line's baseline and the next's."""
+    gaps = Counter(round(a.y - b.y) for a, b in zip(lines, lines[1:])
+                   if a.y is not None and b.y is not None and a.y > b.y)
+    return float(gaps.most_common(1)[0][0]) if gaps else 0.0
 
 
 def _drop_figure_text(lines: list[Line], out: list[int], body_size: float) -> None:
@@ -141,7 +166,7 @@ def _drop_figure_text(lines: list[Line], out: list[int], body_size: float) -> No
             i += 1
             continue
         j = i
-        while j + 1 < len(lines) and out[j + 1] == out[i] and lines[j + 1].text:
+        while j + 1 < len(lines) and out[j + 1] == out[i] and lines[j + 1].text and lines[j + 1].size == lines[i].size:
             j += 1
         nxt = next((k for k in range(j + 1, len(lines)) if lines[k].text), None)
         body_next = nxt is None or out[nxt] or not lines[nxt].size or not body_size or (
@@ -150,6 +175,26 @@ def _drop_figure_text(lines: list[Line], out: list[int], body_size: float) -> No
             for k in range(i, j + 1):
                 out[k] = 0
         i = j + 1
+
+
+def respace(text: str, words: list[str]) -> str:
+    """``text`` cut into ``words`` (the words found on its row by position) and joined by single
+    spaces, so two words it glued together are apart again; ``text`` unchanged unless every part of
+    it is one of the words."""
+    pool = Counter(w for w in words if w)
+    parts: list[str] = []
+    i = 0
+    while i < len(text):
+        if text[i].isspace():
+            i += 1
+            continue
+        word = max((w for w, n in pool.items() if n and text.startswith(w, i)), key=len, default=None)
+        if word is None:
+            return text
+        pool[word] -= 1
+        parts.append(word)
+        i += len(word)
+    return " ".join(parts)
 
 
 def outline_entries(pypdf, reader) -> list[tuple[str, int, int]]:

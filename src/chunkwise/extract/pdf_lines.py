@@ -32,6 +32,7 @@ class Line(NamedTuple):
     y: float | None  # baseline, PDF user space (larger is higher on the page)
     x: float | None  # left edge of the first glyph
     bold: bool = False
+    italic: bool = False
 
 
 class _Char(NamedTuple):
@@ -39,9 +40,12 @@ class _Char(NamedTuple):
     x: float | None
     y: float | None
     bold: bool
+    italic: bool = False
 
 
 _UNKNOWN = _Char(0.0, None, None, False)
+ITALIC_MARKS = ("italic", "oblique", "-it", "cmti", "slanted")
+COLUMN_ALIGN = 3.0  # points: right-column lines of a real second column start this close to each other
 
 
 def page_lines(pypdf, page, width: float, stats: dict | None = None) -> tuple[list[Line], int]:
@@ -76,7 +80,8 @@ def page_lines(pypdf, page, width: float, stats: dict | None = None) -> tuple[li
             name = str((font_dict or {}).get("/BaseFont", "")).lower()
             size = abs(float(font_size or 0)) * math.hypot(m[2], m[3])
             bold = any(b in name for b in BOLD_MARKS) or bool(_BOLD_FACE.search(name))
-            pieces.append((text, _Char(size, m[4], m[5], bold)))
+            italic = any(i in name for i in ITALIC_MARKS)
+            pieces.append((text, _Char(size, m[4], m[5], bold, italic)))
 
     raw = page.extract_text(visitor_text=visit, visitor_operand_before=count, orientations=(0,))
     if not raw.strip() and pieces:  # only rotated text (a landscape page set sideways): read it all
@@ -145,13 +150,14 @@ def _line(part: str, chars: list[_Char]) -> Line:
     first = len(part) - len(part.lstrip())
     visible = [c for ch, c in zip(part, chars) if not ch.isspace()]
     bold = sum(c.bold for c in visible) >= 0.8 * len(visible)
-    return Line(text, counts.most_common(1)[0][0], chars[first].y, chars[first].x, bold)
+    italic = sum(c.italic for c in visible) >= 0.8 * len(visible)
+    return Line(text, counts.most_common(1)[0][0], chars[first].y, chars[first].x, bold, italic)
 
 
 def _reading_order(rows: list[list[Line]], width: float) -> list[Line]:
     """Left column before right column where stream lines hold both; else stream order."""
     right = [i for i, segs in enumerate(rows) if len(segs) > 1]
-    if len(right) < COLUMN_MIN_LINES:
+    if len(right) < COLUMN_MIN_LINES or not _column_edge(rows, right):
         return [s for segs in rows for s in _merge(segs)]
     first, last = right[0], right[-1]
     middle = width * 0.45
@@ -162,6 +168,17 @@ def _reading_order(rows: list[list[Line]], width: float) -> list[Line]:
     before = [s for segs in rows[:first] for s in _merge(segs)]
     after = [s for segs in rows[last + 1 :] for s in _merge(segs)]
     return before + left_col + [Line("", 0.0, None, None)] + right_col + after
+
+
+def _column_edge(rows: list[list[Line]], right: list[int]) -> bool:
+    """Whether the text cut off across the page middle starts at one left edge on enough lines to be
+    a second column. A long line in one column (a bold heading whose end is estimated short, "The
+    Birth of Word Processing (1960s - 1970s)") is cut at some x of its own, and is no column."""
+    starts = sorted(s.x for i in right for s in rows[i][1:2] if s.x is not None)
+    best = 0
+    for k, x in enumerate(starts):
+        best = max(best, sum(1 for y in starts[k:] if y - x <= COLUMN_ALIGN))
+    return best >= COLUMN_MIN_LINES
 
 
 def _merge(segs: list[Line]) -> list[Line]:

@@ -85,9 +85,12 @@ def within_bounds(work: dict[int, tuple[int, int]], warnings: list[str]) -> list
     return chosen
 
 
-def find_tables(data: bytes, pages: list[int] | dict[int, tuple[int, int]], warnings: list[str]) -> dict[int, list[Table]]:
+def find_tables(data: bytes, pages: list[int] | dict[int, tuple[int, int]], warnings: list[str],
+                words: dict[int, list[tuple[float, float, str]]] | None = None) -> dict[int, list[Table]]:
     """0-based page index → its tables with at least two rows and two columns. ``pages``: the
-    candidate pages, each with its (drawn rules, characters) when known (then bounded by them)."""
+    candidate pages, each with its (drawn rules, characters) when known (then bounded by them).
+    ``words``, when given, receives each page's words read on the way as (top, bottom, text)."""
+    drawn = {i: work[0] for i, work in pages.items()} if isinstance(pages, dict) else {}
     if isinstance(pages, dict):
         pages = within_bounds(pages, warnings)
     if not pages:
@@ -111,7 +114,8 @@ def find_tables(data: bytes, pages: list[int] | dict[int, tuple[int, int]], warn
                     raise _Overtime
                 try:
                     with _limit(min(PAGE_SECONDS, left)):
-                        found = _page_tables(page)
+                        found = _page_tables(page, words.setdefault(index, []) if words is not None else None,
+                                             ruled=drawn.get(index, MIN_RULES) >= MIN_RULES)
                 except Exception as exc:  # noqa: BLE001 - pdfminer raises anything on a hostile page
                     warnings.append(f"page {index + 1}: table detection failed ({type(exc).__name__}); "
                                     "its tables read as lines of text")
@@ -164,11 +168,16 @@ def _limit(seconds: float):
             signal.setitimer(signal.ITIMER_REAL, max(outer_delay - (time.monotonic() - start), 1e-3))
 
 
-def _page_tables(page) -> list[Table]:
-    """The page's ruled tables, then tables its words line up into outside them (``pdf_aligned``)."""
-    found = _ruled(page) if len(page.edges) >= MIN_RULES else []
+def _page_tables(page, seen: list | None = None, ruled: bool = True) -> list[Table]:
+    """The page's ruled tables (when it draws ``MIN_RULES`` rules: a page sent here only for its
+    aligned text is not searched for grids in its few rules), then tables its words line up into
+    outside them (``pdf_aligned``)."""
+    found = _ruled(page) if ruled and len(page.edges) >= MIN_RULES else []
     px0, ptop, px1, pbottom = page.bbox
-    words = [w for w in page.extract_words(extra_attrs=["size", "fontname"])
+    every = page.extract_words(extra_attrs=["size", "fontname"])
+    if seen is not None:
+        seen.extend((float(w["top"]), float(w["bottom"]), w["text"]) for w in every)
+    words = [w for w in every
              if px0 <= w["x0"] and w["x1"] <= px1 and ptop <= w["top"] and w["bottom"] <= pbottom  # on the page
              and not any(t.top - SLACK <= w["top"] <= t.bottom + SLACK and t.x0 - SLACK <= w["x0"] <= t.x1 + SLACK
                         for t in found)]

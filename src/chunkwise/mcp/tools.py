@@ -83,11 +83,7 @@ def search_options(args: SearchArgs) -> dict[str, Any]:
     options: dict[str, Any] = {"k": args.k, "mode": args.mode, "budget": args.budget, "expand": args.expand,
                                "per": args.per}
     if args.filters is not None:
-        f = args.filters
-        if f.updated_after and f.updated_before and f.updated_after > f.updated_before:
-            # valid for the library and the HTTP API (an empty range); an assistant is told instead
-            raise ArgumentError(f"filters: updated_after {f.updated_after} is later than updated_before {f.updated_before}")
-        try:
+        try:  # the library's checks (a reversed date range included), as for every entry point
             options["filters"] = args.filters.to_filters()
         except api.ConfigError as exc:
             raise ArgumentError(str(exc)) from None

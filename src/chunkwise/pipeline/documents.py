@@ -1,12 +1,14 @@
 """Sources -> extracted Documents, one failure per bad file (never a failed run).
 
-``iter_documents`` is the front of the *prepare* stage run in-process; it reads files one at a time,
-so a caller can stop or skip (``unchanged``) without reading the rest.
+``read_source`` is what a worker runs per file. ``iter_documents`` walks in this process and extracts
+each file in a contained worker (``pipeline.contained``: this process never parses a file), one at a
+time, so a caller can stop or skip (``unchanged``) without reading the rest.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Iterable, Iterator
 
 from chunkwise.errors import DependencyError, InputError
 from chunkwise.types import Document
@@ -58,16 +60,25 @@ def iter_documents(paths, root: str | Path | None = None, max_bytes: int = 50_00
     file never stops the run, and the good files come out exactly as they would alone. ``unchanged``
     (SourceFile -> bool) lets a caller skip reading and extracting files it already has; ``options``
     (an ``extract.ExtractOptions``) opts into extras such as DOCX comments; ``include``/``exclude``
-    are globs on the path relative to the root (``sources.globs``)."""
+    are globs on the path relative to the root (``sources.globs``). Each file is extracted in a
+    contained worker (``pipeline.contained``); one that crashes it or runs out of its memory or
+    time is a SourceFailure saying so."""
+    from chunkwise.pipeline.contained import contained_map, source_name
     from chunkwise.sources import SourceError, iter_sources
 
-    for src in iter_sources(paths, root=root, max_bytes=max_bytes, include=include, exclude=exclude):
-        if isinstance(src, SourceError):
-            yield SourceFailure(src.doc_id or str(src.path), src.error, src.skipped)
-        elif unchanged is not None and unchanged(src):
-            yield Unchanged(src.doc_id, src.sha256)
-        else:
-            yield read_source(src, options)
+    def walk():
+        for src in iter_sources(paths, root=root, max_bytes=max_bytes, include=include, exclude=exclude):
+            if isinstance(src, SourceError):
+                yield SourceFailure(src.doc_id or str(src.path), src.error, src.skipped)
+            elif unchanged is not None and unchanged(src):
+                yield Unchanged(src.doc_id, src.sha256)
+            else:
+                yield src
+
+    def failed(src, failure):
+        return SourceFailure(source_name(src), f"{source_name(src)}: {failure.reason}")
+
+    yield from contained_map(ReadSource(options), walk(), failed)
 
 
 def load_document(path: str | Path, options=None) -> Document:
@@ -77,3 +88,41 @@ def load_document(path: str | Path, options=None) -> Document:
             raise InputError(item.error)
         return item
     raise InputError(f"{path}: no such file")
+
+
+class ReadSource:
+    """``sources.SourceFile`` -> its ``Document`` or a ``SourceFailure``, in the worker; anything
+    else passes through. Picklable: it carries only the extraction options."""
+
+    def __init__(self, options=None) -> None:
+        self.options = options
+
+    def __call__(self, src):
+        from chunkwise.sources import SourceFile
+
+        return read_source(src, self.options) if isinstance(src, SourceFile) else src
+
+
+class AuditSource:
+    """``sources.SourceFile`` -> its extraction ``AuditRow``, in the worker (the document stays
+    there: only the row's counts come back); a ``SourceError`` -> its failure row."""
+
+    def __call__(self, src):
+        from chunkwise.extract.audit import audit_document, audit_failure
+        from chunkwise.sources import SourceFile
+
+        if not isinstance(src, SourceFile):
+            return audit_failure(src.doc_id or str(src.path), src.error, src.skipped)
+        doc = read_source(src)
+        if isinstance(doc, SourceFailure):
+            return audit_failure(doc.source, doc.error, doc.skipped)
+        return audit_document(doc)
+
+
+def audit_sources(sources: Iterable) -> Iterator:
+    """``AuditRow`` per source, each audited in a contained worker; a file whose worker failed is
+    an error row saying why (``over the 2048 MB memory limit``, ``worker crashed``, ...)."""
+    from chunkwise.extract.audit import audit_failure
+    from chunkwise.pipeline.contained import contained_map, source_name
+
+    return contained_map(AuditSource(), sources, lambda src, failure: audit_failure(source_name(src), failure.reason))

@@ -95,15 +95,42 @@ def file_records(preparer: Preparer, path: str | Path, root: str | Path | None =
 def prepare_paths(preparer: Preparer, paths, *, root: str | Path | None = None, max_bytes: int = 50_000_000,
                   include=(), exclude=()) -> Iterator[Prepared | PrepareFailure]:
     """Files, folders and globs -> what ``Preparer`` makes of each, in walk order; one bad file is
-    its own PrepareFailure. Ids: the path under ``root`` (a folder: under it; a file alone: its name)."""
+    its own PrepareFailure. Ids: the path under ``root`` (a folder: under it; a file alone: its name).
+    Each file is prepared in a contained worker (``pipeline.contained``), as ingest prepares it: this
+    process never parses a file, and a file that crashes the parser or runs out of its memory or
+    time is a PrepareFailure saying so."""
+    from chunkwise.pipeline.contained import contained_map
     from chunkwise.sources import SourceError, iter_sources
 
-    for src in iter_sources(paths, root=root, max_bytes=max_bytes, include=include, exclude=exclude):
-        if isinstance(src, SourceError):
-            rel = src.doc_id or str(src.path)
-            yield PrepareFailure(PrepareTask(str(src.path), rel, rel, "", ""), src.error, src.skipped)
-        else:
-            yield preparer(PrepareTask(str(src.path), src.doc_id, src.doc_id, src.media_type, src.sha256, src.size))
+    def tasks():
+        for src in iter_sources(paths, root=root, max_bytes=max_bytes, include=include, exclude=exclude):
+            if isinstance(src, SourceError):
+                rel = src.doc_id or str(src.path)
+                yield PrepareFailure(PrepareTask(str(src.path), rel, rel, "", ""), src.error, src.skipped)
+            else:
+                yield PrepareTask(str(src.path), src.doc_id, src.doc_id, src.media_type, src.sha256, src.size)
+
+    def failed(task, failure):
+        return PrepareFailure(task, f"{task.rel}: {failure.reason}")
+
+    yield from contained_map(PackingPreparer(preparer), tasks(), failed)
+
+
+class PackingPreparer:
+    """``Preparer`` whose ``Prepared`` comes back with its records packed (``pipeline.pack``): one
+    bytes value through the pipe instead of an object graph several times the text's size."""
+
+    def __init__(self, preparer: Preparer) -> None:
+        self.preparer = preparer
+
+    def warm_up(self) -> None:
+        self.preparer.warm_up()
+
+    def __call__(self, task):
+        from chunkwise.pipeline.pack import RecordPack
+
+        out = self.preparer(task)
+        return replace(out, records=RecordPack.of(out.records)) if isinstance(out, Prepared) else out
 
 
 def records_of(prepared: Prepared) -> list[ChunkRecord]:

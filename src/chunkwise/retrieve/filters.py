@@ -35,7 +35,8 @@ class Filters:
     """``doc_ids``: only these documents; ``source_prefix``: sources starting with it (a folder);
     ``file_types``: extensions without the dot (``md``, ``pdf``); ``updated_after``/``updated_before``:
     the document's date (front matter ``updated_at``/``date``) on or after / on or before it, ISO
-    dates (a document without a date does not match a date filter). Empty fields do not filter."""
+    dates (a document without a date does not match a date filter; ``updated_after`` later than
+    ``updated_before`` is refused, a ConfigError). Empty fields do not filter."""
 
     doc_ids: tuple[str, ...] = ()
     source_prefix: str = ""
@@ -54,8 +55,12 @@ class Filters:
         object.__setattr__(self, "file_types", tuple(t.lower().lstrip(".") for t in self.file_types))
         if not isinstance(self.source_prefix, str):
             raise ConfigError(f"filter source_prefix: a string, got {type(self.source_prefix).__name__}")
-        _date(self.updated_after, "updated_after"), _date(self.updated_before, "updated_before")
-        # updated_after later than updated_before is an empty range: valid, it matches no document
+        after, before = _date(self.updated_after, "updated_after"), _date(self.updated_before, "updated_before")
+        if after is not None and before is not None and after > before:
+            # The one check of a date range for every entry point (library, HTTP, MCP, integrations):
+            # a reversed range is a mistake (swapped fields), never a request for no results.
+            raise ConfigError(f"filter: updated_after {after.isoformat()} is later than updated_before "
+                              f"{before.isoformat()}; the range is empty (swap them?)")
 
     @property
     def empty(self) -> bool:

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import multiprocessing
 import os
 import re
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -34,6 +36,26 @@ def _where(detail: str) -> str:
     path = m.group(1).replace("\\", "/")
     short = path.split("/chunkwise/", 1)[1] if "/chunkwise/" in path else path.rsplit("/", 1)[-1]
     return f" in {short}:{m.group(2)} {m.group(3)}"
+
+
+@contextlib.contextmanager
+def _main_left_alone(fn):
+    """Start a worker without re-running the caller's main script: ``spawn`` imports ``__main__``
+    in the child (to find functions defined there), so a script that calls ``chunk_file`` without an
+    ``if __name__ == "__main__"`` guard would start itself again and fail. The worker needs only
+    ``fn``'s own module; when that is ``__main__``, the script is imported as ``spawn`` does."""
+    main = sys.modules.get("__main__")
+    if main is None or "__main__" in (getattr(fn, "__module__", None), type(fn).__module__):
+        yield
+        return
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__spec__ = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
 
 
 @dataclass
@@ -73,7 +95,8 @@ class Processes:
         parent, child = self.ctx.Pipe()
         proc = self.ctx.Process(target=worker_main, args=(child, self.fn, self.limits.memory_mb, log),
                                 name=f"chunkwise-worker-{self._serial}", daemon=True)
-        proc.start()
+        with _main_left_alone(self.fn):
+            proc.start()
         child.close()
         return _Worker(proc, parent, log, time.monotonic())
 

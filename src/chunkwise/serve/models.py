@@ -38,7 +38,7 @@ class FilterArgs(BaseModel):
         [], max_length=100, description="file extensions without the dot, e.g. md, pdf")
     updated_after: datetime.date | None = Field(
         None, description="documents dated on or after this ISO date (front matter updated_at); a range whose "
-                          "start is after its end matches nothing")
+                          "start is after its end is refused (400)")
     updated_before: datetime.date | None = Field(None, description="documents dated on or before this ISO date")
 
     def to_filters(self):

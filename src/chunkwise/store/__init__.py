@@ -7,7 +7,7 @@ import os
 
 from chunkwise.store.base import (DocumentDiff, DocumentRow, DocumentState, Postings, ServableRows, Store, StoreBusy,
                                   StoreCounts, StoredChunk, VersionLink)
-from chunkwise.store.sqlite import SQLiteStore
+from chunkwise.store.sqlite.sqlite import SQLiteStore
 
 _SERVER_SCHEMES = ("postgresql://", "postgres://")
 
@@ -26,7 +26,7 @@ def open_store(location: str | os.PathLike, *, readonly: bool = False, create: b
     text = os.fspath(location)
     create = (not readonly) if create is None else create
     if is_server_url(text):
-        from chunkwise.store.postgres import PostgresStore
+        from chunkwise.store.postgres.postgres import PostgresStore
 
         return PostgresStore(text, readonly=readonly, create=create, timeout=timeout)
     return SQLiteStore(text, readonly=readonly, create=create, timeout=timeout)

@@ -166,6 +166,25 @@ class Postings:
 
 
 @dataclass(frozen=True)
+class Capabilities:
+    """What a store can do, fixed when it is opened: callers branch on these typed fields, never on
+    probing for methods (``getattr(store, ...)``), so a new backend states what it is in one place.
+
+    ``native_search``: it ranks inside its own indexes (``ServerRanker``: PostgreSQL); otherwise
+    the retriever builds in-memory indexes over ``LocalRanker`` (SQLite: FTS5 and numpy).
+    ``parallel_writes``: writers in other processes (a Ray write actor per core) add throughput
+    (a server takes their transactions in parallel; SQLite takes one writer at a time).
+    ``filtered_reads``: the database itself filters this connection's reads (a PostgreSQL reader
+    under row-level security): whole-store reads (the gate, the manifest, in-memory indexes)
+    cannot work, and every read runs under ``as_caller``."""
+
+    backend: str  # "sqlite" | "postgresql"
+    native_search: bool
+    parallel_writes: bool
+    filtered_reads: bool = False
+
+
+@dataclass(frozen=True)
 class StoreCounts:
     """The quality gate's counts over the whole store."""
 
@@ -277,7 +296,7 @@ class Store(Protocol):
         """Every chunk, by source_uri then chunk_index (evaluation reads what was stored)."""
 
     # Whether the database itself filters this connection's reads (a PostgreSQL reader role under
-    # row-level security, store/pg_security.py): rows outside the caller's groups are then invisible
+    # row-level security, store/postgres/pg_security.py): rows outside the caller's groups are then invisible
     # to every query, so whole-store reads (the gate, the manifest, an in-memory index) cannot work.
     filtered_reads: bool
 
@@ -323,5 +342,5 @@ class Store(Protocol):
         """Chunks in the store."""
 
 
-__all__ = ["DocumentDiff", "DocumentRow", "DocumentState", "Postings", "ServableRows", "Store", "StoreBusy", "StoreCounts",
+__all__ = ["Capabilities", "DocumentDiff", "DocumentRow", "DocumentState", "Postings", "ServableRows", "Store", "StoreBusy", "StoreCounts",
            "StoredChunk", "VersionLink", "kept_links", "servable_columns", "tie_ranks"]

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from chunkwise.errors import StoreError
-from chunkwise.store.pg_place import place, schema_tables
-from chunkwise.store.pg_schema import LATEST, MIGRATIONS
-from chunkwise.store.postgres import _driver, redact
+from chunkwise.store.postgres.pg_place import place, schema_tables
+from chunkwise.store.postgres.pg_schema import LATEST, MIGRATIONS
+from chunkwise.store.postgres.postgres import _driver, redact
 
 
 def status(url: str) -> dict:

@@ -15,16 +15,17 @@ import json
 import os
 import urllib.parse
 from contextlib import contextmanager
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
-import chunkwise.store.pg_security as pg_security
-from chunkwise.access import READY, AccessTags
-from chunkwise.errors import DependencyError, IdentityConflict, InputError, StoreBusy, StoreError, StoreWriteError
-from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState, VersionLink, kept_links
-from chunkwise.store.pg_schema import DATES, LATEST, MIGRATIONS, REANALYSE, ROW_SECURITY
-from chunkwise.store.pg_lexemes import lexical
-from chunkwise.store.pg_place import place
-from chunkwise.store.postgres_read import PostgresReads, as_array
+import chunkwise.store.postgres.pg_security as pg_security
+from chunkwise.access import READY
+from chunkwise.errors import DependencyError, InputError, StoreBusy, StoreError, StoreWriteError
+from chunkwise.store.base import Capabilities, DocumentDiff, DocumentRow, DocumentState, VersionLink
+from chunkwise.store.postgres.pg_schema import DATES, LATEST, MIGRATIONS, REANALYSE, ROW_SECURITY
+from chunkwise.store.postgres.pg_lexemes import lexical
+from chunkwise.store.postgres.pg_place import place
+from chunkwise.store.postgres.postgres_read import PostgresReads, as_array
+from chunkwise.store.writing import DocumentWrites, chunk_meta, document_values
 
 _HINT = "install the PostgreSQL extra: pip install 'chunkwise[pg]'"
 _MIGRATION_LOCK = 0x6368756E6B01  # advisory lock keys: constants of this application
@@ -55,7 +56,7 @@ def _driver():
     return psycopg
 
 
-class PostgresStore(PostgresReads):
+class PostgresStore(DocumentWrites, PostgresReads):
     native_search = True
     parallel_writes = True  # per-document transactions under advisory locks: Ray write actors add throughput
 
@@ -81,6 +82,8 @@ class PostgresStore(PostgresReads):
                                  f"ingest PATH --db URL")
             self._migrate()
             self.filtered_reads = bool(self.db.execute("SELECT row_security_active('chunks')").fetchone()[0])
+            self.capabilities = Capabilities("postgresql", native_search=True, parallel_writes=True,
+                                             filtered_reads=self.filtered_reads)
             if self.filtered_reads and not pg_security.reader_ready(self.db):
                 raise StoreError(f"{self.location}: role {self._role()} is under this store's row-level security but "
                                  f"is not one of its readers (it cannot run the search functions); make it one: "
@@ -250,33 +253,30 @@ class PostgresStore(PostgresReads):
         rows = self.db.execute("SELECT chunk_id, record, text, embed_text FROM chunks WHERE doc_id = %s", (doc_id,))
         return {cid: {**rec, "text": text, "embed_text": embed} for cid, rec, text, embed in rows}
 
-    def write_document(self, doc: DocumentRow,
-                       decide: Callable[[DocumentState | None, dict[str, dict]], DocumentDiff | None]) -> DocumentDiff | None:
-        with self.atomic() as db:
-            db.execute("SELECT pg_advisory_xact_lock_shared(%s)", (_ROOTS_LOCK,))
-            for key in sorted({_lock_key("path", doc.root, doc.path), _lock_key("doc", doc.doc_id)}):
-                db.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
-            row = db.execute("SELECT doc_id, source_version, inputs, chunk_count FROM documents"
-                             " WHERE root = %s AND path = %s", (doc.root, doc.path)).fetchone()
-            owner = self.doc_id_owner(doc.doc_id)
-            if owner is not None and owner != (doc.root, doc.path):
-                raise IdentityConflict(
-                    f"{doc.path}: its id {doc.doc_id!r} is already held by {os.path.join(*owner)}; two documents never "
-                    f"share an id: give one of them another front matter id")
-            state = DocumentState(row[0], row[1], row[2], row[3], doc.path) if row else None
-            old = self.records_of(row[0]) if row else {}
-            diff = decide(state, old)
-            if diff is None:
-                return None
-            if row is not None and row[0] != doc.doc_id:  # its id changed (front matter): replace it whole
-                self._delete_document(row[0])
-            self._apply(doc, diff)
-            self._drop_unused({r["embed_key"] for r in old.values()})
-            return diff
+    # -- the shared writes' primitives (store/writing.py) ----------------------------------------
+    def _lock_document(self, doc: DocumentRow) -> None:
+        """Share the roots lock, then hold the document's (root, path) and its id, in a fixed order."""
+        self.db.execute("SELECT pg_advisory_xact_lock_shared(%s)", (_ROOTS_LOCK,))
+        for key in sorted({_lock_key("path", doc.root, doc.path), _lock_key("doc", doc.doc_id)}):
+            self.db.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
+
+    def _lock_roots(self) -> None:
+        self.db.execute("SELECT pg_advisory_xact_lock(%s)", (_ROOTS_LOCK,))
+
+    def _state_at(self, root: str, path: str) -> DocumentState | None:
+        row = self.db.execute("SELECT doc_id, source_version, inputs, chunk_count FROM documents"
+                              " WHERE root = %s AND path = %s", (root, path)).fetchone()
+        return DocumentState(row[0], row[1], row[2], row[3], path) if row else None
+
+    def _replace_links(self, links: Sequence[VersionLink]) -> None:
+        self.db.execute("DELETE FROM version_links")
+        with self.db.cursor() as cur:
+            cur.executemany("INSERT INTO version_links (newer, older, how, similarity) VALUES (%s, %s, %s, %s)",
+                            [(link.newer, link.older, link.how, float(link.similarity)) for link in links])
 
     def _apply(self, doc: DocumentRow, diff: DocumentDiff) -> None:
         db = self.db
-        values = {k: getattr(doc, k) for k in DocumentRow.__dataclass_fields__}
+        values = document_values(doc)
         values["updated"] = updated_time(doc.updated_at)
         db.execute(
             "INSERT INTO documents (doc_id, root, path, source_uri, source_version, inputs, title, author, updated_at,"
@@ -351,29 +351,6 @@ class PostgresStore(PostgresReads):
             self.db.execute("DELETE FROM vectors v WHERE v.embed_key = ANY(%s) AND NOT EXISTS"
                             " (SELECT 1 FROM chunks c WHERE c.embed_key = v.embed_key)", (sorted(keys),))
 
-    def count_missing(self, root: str, prefix: str, seen: set[str]) -> int:
-        return sum(s.chunk_count for p, s in self.document_states(root, prefix).items() if p not in seen)
-
-    def remove_missing(self, root: str, prefix: str, seen: set[str]) -> int:
-        with self.atomic() as db:
-            db.execute("SELECT pg_advisory_xact_lock(%s)", (_ROOTS_LOCK,))
-            gone = [s for p, s in self.document_states(root, prefix).items() if p not in seen]
-            return sum(self._delete_document(state.doc_id) for state in gone)
-
-    # -- versions ------------------------------------------------------------------------------
-    def relink_versions(self, derive: Callable[[list[DocumentRow]], Sequence[VersionLink]]) -> list[VersionLink]:
-        """Under the exclusive roots lock (document writes share it), so the documents ``derive``
-        reads are the ones the links are written against: no writer adds or removes one meanwhile."""
-        with self.atomic() as db:
-            db.execute("SELECT pg_advisory_xact_lock(%s)", (_ROOTS_LOCK,))
-            docs = self.documents()
-            links = kept_links(derive(docs), {d.doc_id for d in docs})
-            db.execute("DELETE FROM version_links")
-            with db.cursor() as cur:
-                cur.executemany("INSERT INTO version_links (newer, older, how, similarity) VALUES (%s, %s, %s, %s)",
-                                [(link.newer, link.older, link.how, float(link.similarity)) for link in links])
-            return links
-
     # -- vectors -------------------------------------------------------------------------------
     def missing_vectors(self, keys: Iterable[str]) -> set[str]:
         keys = set(keys)
@@ -411,7 +388,7 @@ class PostgresStore(PostgresReads):
         self.db.execute(f"CREATE INDEX vectors_hnsw ON vectors USING hnsw ((vector::vector({int(dims[0])}))"
                         f" vector_cosine_ops)")
 
-    # -- row-level security (store/pg_security.py; chunkwise pg-secure) --------------------------
+    # -- row-level security (store/postgres/pg_security.py; chunkwise pg-secure) --------------------------
     def row_security(self, *, reader: str | None = None, revoke: str | None = None,
                      off: bool = False) -> pg_security.RowSecurity:
         """The store's row-level security after making ``reader`` a reader (securing the store),
@@ -463,8 +440,7 @@ def _count(delta: dict, acl, servable: bool, length: int, sign: int) -> None:
 def _row(r: dict) -> tuple:
     """A record as the chunks row: the texts in their own columns, the rest as JSON, the tags as
     an array, and the analysed fields (``chunkwise.lexical``: body, title, heading)."""
-    meta = {k: v for k, v in r.items() if k not in ("text", "embed_text")}
-    tags = AccessTags.parse(r["acl"], f"chunk {r['chunk_id']}")
+    meta, tags = chunk_meta(r)
     for name in ("text", "embed_text"):
         if "\x00" in r[name]:
             raise InputError(f"chunk {r['chunk_id']}: its {name} holds a NUL character, which PostgreSQL text cannot "

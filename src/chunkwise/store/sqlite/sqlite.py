@@ -15,14 +15,15 @@ import struct
 import urllib.parse
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
 from chunkwise.access import AccessTags, acl_index
-from chunkwise.errors import IdentityConflict, InputError, StoreBusy, StoreError, StoreWriteError
+from chunkwise.errors import InputError, StoreBusy, StoreError, StoreWriteError
 from chunkwise.lexical import LexicalFields
-from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState, VersionLink, kept_links
-from chunkwise.store.schema import LATEST, MIGRATIONS
-from chunkwise.store.sqlite_read import ReadMixin
+from chunkwise.store.base import Capabilities, DocumentDiff, DocumentRow, DocumentState, VersionLink
+from chunkwise.store.sqlite.schema import LATEST, MIGRATIONS
+from chunkwise.store.sqlite.sqlite_read import ReadMixin
+from chunkwise.store.writing import DocumentWrites, chunk_meta, document_values
 
 _MAGIC = b"SQLite format 3\x00"
 _OURS = {"migrations", "documents", "chunks"}
@@ -32,9 +33,11 @@ def _vector_blob(vec: Sequence[float]) -> bytes:
     return struct.pack(f"<{len(vec)}f", *vec)
 
 
-class SQLiteStore(ReadMixin):
+class SQLiteStore(DocumentWrites, ReadMixin):
     native_search = False  # ranks with FTS5 and in-memory indexes (store/base.py)
     parallel_writes = False  # one writer at a time: documents are written by the ingesting process
+    # one writer at a time (documents are written by the ingesting process); no roles: every row is read
+    capabilities = Capabilities("sqlite", native_search=False, parallel_writes=False, filtered_reads=False)
 
     def __init__(self, path: str | Path, *, readonly: bool = False, create: bool = True, timeout: float = 60.0) -> None:
         self.path = self.location = os.fspath(path)
@@ -213,31 +216,34 @@ class SQLiteStore(ReadMixin):
         rows = self.db.execute("SELECT chunk_id, record, text, embed_text FROM chunks WHERE doc_id = ?", (doc_id,))
         return {cid: {**json.loads(rec), "text": text, "embed_text": embed} for cid, rec, text, embed in rows}
 
-    def write_document(self, doc: DocumentRow,
-                       decide: Callable[[DocumentState | None, dict[str, dict]], DocumentDiff | None]) -> DocumentDiff | None:
-        with self.atomic() as db:
-            row = db.execute("SELECT doc_id, source_version, inputs, chunk_count FROM documents WHERE root = ? AND path = ?",
-                             (doc.root, doc.path)).fetchone()
-            owner = self.doc_id_owner(doc.doc_id)
-            if owner is not None and owner != (doc.root, doc.path):
-                raise IdentityConflict(
-                    f"{doc.path}: its id {doc.doc_id!r} is already held by {os.path.join(*owner)}; two documents never "
-                    f"share an id: give one of them another front matter id")
-            state = DocumentState(row[0], row[1], row[2], row[3], doc.path) if row else None
-            old = self.records_of(row[0]) if row else {}
-            diff = decide(state, old)
-            if diff is None:
-                return None
-            if row is not None and row[0] != doc.doc_id:  # its id changed (front matter): replace it whole
-                db.execute("DELETE FROM documents WHERE doc_id = ?", (row[0],))
-            self._apply(doc, diff)
-            self._drop_unused({r["embed_key"] for r in old.values()})
-            return diff
+    # -- the shared writes' primitives (store/writing.py) ----------------------------------------
+    def _lock_document(self, doc: DocumentRow) -> None:
+        """Nothing to take: ``atomic``'s BEGIN IMMEDIATE already holds the one write lock."""
+
+    def _lock_roots(self) -> None:
+        """Nothing to take either: one writer at a time."""
+
+    def _state_at(self, root: str, path: str) -> DocumentState | None:
+        row = self.db.execute("SELECT doc_id, source_version, inputs, chunk_count FROM documents WHERE root = ? AND path = ?",
+                              (root, path)).fetchone()
+        return DocumentState(row[0], row[1], row[2], row[3], path) if row else None
+
+    def _delete_document(self, doc_id: str) -> int:
+        used = self.db.execute("SELECT embed_key FROM chunks WHERE doc_id = ?", (doc_id,)).fetchall()
+        self._wrote = True
+        self.db.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))  # chunks and links cascade
+        self._drop_unused({k for (k,) in used})
+        return len(used)
+
+    def _replace_links(self, links: Sequence[VersionLink]) -> None:
+        self.db.execute("DELETE FROM version_links")
+        self.db.executemany("INSERT INTO version_links VALUES (?, ?, ?, ?)",
+                            [(link.newer, link.older, link.how, float(link.similarity)) for link in links])
 
     def _apply(self, doc: DocumentRow, diff: DocumentDiff) -> None:
         db = self.db
         self._wrote = True
-        values = {k: getattr(doc, k) for k in DocumentRow.__dataclass_fields__}
+        values = document_values(doc)
         db.execute(
             "INSERT INTO documents (doc_id, root, path, source_uri, source_version, inputs, title, author, updated_at,"
             " ingested_at, chunk_count, versioning) VALUES (:doc_id, :root, :path, :source_uri, :source_version, :inputs,"
@@ -260,32 +266,6 @@ class SQLiteStore(ReadMixin):
             [(*_row(r)[1:], r["chunk_id"]) for r in diff.updated])
         if diff.vectors:
             self._put_vectors(diff.vector_model, diff.vectors.items())
-
-    def count_missing(self, root: str, prefix: str, seen: set[str]) -> int:
-        return sum(s.chunk_count for p, s in self.document_states(root, prefix).items() if p not in seen)
-
-    def remove_missing(self, root: str, prefix: str, seen: set[str]) -> int:
-        with self.atomic() as db:
-            gone = [s for p, s in self.document_states(root, prefix).items() if p not in seen]
-            self._wrote = self._wrote or bool(gone)
-            removed, keys = 0, set()
-            for state in gone:
-                used = db.execute("SELECT embed_key FROM chunks WHERE doc_id = ?", (state.doc_id,)).fetchall()
-                removed += len(used)
-                keys.update(k for (k,) in used)
-                db.execute("DELETE FROM documents WHERE doc_id = ?", (state.doc_id,))
-            self._drop_unused(keys)
-            return removed
-
-    # -- versions ------------------------------------------------------------------------------
-    def relink_versions(self, derive: Callable[[list[DocumentRow]], Sequence[VersionLink]]) -> list[VersionLink]:
-        with self.atomic() as db:
-            docs = self.documents()
-            links = kept_links(derive(docs), {d.doc_id for d in docs})
-            db.execute("DELETE FROM version_links")
-            db.executemany("INSERT INTO version_links VALUES (?, ?, ?, ?)",
-                           [(link.newer, link.older, link.how, float(link.similarity)) for link in links])
-            return links
 
     # -- vectors -------------------------------------------------------------------------------
     def missing_vectors(self, keys: Iterable[str]) -> set[str]:
@@ -392,8 +372,7 @@ def _translate(exc: sqlite3.Error, path: str) -> Exception:
 
 def _row(r: dict) -> tuple:
     # The texts live in their own columns (FTS indexes their analysed fields); the JSON holds the rest.
-    meta = {k: v for k, v in r.items() if k not in ("text", "embed_text")}
-    tags = AccessTags.parse(r["acl"], f"chunk {r['chunk_id']}")
+    meta, tags = chunk_meta(r)
     return (r["chunk_id"], r["doc_id"], r["chunk_index"], json.dumps(meta, ensure_ascii=False, sort_keys=True),
             r["text"], r["embed_text"], r["embed_model"], r["embed_key"], tags.column(), r["quality"], r["size"],
             tags.index(r["quality"]), *LexicalFields.of_record(r).values())

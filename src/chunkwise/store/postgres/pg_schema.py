@@ -1,4 +1,4 @@
-"""PostgreSQL schema and recorded migrations: the SQLite store's semantics (store/schema.py) in
+"""PostgreSQL schema and recorded migrations: the SQLite store's semantics (store/sqlite/schema.py) in
 server types. Numbered on their own (a PostgreSQL store never held the SQLite history); each runs
 once, in order, in one transaction under an advisory lock, so two processes opening a new database
 at once apply it exactly once.
@@ -9,10 +9,13 @@ What differs from SQLite, and why:
 - The lexical index is the analyzer's terms of every field as a ``tsvector`` (GIN, ``@@`` finds the
   rows holding a term) plus their counts per field (``lex_tf``) and the body's length (``lex_len``):
   BM25F is computed from the *permitted* rows' statistics, exactly as the SQLite engines do (see
-  store/postgres_read.py).
+  store/postgres/postgres_read.py).
 - ``acl_stats`` keeps, per distinct tag set, the servable rows and their summed length, updated in
   each document's transaction: a caller's row count and mean length are one small sum, always
   consistent with the rows.
+- ``postings`` and ``term_df`` (migration 9, store/pg_bm25.py): each servable row's terms by
+  (lexeme, tag set, key), and per (lexeme, tag set) the rows and upper bounds, kept by triggers;
+  BM25's top k reads only the postings it needs of the tag sets the caller may see.
 - Each vector is stored once, by embed key, in ``vectors`` (chunks with the same embedded text
   share it; migration 7 dropped the copy every chunk carried). The HNSW index (``vectors_hnsw``) is
   built on it for the store's one dimension once vectors exist
@@ -24,6 +27,8 @@ What differs from SQLite, and why:
   (indexed, for date filters), NULL otherwise.
 """
 from __future__ import annotations
+
+from chunkwise.store.postgres import pg_bm25
 
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "documents, chunks, vectors, runs, settings, roots, access statistics", """
@@ -107,7 +112,7 @@ ALTER TABLE chunks ADD COLUMN lex_body TEXT NOT NULL DEFAULT '';
 ALTER TABLE chunks ADD COLUMN lex_title TEXT NOT NULL DEFAULT '';
 ALTER TABLE chunks ADD COLUMN lex_heading TEXT NOT NULL DEFAULT '';
 """),
-    # Row-level security (issue 12; store/pg_security.py): the caller-groups function, the two
+    # Row-level security (issue 12; store/postgres/pg_security.py): the caller-groups function, the two
     # store-wide facts a reader may ask (SECURITY DEFINER) and the policies, created in Python
     # (``pg_security.install``: the definitions live there once). Inert until ``chunkwise pg-secure``
     # enables RLS on the tables; a secured store gets them re-applied after every migration.
@@ -143,9 +148,13 @@ CREATE TRIGGER generation_chunks AFTER INSERT OR UPDATE OR DELETE ON chunks
 CREATE TRIGGER generation_vectors AFTER INSERT OR UPDATE OR DELETE ON vectors
     FOR EACH STATEMENT EXECUTE FUNCTION chunkwise_bump_generation();
 """),
+    # BM25 that scales (issue 26): postings by (lexeme, tag set, key) and per-tag-set term statistics,
+    # kept by triggers on ``chunks``, filled from the rows already stored (store/pg_bm25.py); the
+    # reader's policies on the new tables (pg_security.install).
+    (9, "postings and per-tag-set term statistics for BM25", pg_bm25.MIGRATION),
 ]
 REANALYSE = 3  # the migration after whose SQL every row is re-analysed
-ROW_SECURITY = (4, 5, 6, 7)  # the migrations whose work is pg_security.install
+ROW_SECURITY = (4, 5, 6, 7, 9)  # the migrations whose work is pg_security.install
 DATES = 7  # the migration after whose SQL every document's ``updated`` is read from ``updated_at``
 
 LATEST = MIGRATIONS[-1][0]

@@ -15,7 +15,8 @@ neither the tables' owner, nor a member of it, nor a superuser or BYPASSRLS role
 - ``documents``: documents with a permitted chunk;
 - ``version_links``: links whose two documents the caller may see (``visible_document``, the rule
   ``Store.version_links`` filters with);
-- ``acl_stats``: only the tag sets the caller shares (their row counts and lengths).
+- ``acl_stats``: only the tag sets the caller shares (their row counts and lengths);
+- ``acl_sets``, ``postings``, ``term_df`` (BM25, store/pg_bm25.py): likewise, only those tag sets.
 
 The owner (ingest, migrations, ``check``) is not subject to them: RLS is enabled, not FORCEd. The
 writer must see every row to take a document's set difference, keep the per-tag-set statistics
@@ -46,7 +47,7 @@ PLAIN_TABLES = ("migrations", "settings", "generation")
 # Every table of a store (pg_schema): the only ones pg-secure grants or revokes anything on; other
 # tables in the schema are not chunkwise's to touch.
 STORE_TABLES = ("roots", "documents", "chunks", "vectors", "runs", "settings", "acl_stats", "version_links", "migrations",
-                "generation")
+                "generation", "acl_sets", "postings", "term_df")
 
 
 def permitted(alias: str, groups: str) -> str:
@@ -71,6 +72,10 @@ POLICIES: dict[str, str] = {
     "documents": visible_document("documents.doc_id", CALLER),
     "version_links": f"{visible_document('version_links.newer', CALLER)} AND {visible_document('version_links.older', CALLER)}",
     "acl_stats": f"acl_stats.acl && {CALLER}",
+    # BM25's postings and statistics (store/pg_bm25.py): only the tag sets the caller shares.
+    "acl_sets": f"acl_sets.acl && {CALLER}",
+    "postings": f"postings.set_id IN (SELECT s.id FROM acl_sets s WHERE s.acl && {CALLER})",
+    "term_df": f"term_df.set_id IN (SELECT s.id FROM acl_sets s WHERE s.acl && {CALLER})",
 }
 SECURED = tuple(POLICIES)
 
@@ -181,13 +186,15 @@ def install(db) -> None:
                                " SET search_path = pg_catalog, pg_temp AS {}").format(sql.Literal(text)))
             db.execute("REVOKE ALL ON FUNCTION " + signature.split(" RETURNS")[0] + " FROM PUBLIC")
     for table, using in POLICIES.items():
+        if db.execute("SELECT to_regclass(%s)", (table,)).fetchone()[0] is None:
+            continue  # an earlier migration: the table comes later, and its own migration installs again
         db.execute(f"DROP POLICY IF EXISTS {POLICY} ON {table}")
         db.execute(f"CREATE POLICY {POLICY} ON {table} FOR SELECT TO PUBLIC USING ({using})")
 
 
 def status(db) -> RowSecurity:
     rows = db.execute("SELECT c.relname, c.relrowsecurity, pg_get_userbyid(c.relowner) FROM pg_class c"
-                      " WHERE c.oid = ANY(%s::regclass[])", ([*SECURED],)).fetchall()
+                      " WHERE c.oid = ANY(ARRAY(SELECT to_regclass(t) FROM unnest(%s::text[]) AS t))", ([*SECURED],)).fetchall()
     on = {name for name, flag, _ in rows if flag}
     owner = next(o for name, _, o in rows if name == "chunks")
     grantees = db.execute(
@@ -195,7 +202,7 @@ def status(db) -> RowSecurity:
         " bool_or(c.relname <> ALL(%s) OR a.privilege_type <> 'SELECT'), coalesce(bool_or(r.rolname IS NOT NULL"
         " AND has_function_privilege(r.oid, 'chunkwise_matching(tsquery)', 'EXECUTE')), false)"
         " FROM pg_class c, aclexplode(c.relacl) a LEFT JOIN pg_roles r ON r.oid = a.grantee"
-        " WHERE c.oid = ANY(%s::regclass[]) AND a.grantee <> c.relowner GROUP BY 1 ORDER BY 1",
+        " WHERE c.oid = ANY(ARRAY(SELECT to_regclass(t) FROM unnest(%s::text[]) AS t)) AND a.grantee <> c.relowner GROUP BY 1 ORDER BY 1",
         ([*SECURED], [*SECURED, *PLAIN_TABLES], [*STORE_TABLES])).fetchall()
     readers = tuple(role for role, reads, beyond, runs in grantees if reads and runs and not beyond)
     enabled = bool(on)

@@ -5,9 +5,11 @@ Every search query carries the permission filter itself (``servable AND acl && $
 index on ``acl``), so a row the caller may not see is never matched, counted or ordered:
 
 - ``lexical_stats``: the permitted rows' count and mean length (a sum over ``acl_stats``);
-- ``lexical_df``: per term, the permitted rows holding it (GIN on the ``tsvector``);
-- ``lexical_top``: BM25 over those rows computed in the server, with the same formula and the same
-  statistics as the SQLite engines; only the candidates for the top n leave it, with their term
+- ``lexical_df``: per term, the permitted rows holding it (sums over the caller's tag sets,
+  store/pg_bm25.py);
+- ``lexical_top``: BM25 over those rows computed in the server (MaxScore over the postings of the
+  caller's tag sets, store/pg_bm25.py), with the same formula and the same statistics as the SQLite
+  engines; only the candidates for the top n leave it, with their term
   counts and lengths, and retrieve/server.py re-scores them in its own arithmetic, so the scores
   are the same numbers (see README "PostgreSQL"); ``lexical_postings`` returns every permitted
   posting of a term (``term_matches``);
@@ -23,7 +25,7 @@ index on ``acl``), so a row the caller may not see is never matched, counted or 
 ``snapshot`` runs a ranking's statements in one repeatable-read read-only transaction, so the
 statistics and postings it combines describe one state of the store even while ingests write.
 ``as_caller(groups)`` is that transaction with the caller's groups set for the row-level security
-policies (store/pg_security.py) of a secured store; every read that takes ``groups`` runs in it,
+policies (store/postgres/pg_security.py) of a secured store; every read that takes ``groups`` runs in it,
 and the retriever runs a whole search (ranking, rows, version links, expansion) in one.
 """
 from __future__ import annotations
@@ -37,9 +39,10 @@ from typing import Iterator, Sequence
 from chunkwise.lexical import FIELDS
 from chunkwise.store.base import (DocumentRow, Postings, ServableRows, StoreCounts, StoredChunk, VersionLink,
                                   servable_columns, tie_ranks)
-from chunkwise.store.pg_lexemes import in_fields, lexeme, per_field, tsquery
-from chunkwise.store.pg_values import _groups, _record, _tags, as_array, pgvector_at_least  # noqa: F401
-from chunkwise.store.pg_security import GROUPS_SETTING, HAS_VECTORS, hnsw_statement, permitted, visible_document
+from chunkwise.store.postgres import pg_bm25, pg_groups
+from chunkwise.store.postgres.pg_lexemes import in_fields, lexeme, per_field, tsquery
+from chunkwise.store.postgres.pg_values import _groups, _record, _tags, as_array, pgvector_at_least  # noqa: F401
+from chunkwise.store.postgres.pg_security import GROUPS_SETTING, HAS_VECTORS, hnsw_statement, permitted, visible_document
 
 EXACT_ROWS = 20_000  # permitted rows up to which an exact scan is cheaper than a filtered HNSW walk
 DISTANCE_SLACK = 1e-5  # > the float32 rounding between the server's cosine and the retriever's
@@ -78,6 +81,26 @@ class PostgresReads:
     pgvector_version: str
     filtered_reads = False  # row-level security applies to this connection's role (a pg-secure reader)
     _caller: tuple[str, ...] | None = None  # the groups of the caller transaction we are in
+    _narrow: tuple[str, ...] | None = None  # those of them some servable row carries (pg_groups)
+    _memo: dict | None = None  # the caller's tag sets and term statistics, read once per caller transaction
+
+    def _tags(self, groups) -> list[str]:
+        """The groups a filter says: inside this caller's transaction, those of them the store uses
+        (store/pg_groups.py); elsewhere the caller's canonical groups."""
+        tags = _groups(groups)
+        return list(self._narrow) if self._caller is not None and tuple(tags) == self._caller else tags
+
+    def _term_stats(self, groups, lexemes: list[str], fields: Sequence[str] = FIELDS) -> tuple[list[int], dict]:
+        """(the caller's tag sets, ``pg_bm25.term_stats`` of ``lexemes``), remembered for the caller
+        transaction: a search asks for the document frequencies, then scores with the same ones."""
+        memo = self._memo if self._memo is not None else {}
+        if "sets" not in memo:
+            memo["sets"] = pg_bm25.caller_sets(self.db, self._tags(groups))
+        known = memo.setdefault(tuple(fields), {})
+        missing = [lx for lx in dict.fromkeys(lexemes) if lx not in known]
+        if missing:
+            known.update(pg_bm25.term_stats(self.db, missing, memo["sets"], fields))
+        return memo["sets"], {lx: known[lx] for lx in lexemes}
 
     def _chunk(self, row) -> StoredChunk:
         key, cid, doc, index, record, text, embed_text, acl, quality, uri, version = row
@@ -110,7 +133,7 @@ class PostgresReads:
         if groups is None:
             return self.db.execute("SELECT count(*) FROM chunks c WHERE c.lex @@ %(q)s::tsquery"
                                    + in_fields(fields, "%(l)s"), args).fetchone()[0]
-        args["groups"] = _groups(groups)
+        args["groups"] = self._tags(groups)
         with self.as_caller(groups):
             return self.db.execute(f"SELECT count(*) {self._holding('%(q)s::tsquery')} {_PERMITTED}"
                                    + in_fields(fields, "%(l)s"), args).fetchone()[0]
@@ -163,7 +186,7 @@ class PostgresReads:
         query, so a document the caller may not see gives the same empty answer by the same path
         as one that does not exist."""
         rows = self.db.execute(f"SELECT c.chunk_id, c.record, c.text, c.embed_text FROM chunks c"
-                               f" WHERE c.doc_id = %(doc)s AND {_PERMITTED}", {"doc": doc_id, "groups": _groups(groups)})
+                               f" WHERE c.doc_id = %(doc)s AND {_PERMITTED}", {"doc": doc_id, "groups": self._tags(groups)})
         return [{**_record(rec), "text": text, "embed_text": embed} for _, rec, text, embed in rows]
 
     def _hidden(self, doc_id: str, seen: StoredChunk) -> list[StoredChunk]:
@@ -229,11 +252,14 @@ class PostgresReads:
             self.db.execute("SELECT set_config(%s, %s, true), CASE WHEN pg_size_bytes(current_setting('work_mem'))"
                             " < pg_size_bytes(%s) THEN set_config('work_mem', %s, true) END",
                             (GROUPS_SETTING, json.dumps(list(tags), ensure_ascii=False), SEARCH_WORK_MEM, SEARCH_WORK_MEM))
-            self._caller = tags
+            self._caller, self._narrow, self._memo = tags, tuple(pg_groups.narrowed(self.db, tags)), {}
+            if self._narrow != tags:  # the policies too see only the groups that tag something
+                self.db.execute("SELECT set_config(%s, %s, true)",
+                                (GROUPS_SETTING, json.dumps(list(self._narrow), ensure_ascii=False)))
             try:
                 yield self
             finally:
-                self._caller = None
+                self._caller = self._narrow = self._memo = None
                 if not fresh:  # the setting would outlive the savepoint, into the enclosing transaction
                     self.db.execute("SELECT set_config(%s, '', true)", (GROUPS_SETTING,))
 
@@ -241,21 +267,18 @@ class PostgresReads:
         """(rows, mean text length in terms) of the servable rows ``groups`` may see."""
         with self.as_caller(groups):
             n, total = self.db.execute("SELECT coalesce(sum(rows), 0), coalesce(sum(total_len), 0) FROM acl_stats"
-                                       " WHERE acl && %s", (_groups(groups),)).fetchone()
+                                       " WHERE acl && %s", (self._tags(groups),)).fetchone()
         return int(n), (float(total) / int(n)) if n else 1.0
 
     def lexical_df(self, terms: Sequence[str], groups, fields: Sequence[str] = FIELDS) -> dict[str, int]:
         """Permitted rows holding each term in one of ``fields`` (the document frequencies a caller's
-        BM25 uses), in one statement."""
+        BM25 uses): sums over the tag sets the caller may see (store/pg_bm25.py)."""
         terms = list(dict.fromkeys(terms))
         if not terms:
             return {}
         with self.as_caller(groups):
-            rows = self.db.execute(
-                f"SELECT t.i, (SELECT count(*) {self._holding('t.q::tsquery')} {_PERMITTED}"
-                f"{in_fields(fields, 't.lexeme')}) FROM unnest(%(qs)s::text[], %(ls)s::text[]) WITH ORDINALITY AS t(q, lexeme, i)",
-                {"qs": [tsquery(t) for t in terms], "ls": [lexeme(t) for t in terms], "groups": _groups(groups)}).fetchall()
-        return {terms[i - 1]: n for i, n in rows}
+            _, stats = self._term_stats(groups, [lexeme(t) for t in terms], fields)
+        return {t: stats[lexeme(t)][0] for t in terms}
 
     def lexical_postings(self, terms: Sequence[str], groups, fields: Sequence[str] = FIELDS) -> dict[str, Postings]:
         """Per term, the permitted rows holding it in one of ``fields`` with their body lengths and the
@@ -272,7 +295,7 @@ class PostgresReads:
                 f" FROM unnest(%(qs)s::text[], %(ls)s::text[]) WITH ORDINALITY AS t(q, lexeme, i)"
                 f" {self._joined('t.q::tsquery')} WHERE {_PERMITTED})"
                 f" SELECT i, key, lex_len, {per_field('tf', 'int')} FROM p WHERE true{in_fields(fields, '', 'tf')}",
-                {"qs": [tsquery(t) for t in terms], "ls": [lexeme(t) for t in terms], "groups": _groups(groups)}).fetchall()
+                {"qs": [tsquery(t) for t in terms], "ls": [lexeme(t) for t in terms], "groups": self._tags(groups)}).fetchall()
         for i, *row in rows:
             found[terms[i - 1]].append(row)
         out = {}
@@ -298,33 +321,16 @@ class PostgresReads:
         if not terms or n < 1:
             return 0, {}
         with self.as_caller(groups):
-            rows = self._top(terms, idf, groups, avgdl, n, k1, b, fields, weights)
+            lexemes = [lexeme(t) for t in terms]
+            sets, stats = self._term_stats(groups, lexemes)
+            if not sets:
+                return 0, {}
+            matched, rows = pg_bm25.top(self.db, lexemes, idf, stats, sets, avgdl,
+                                        n, k1, b, fields, weights, SCORE_SLACK)
         out: dict[int, tuple[int, dict[str, tuple[int, ...]]]] = {}
-        for _, key, i, length, *tf in rows:
+        for key, i, length, *tf in rows:
             out.setdefault(key, (length, {}))[1][terms[i - 1]] = tuple(tf)
-        return (rows[0][0] if rows else 0), out
-
-    def _top(self, terms, idf, groups, avgdl, n, k1, b, fields, weights) -> list:
-        """``lexical_top``'s one statement (the caller's transaction is open)."""
-        weighted = " + ".join(f"%(w{i})s * f{i}" for i in range(len(FIELDS)))
-        return self.db.execute(
-            "WITH q AS (SELECT * FROM unnest(%(qs)s::text[], %(ls)s::text[], %(idf)s::float8[])"
-            " WITH ORDINALITY AS t(q, lexeme, idf, i)),"
-            f" r AS MATERIALIZED (SELECT c.key, q.i, c.lex_len AS len, q.idf, c.lex_tf -> q.lexeme AS counts"
-            f" FROM q {self._joined('q.q::tsquery')} WHERE {_PERMITTED}),"
-            f" p AS MATERIALIZED (SELECT key, i, len, idf, {per_field('counts', 'float8', 'f')} FROM r"
-            f" WHERE true{in_fields(fields, '', 'counts')}),"
-            f" w AS (SELECT key, idf, len, {weighted} AS tf FROM p),"
-            " s AS MATERIALIZED (SELECT key, sum(idf * tf * (%(k1)s + 1) / (tf + %(k1)s * (1 - %(b)s + %(b)s * len"
-            " / %(avgdl)s))) AS score FROM w GROUP BY key),"
-            " cut AS (SELECT score FROM s ORDER BY score DESC LIMIT 1 OFFSET %(last)s),"
-            " top AS (SELECT key FROM s WHERE score >= coalesce((SELECT score FROM cut), '-Infinity'::float8)"
-            " * (1 - %(slack)s))"
-            " SELECT (SELECT count(*) FROM s), p.key, p.i, p.len, "
-            + ", ".join(f"p.f{i}::int" for i in range(len(FIELDS))) + " FROM p JOIN top ON top.key = p.key",
-            {"qs": [tsquery(t) for t in terms], "ls": [lexeme(t) for t in terms], "idf": [float(x) for x in idf],
-             "groups": _groups(groups), "k1": float(k1), "b": float(b), "avgdl": float(avgdl or 1.0),
-             "last": int(n) - 1, "slack": SCORE_SLACK, **{f"w{i}": float(x) for i, x in enumerate(weights)}}).fetchall()
+        return matched, out
 
     def dense_candidates(self, vector, groups, n: int):
         """(keys, float32 matrix) of the permitted rows nearest ``vector`` (cosine), every row within
@@ -347,7 +353,7 @@ class PostgresReads:
         """``dense_candidates``' rows (the caller's transaction is open). The store's servable total
         (it sizes ``ef_search``) comes, for a reader under row-level security (whose ``acl_stats``
         shows only its own tag sets), from ``chunkwise_servable_rows()``: the owner's number."""
-        args = {"groups": _groups(groups), "q": query, "n": int(n)}
+        args = {"groups": self._tags(groups), "q": query, "n": int(n)}
         allowed, total = self.db.execute(
             "SELECT (SELECT coalesce(sum(rows), 0) FROM acl_stats WHERE acl && %(groups)s), chunkwise_servable_rows()"
             if self.filtered_reads else
@@ -471,7 +477,7 @@ class PostgresReads:
                 return []
             where.append("(l.newer = ANY(%(ids)s) OR l.older = ANY(%(ids)s))")
         if groups is not None:
-            args["groups"] = _groups(groups)
+            args["groups"] = self._tags(groups)
             if not args["groups"]:
                 return []
             where += [visible_document("l.newer", "%(groups)s"), visible_document("l.older", "%(groups)s")]

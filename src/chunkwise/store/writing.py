@@ -1,0 +1,113 @@
+"""The write protocol every backend shares, written once: per-document writes, removals, version links.
+
+Why one place: a document write is a small protocol (lock the document, read its fresh state, check
+its id is not held by another path, let the caller's pure ``decide`` take the set difference,
+replace the document whole when its id changed, apply, collect the vectors its old chunks used)
+and a copy per backend drifts. A backend supplies only the primitives that differ — its
+transaction (``atomic``), its locks, and the statements — through ``WritePrimitives``; the mixin
+``DocumentWrites`` turns them into ``Store.write_document``, ``remove_missing`` and
+``relink_versions``. ``chunk_meta`` and ``document_values`` are the row shapes both backends
+store, so a record is split into columns the same way everywhere.
+"""
+from __future__ import annotations
+
+import os
+from typing import Callable, ContextManager, Protocol, Sequence
+
+from chunkwise.access import AccessTags
+from chunkwise.errors import IdentityConflict
+from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState, VersionLink, kept_links
+
+TEXT_COLUMNS = ("text", "embed_text")  # stored in their own columns (analysed for lexical search), not in the JSON
+
+
+class WritePrimitives(Protocol):
+    """What a backend provides to the shared writes (all called inside ``atomic``)."""
+
+    def atomic(self) -> ContextManager: ...
+    def _lock_document(self, doc: DocumentRow) -> None:
+        """Serialise writers of this (root, path) and this id (SQLite: the write transaction does)."""
+    def _lock_roots(self) -> None:
+        """Exclude document writes (removals, relinking) for the rest of the transaction."""
+    def _state_at(self, root: str, path: str) -> DocumentState | None: ...
+    def doc_id_owner(self, doc_id: str) -> tuple[str, str] | None: ...
+    def records_of(self, doc_id: str) -> dict[str, dict]: ...
+    def _delete_document(self, doc_id: str) -> int:
+        """Delete a document, its chunks and links, and the vectors no chunk uses any more; returns
+        the chunks deleted."""
+    def _apply(self, doc: DocumentRow, diff: DocumentDiff) -> None: ...
+    def _drop_unused(self, keys: set[str]) -> None: ...
+    def _replace_links(self, links: Sequence[VersionLink]) -> None: ...
+    def document_states(self, root: str, prefix: str = "") -> dict[str, DocumentState]: ...
+    def documents(self) -> list[DocumentRow]: ...
+
+
+def check_owner(doc: DocumentRow, owner: tuple[str, str] | None) -> None:
+    """Two documents never share an id: a write of ``doc`` whose id another path holds is refused."""
+    if owner is not None and owner != (doc.root, doc.path):
+        raise IdentityConflict(
+            f"{doc.path}: its id {doc.doc_id!r} is already held by {os.path.join(*owner)}; two documents never "
+            f"share an id: give one of them another front matter id")
+
+
+def chunk_meta(r: dict) -> tuple[dict, AccessTags]:
+    """A record's JSON part (everything but the texts) and its parsed access tags (hostile input:
+    a tag outside the grammar raises here, before anything is written)."""
+    meta = {k: v for k, v in r.items() if k not in TEXT_COLUMNS}
+    return meta, AccessTags.parse(r["acl"], f"chunk {r['chunk_id']}")
+
+
+def document_values(doc: DocumentRow) -> dict:
+    """The ``documents`` row of ``doc`` as named parameters."""
+    return {k: getattr(doc, k) for k in DocumentRow.__dataclass_fields__}
+
+
+def missing_chunks(states: dict[str, DocumentState], seen: set[str]) -> list[DocumentState]:
+    """The documents of ``states`` (path -> state) whose path a run did not see: a removal."""
+    return [s for p, s in states.items() if p not in seen]
+
+
+class DocumentWrites:
+    """``Store.write_document``, ``remove_missing`` and ``relink_versions`` over ``WritePrimitives``."""
+
+    def write_document(self: WritePrimitives, doc: DocumentRow,
+                       decide: Callable[[DocumentState | None, dict[str, dict]], DocumentDiff | None]
+                       ) -> DocumentDiff | None:
+        with self.atomic():
+            self._lock_document(doc)
+            state = self._state_at(doc.root, doc.path)
+            check_owner(doc, self.doc_id_owner(doc.doc_id))
+            old = self.records_of(state.doc_id) if state else {}
+            diff = decide(state, old)
+            if diff is None:
+                return None
+            if state is not None and state.doc_id != doc.doc_id:  # its id changed (front matter): replace it whole
+                self._delete_document(state.doc_id)
+            self._apply(doc, diff)
+            self._drop_unused({r["embed_key"] for r in old.values()})
+            return diff
+
+    def remove_missing(self: WritePrimitives, root: str, prefix: str, seen: set[str], *, dry_run: bool = False) -> int:
+        """Delete the documents under ``root``/``prefix`` whose path is not in ``seen`` (their chunks,
+        links and unused vectors); returns the chunks removed. ``dry_run``: count them, write nothing."""
+        if dry_run:
+            return sum(s.chunk_count for s in missing_chunks(self.document_states(root, prefix), seen))
+        with self.atomic():
+            self._lock_roots()
+            gone = missing_chunks(self.document_states(root, prefix), seen)
+            return sum(self._delete_document(state.doc_id) for state in gone)
+
+    def count_missing(self, root: str, prefix: str, seen: set[str]) -> int:
+        """``remove_missing(..., dry_run=True)`` (kept for callers of the wider interface)."""
+        return self.remove_missing(root, prefix, seen, dry_run=True)
+
+    def relink_versions(self: WritePrimitives, derive: Callable[[list[DocumentRow]], Sequence[VersionLink]]
+                        ) -> list[VersionLink]:
+        """Under the roots lock, so the documents ``derive`` reads are the ones the links are written
+        against: no writer adds or removes one meanwhile."""
+        with self.atomic():
+            self._lock_roots()
+            docs = self.documents()
+            links = kept_links(derive(docs), {d.doc_id for d in docs})
+            self._replace_links(links)
+            return links

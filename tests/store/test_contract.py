@@ -1,0 +1,252 @@
+"""The narrow storage contract (store/base.py ``Store``), method by method, with real records, on
+SQLite and on PostgreSQL (the ``backend`` fixture of tests/conftest.py: a SQLite file, a fresh
+database on the session's pgserver). Every test runs the same assertions on both backends: a
+backend that differs from the contract fails here, not in a retrieval test three layers up.
+
+The records come from the real pipeline (``enrich.records.build_records`` through ``api``'s ids),
+so ids, occurrences and embed keys are those ingest writes."""
+import pytest
+
+from chunkwise import ids
+from chunkwise.errors import IdentityConflict
+from chunkwise.store import DocumentDiff, DocumentRow, VersionLink, open_store
+from chunkwise.store.writing import DocumentWrites
+
+
+@pytest.fixture
+def store(db_location):
+    s = open_store(db_location, timeout=0.5)
+    yield s
+    s.close()
+
+
+def records(doc, texts, acl=("staff",), quality="ready", model="m@1"):
+    """A document's records as ingest makes them: ids from ``ids.chunk_ids`` (occurrences counted)."""
+    out = []
+    for i, (cid, chash) in enumerate(ids.chunk_ids(doc, texts)):
+        text = texts[i]
+        out.append({"chunk_id": cid, "doc_id": doc, "source_uri": doc, "chunk_index": i, "heading_path": ["H"],
+                    "start_char": 20 * i, "end_char": 20 * i + len(text), "page": None, "page_end": None,
+                    "doc_updated_at": "", "ingested_at": "t", "language": "", "acl": list(acl),
+                    "content_hash": chash, "embed_model": model, "embed_key": ids.embed_key(model, text),
+                    "text": text, "embed_text": text, "size": len(text.split()), "title": "", "author": "",
+                    "source_version": "v1", "chunker": "c", "header_mode": "none", "quality": quality,
+                    "reasons": [] if quality == "ready" else ["missing_acl"], "section_id": "s", "embed_window": ""})
+    return out
+
+
+def row(doc, recs, path=None, root="/r", version="v1", versioning=""):
+    return DocumentRow(doc, root, path or doc, path or doc, version, "inputs", "", "", "", "2026-01-01T00:00:00Z",
+                       len(recs), versioning)
+
+
+def vec(text):
+    """A deterministic 3-d vector per text (unit-ish, distinct)."""
+    h = ids.sha256_hex(text)
+    return [int(h[0:2], 16) / 255 + 0.01, int(h[2:4], 16) / 255 + 0.01, int(h[4:6], 16) / 255 + 0.01]
+
+
+def write(store, doc, recs, **kw):
+    """What pipeline/write.py does: the set difference against the store's fresh state."""
+    calls = []
+
+    def decide(state, old):
+        calls.append((state, dict(old)))
+        new = {r["chunk_id"]: r for r in recs}
+        added = [r for c, r in new.items() if c not in old]
+        updated = [r for c, r in new.items() if c in old and old[c] != r]
+        removed = sorted(c for c in old if c not in new)
+        if not (added or updated or removed) and state is not None:
+            return None
+        vectors = {r["embed_key"]: vec(r["embed_text"]) for r in added + updated}
+        return DocumentDiff(added, updated, removed, vectors, "m@1")
+
+    diff = store.write_document(row(doc, recs, **kw), decide)
+    return diff, calls
+
+
+def test_both_backends_share_one_write_protocol(store):
+    assert isinstance(store, DocumentWrites)  # write_document, remove_missing, relink_versions: written once
+    assert type(store).write_document is DocumentWrites.write_document
+
+
+def test_occurrences_give_repeated_passages_distinct_stable_ids():
+    got = ids.chunk_ids("d", ["same words", "other", "same   words", "same words"])
+    assert len({cid for cid, _ in got}) == 4  # a repeated passage is another record
+    assert got[0][1] == got[2][1] == got[3][1]  # whitespace-insensitive content hash
+    assert ids.chunk_ids("d", ["same words", "other"]) == got[:2]  # an id depends on what comes before only
+    assert got[0][0] == ids.chunk_id("d", got[0][1], 0) and got[3][0] == ids.chunk_id("d", got[0][1], 2)
+
+
+def test_write_rewrite_idempotently_then_change(store):
+    store.add_root("/r")
+    recs = records("a.md", ["rollback the deploy", "page the owner", "rollback the deploy"])
+    diff, calls = write(store, "a.md", recs)
+    assert len(diff.added) == 3 and calls == [(None, {})]
+    assert len(store.records_of("a.md")) == 3 and store.count() == 3  # the repeated passage kept twice
+    state = store.document_states("/r")["a.md"]
+    assert (state.doc_id, state.source_version, state.inputs, state.chunk_count) == ("a.md", "v1", "inputs", 3)
+    gen = store.generation()
+
+    diff, calls = write(store, "a.md", recs)  # the same records again: decide sees them, writes nothing
+    assert diff is None and set(calls[0][1]) == {r["chunk_id"] for r in recs}
+    assert calls[0][0].source_version == "v1" and store.count() == 3
+    assert store.generation() == gen  # nothing committed, nothing stale
+
+    changed = records("a.md", ["rollback the deploy", "page the on-call owner"])
+    diff, _ = write(store, "a.md", changed, version="v2")
+    assert [r["text"] for r in diff.added] == ["page the on-call owner"] and len(diff.removed) == 2
+    assert {r["text"] for r in store.records_of("a.md").values()} == {"rollback the deploy", "page the on-call owner"}
+    assert store.document_states("/r")["a.md"].source_version == "v2"
+    assert gen is None or store.generation() > gen
+    # the vectors the removed chunks used are collected in the same transaction
+    assert store.missing_vectors([ids.embed_key("m@1", "page the owner")]) == {ids.embed_key("m@1", "page the owner")}
+
+
+def test_identity_id_change_and_conflict(store):
+    store.add_root("/r")
+    write(store, "a.md", records("a.md", ["one"]))
+    assert store.doc_id_owner("a.md") == ("/r", "a.md") and store.doc_id_owner("zz") is None
+    with pytest.raises(IdentityConflict, match="already held"):
+        write(store, "a.md", records("a.md", ["two"]), path="b.md")
+    assert store.count() == 1 and set(store.document_states("/r")) == {"a.md"}
+    # the file's front matter gives it another id: the document is replaced whole
+    write(store, "new-id", records("new-id", ["one"]), path="a.md")
+    assert store.doc_id_owner("a.md") is None and store.doc_id_owner("new-id") == ("/r", "a.md")
+    assert [d.doc_id for d in store.documents()] == ["new-id"] and store.count() == 1
+
+
+def test_remove_missing_dry_run_then_for_real(store):
+    store.add_root("/r")
+    write(store, "ops/a.md", records("ops/a.md", ["alpha", "beta"]))
+    write(store, "ops/b.md", records("ops/b.md", ["gamma"]))
+    write(store, "hr/c.md", records("hr/c.md", ["delta"]))
+    assert store.remove_missing("/r", "ops/", {"ops/a.md"}, dry_run=True) == 1
+    assert store.count() == 4  # a dry run writes nothing
+    assert store.remove_missing("/r", "ops/", {"ops/a.md"}) == 1
+    assert set(store.document_states("/r")) == {"ops/a.md", "hr/c.md"}
+    assert store.remove_missing("/r", "", {"ops/a.md", "hr/c.md"}) == 0
+    assert store.missing_vectors([ids.embed_key("m@1", "gamma")])  # its vector went with it
+    assert store.remove_missing("/r", "", set()) == 3 and store.count() == 0 and store.documents() == []
+
+
+def test_roots_fold(store):
+    store.add_root("/r/ops")
+    write(store, "run.md", records("run.md", ["x"]), root="/r/ops")
+    store.add_root("/r")
+    store.add_root("/r")  # twice: nothing changes
+    assert store.roots() == ["/r"] and set(store.document_states("/r")) == {"ops/run.md"}
+    assert store.doc_id_owner("run.md") == ("/r", "ops/run.md")
+
+
+def test_versions_replace_whole_and_filter_by_groups(store):
+    store.add_root("/r")
+    write(store, "v1.md", records("v1.md", ["leave is 30 days"]), versioning='{"version": "1"}')
+    write(store, "v2.md", records("v2.md", ["leave is 45 days"], acl=("hr",)), versioning='{"version": "2"}')
+    links = store.relink_versions(lambda docs: [VersionLink("v2.md", "v1.md", "detected", 0.8),
+                                                VersionLink("v2.md", "gone.md", "declared")])
+    assert links == [VersionLink("v2.md", "v1.md", "detected", 0.8)]
+    assert store.version_links(None, None) == links
+    assert store.version_links(["v1.md"], ["hr", "staff"]) == links
+    assert store.version_links(["v1.md"], ["staff"]) == []  # staff cannot see v2
+    assert store.relink_versions(lambda docs: []) == [] and store.version_links(None, None) == []
+
+
+def test_vectors_runs_and_settings(store):
+    store.add_root("/r")
+    recs = records("a.md", ["one", "two"])
+    write(store, "a.md", recs)
+    k1, k2 = (r["embed_key"] for r in recs)
+    assert store.missing_vectors([k1, k2, "nope"]) == {"nope"}
+    got = store.vectors([k1, "nope"])
+    assert set(got) == {k1} and got[k1] == pytest.approx(vec("one"), rel=1e-6)
+    store.put_vectors("m@1", [("stray", [1.0, 0.0, 0.0])])
+    run = store.start_run("2026-01-01T00:00:00Z")
+    assert store.finish_run(run, "2026-01-01T00:01:00Z", {"added": 2}, {"embedder": "m@1"}) == 1
+    assert store.settings()["embedder"] == "m@1" and store.missing_vectors(["stray"]) == {"stray"}
+
+
+def test_reads_counts_and_chunks(store):
+    store.add_root("/r")
+    write(store, "a.md", records("a.md", ["kept words", "more kept words"]))
+    write(store, "b.md", records("b.md", ["nobody may read"], acl=(), quality="review"))
+    c = store.counts()
+    assert (c.chunks, c.ready, c.servable, c.missing_acl, c.vectors, c.orphan_vectors) == (3, 2, 2, 1, 3, 0)
+    assert store.count() == 3
+    assert [d.doc_id for d in store.documents()] == ["a.md", "b.md"]
+    chunks = list(store.iter_chunks())
+    assert [ch.record["text"] for ch in chunks] == ["kept words", "more kept words", "nobody may read"]
+    assert store.document_version("a.md") == "v1" and store.document_version("zz") is None
+    by_key = store.chunks_by_key([ch.key for ch in chunks])
+    assert {k: v.record["chunk_id"] for k, v in by_key.items()} == {ch.key: ch.record["chunk_id"] for ch in chunks}
+    assert [ch.record["chunk_index"] for ch in store.document_chunks("a.md")] == [0, 1]
+    assert [r["text"] for r in store.visible_records("a.md", ["staff"])] == ["kept words", "more kept words"]
+    assert store.visible_records("a.md", ["hr"]) == [] and store.visible_records("b.md", ["staff"]) == []
+    assert store.access_tags() == {"staff"} and store.has_vectors()
+
+
+def _texts(store, keys):
+    chunks = store.chunks_by_key([int(k) for k in keys])
+    return sorted(chunks[int(k)].record["text"] for k in keys)
+
+
+def test_lexical_search_under_groups(store):
+    """What the ranker reads: a term's permitted rows (the permission filter inside the query)."""
+    from chunkwise.lexical import analyze
+
+    store.add_root("/r")
+    write(store, "a.md", records("a.md", ["rollback steps", "rollback notes"], acl=("sre",)))
+    write(store, "b.md", records("b.md", ["rollback budget"], acl=("finance",)))
+    write(store, "c.md", records("c.md", ["rollback draft"], acl=("sre",), quality="review"))
+    term = analyze("rollback")[0]
+    if store.capabilities.native_search:
+        with store.snapshot():
+            assert store.lexical_stats(["sre"])[0] == 2 and store.lexical_stats(["nobody"])[0] == 0
+            assert store.lexical_df([term], ["sre"]) == {term: 2}
+            assert store.lexical_df([term], ["sre", "finance"]) == {term: 3}
+            post = store.lexical_postings([term], ["finance"])[term]
+        matched, found = store.lexical_top([term], [1.0], ["sre"], 2.0, 5, 1.2, 0.75)
+        assert matched == 2 and _texts(store, found) == ["rollback notes", "rollback steps"]
+    else:
+        assert store.term_count(term, ["sre"]) == 2 and store.term_count(term) == 4
+        post = store.term_matches(term, ["finance"])
+        assert _texts(store, store.term_matches(term, ["sre"]).keys) == ["rollback notes", "rollback steps"]
+        assert sorted(n for _, n in store.lexical_row_sizes()) == [2, 2, 2, 2]
+    assert _texts(store, post.keys) == ["rollback budget"]
+
+
+def test_dense_candidates_under_groups(store):
+    store.add_root("/r")
+    write(store, "a.md", records("a.md", ["alpha text", "beta text"], acl=("sre",)))
+    write(store, "b.md", records("b.md", ["gamma text"], acl=("finance",)))
+    target = vec("beta text")
+    if store.capabilities.native_search:
+        keys, matrix = store.dense_candidates(target, ["sre"], 1)
+        assert matrix.shape == (len(keys), 3) and _texts(store, keys)[:2] in (["beta text"], ["alpha text", "beta text"])
+        assert "gamma text" not in _texts(store, store.dense_candidates(target, ["sre"], 5)[0])
+        assert list(store.dense_candidates(target, ["nobody"], 5)[0]) == []
+    else:
+        rows = store.servable_rows(vectors=True, ranks=True)
+        assert rows.vectors.shape == (3, 3) and sorted(rows.tags) == [("finance",), ("sre",), ("sre",)]
+        assert sorted(store.chunk_ids(rows.keys).values()) == sorted(
+            r["chunk_id"] for d in ("a.md", "b.md") for r in store.records_of(d).values())
+
+
+def test_capabilities_are_typed_and_fixed(store):
+    caps = store.capabilities
+    assert caps.native_search == (caps.backend == "postgresql")
+    assert caps.parallel_writes == (caps.backend == "postgresql") and caps.filtered_reads is False
+    with pytest.raises(Exception):
+        caps.native_search = not caps.native_search  # frozen
+
+
+def test_generation_grows_with_each_commit(store):
+    first = store.generation()
+    store.add_root("/r")
+    write(store, "a.md", records("a.md", ["one"]))
+    second = store.generation()
+    if first is None:
+        pytest.skip("this role cannot read the generation")
+    assert second > first
+    store.put_vectors("m@1", [("k", [1.0, 0.0, 0.0])])
+    assert store.generation() > second
