@@ -18,6 +18,7 @@ import chunkwise.serve.openai as openai
 from chunkwise.serve.auth import AuthError, GroupSource
 from chunkwise.serve.cost import heavy_search
 from chunkwise.serve.engine import Busy, Engine, QueryTimeout
+from chunkwise.serve.fast import FastSearch
 from chunkwise.serve.hosts import LOOPBACK_NAMES
 from chunkwise.serve.middleware import Guard
 from chunkwise.serve import v1
@@ -136,7 +137,8 @@ def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY, m
             return _error(404, "not found", "not_found")
         return Response(page[name], media_type=STATIC[name], headers={"cache-control": "no-cache"})
 
-    return Guard(app, max_body, hosts, body_seconds)
+    # Well-formed searches skip the framework's layers (fast.py); everything else is the app's.
+    return Guard(FastSearch(app, engine, auth, search_request, _error), max_body, hosts, body_seconds)
 
 
 def _utf8(s: str) -> bool:
