@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from chunkwise.access import permitted
 from chunkwise.retrieve.index import check_groups
+from chunkwise.retrieve.positions import hide_record
 
 
 SERVED_FIELDS = ("chunk_id", "doc_id", "source_uri", "chunk_index", "heading_path", "start_char", "end_char", "page",
@@ -38,6 +39,7 @@ class VisibleDocument:
     title: str
     version: str  # the front matter's ``version`` as the caller's records carry it ("" when none)
     records: tuple[dict, ...]  # served records (``served_record``: text and embed_text included), in chunk order
+    whole: bool = False  # the caller may read every chunk: positions are served (retrieve/positions.py)
 
     def to_dict(self) -> dict:
         return {
@@ -45,8 +47,8 @@ class VisibleDocument:
             "source_uri": self.source_uri,
             "title": self.title,
             "version": self.version,
-            "boundaries": [[r["start_char"], r["end_char"]] for r in self.records],
-            "records": list(self.records),
+            "boundaries": [[r["start_char"], r["end_char"]] for r in self.records] if self.whole else [],
+            "records": list(self.records) if self.whole else [hide_record(r) for r in self.records],
         }
 
 
@@ -58,13 +60,16 @@ def visible_document(store, doc_id: str, groups) -> VisibleDocument | None:
     as_caller = getattr(store, "as_caller", None)  # a secured PostgreSQL store shows only these groups' rows
     with as_caller(groups) if as_caller else nullcontext():
         stored = store.visible_records(doc_id, groups)
-    records = [r for r in stored if permitted(r.get("acl") or (), r.get("quality", ""), groups)]
-    if not records:
-        return None
+        records = [r for r in stored if permitted(r.get("acl") or (), r.get("quality", ""), groups)]
+        if not records:
+            return None
+        # only now, for a document the caller may see: does it hold chunks they may not read? From
+        # the document row's count, not its chunks, so the cost does not grow with what is hidden.
+        whole = len(records) == store.chunk_count(doc_id)
     records.sort(key=lambda r: (r["chunk_index"], r["start_char"]))
     first = records[0]
     return VisibleDocument(doc_id, first.get("source_uri", ""), first.get("title", ""),
-                           first.get("doc_version", "") or "", tuple(served_record(r) for r in records))
+                           first.get("doc_version", "") or "", tuple(served_record(r) for r in records), whole)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ import os
 from contextlib import nullcontext
 from typing import Callable, Sequence
 
+from chunkwise.retrieve.positions import withheld
 from chunkwise.access import permitted
 from chunkwise.errors import ConfigError
 from chunkwise.lexical import FieldWeights
@@ -334,7 +335,8 @@ class Retriever:
             assemble = assemble_documents if per == "document" else assemble_ranked
             ctx = assemble(fetch, k=k, overfetch=overfetch, measure=self.sizer.count, budget=budget,
                            passage_budget=passage_budget, expand=expand, source=self, groups=groups)
-        return SearchResult(query, mode, ctx.passages, ctx.text, ctx.tokens, ctx.omitted, per=per)
+            hidden = withheld(self, _documents(ctx.passages), groups)
+        return SearchResult(query, mode, ctx.passages, ctx.text, ctx.tokens, ctx.omitted, per=per, withheld=hidden)
 
 
 def page_expansion(granularity: str, expand: str) -> str:
@@ -355,7 +357,13 @@ def finish(query: str, mode: str, hits: Sequence[Hit], source, groups, expand: s
     callers that rank in memory (evaluation, benchmarks)."""
     ctx = assemble_hits(hits, k=k, measure=measure, budget=budget, passage_budget=passage_budget, expand=expand,
                         source=source, groups=groups)
-    return SearchResult(query, mode, ctx.passages, ctx.text, ctx.tokens, ctx.omitted)
+    return SearchResult(query, mode, ctx.passages, ctx.text, ctx.tokens, ctx.omitted,
+                        withheld=withheld(source, _documents(ctx.passages), groups))
+
+
+def _documents(passages) -> set[str]:
+    """Every document a result names: its own and those of its version references."""
+    return {d for p in passages for d in (p.doc_id, *(v.doc_id for v in (*p.versions, *p.also_in)))}
 
 
 def search(db, query: str, groups, **options) -> SearchResult:

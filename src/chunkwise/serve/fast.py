@@ -30,6 +30,17 @@ def render(content: Any) -> bytes:
     return json.dumps(content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode("utf-8")
 
 
+async def run_search(engine: Engine, req: Any, groups) -> Any:
+    """The one search call behind ``POST /search``, whichever path the request took: its lane
+    (light or heavy, predicted from the request) and the engine's search with the request's fields."""
+    heavy = heavy_search(req.query, k=req.k, overfetch=req.overfetch, expand=req.expand,
+                         passage_budget=req.passage_budget)
+    return await engine.call(engine.search, req.query, groups, heavy=heavy, k=req.k, mode=req.mode,
+                             expand=req.expand, budget=req.budget, overfetch=req.overfetch,
+                             passage_budget=req.passage_budget, versions=req.versions, per=req.per,
+                             filters=req.filters.to_filters() if req.filters else None)
+
+
 class FastSearch:
     def __init__(self, app, engine: Engine, auth: GroupSource, request_model,
                  error: Callable[..., Any]) -> None:
@@ -68,13 +79,8 @@ class FastSearch:
             groups = self.auth.groups(headers, getattr(req, "groups", None))
         except Exception:  # refused: the framework answers (validation and auth errors as ever)
             return await self.app(scope, replay, send)
-        heavy = heavy_search(req.query, k=req.k, overfetch=req.overfetch, expand=req.expand,
-                             passage_budget=req.passage_budget)
         try:
-            found = await self.engine.call(
-                self.engine.search, req.query, groups, heavy=heavy, k=req.k, mode=req.mode, expand=req.expand,
-                budget=req.budget, overfetch=req.overfetch, passage_budget=req.passage_budget,
-                versions=req.versions, per=req.per, filters=req.filters.to_filters() if req.filters else None)
+            found = await run_search(self.engine, req, groups)
         except QueryTimeout as exc:
             return await self.error(503, str(exc), "server_error", "query_timeout")(scope, receive, send)
         except Busy as exc:

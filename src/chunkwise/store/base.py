@@ -225,6 +225,9 @@ class Store(Protocol):
         """Path (relative to ``root``) -> state, for documents under ``prefix`` (a relative folder)."""
     def doc_id_owner(self, doc_id: str) -> tuple[str, str] | None:
         """(root, path) of the document holding ``doc_id``, or None when the id is free."""
+    def chunk_count(self, doc_id: str) -> int | None:
+        """How many chunks ``doc_id`` has (any access, any quality), read from its one document row,
+        or None: whether a caller may read all of a document costs the same however much is hidden."""
     def records_of(self, doc_id: str) -> dict[str, dict]:
         """chunk_id -> record of one document's stored chunks."""
     def generation(self) -> int | None:

@@ -6,9 +6,9 @@ index on ``acl``), so a row the caller may not see is never matched, counted or 
 
 - ``lexical_stats``: the permitted rows' count and mean length (a sum over ``acl_stats``);
 - ``lexical_df``: per term, the permitted rows holding it (sums over the caller's tag sets,
-  store/pg_bm25.py);
+  store/postgres/pg_bm25.py);
 - ``lexical_top``: BM25 over those rows computed in the server (MaxScore over the postings of the
-  caller's tag sets, store/pg_bm25.py), with the same formula and the same statistics as the SQLite
+  caller's tag sets, store/postgres/pg_bm25.py), with the same formula and the same statistics as the SQLite
   engines; only the candidates for the top n leave it, with their term
   counts and lengths, and retrieve/server.py re-scores them in its own arithmetic, so the scores
   are the same numbers (see README "PostgreSQL"); ``lexical_postings`` returns every permitted
@@ -86,7 +86,7 @@ class PostgresReads:
 
     def _tags(self, groups) -> list[str]:
         """The groups a filter says: inside this caller's transaction, those of them the store uses
-        (store/pg_groups.py); elsewhere the caller's canonical groups."""
+        (store/postgres/pg_groups.py); elsewhere the caller's canonical groups."""
         tags = _groups(groups)
         return list(self._narrow) if self._caller is not None and tuple(tags) == self._caller else tags
 
@@ -272,7 +272,7 @@ class PostgresReads:
 
     def lexical_df(self, terms: Sequence[str], groups, fields: Sequence[str] = FIELDS) -> dict[str, int]:
         """Permitted rows holding each term in one of ``fields`` (the document frequencies a caller's
-        BM25 uses): sums over the tag sets the caller may see (store/pg_bm25.py)."""
+        BM25 uses): sums over the tag sets the caller may see (store/postgres/pg_bm25.py)."""
         terms = list(dict.fromkeys(terms))
         if not terms:
             return {}

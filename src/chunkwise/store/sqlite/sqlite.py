@@ -212,6 +212,10 @@ class SQLiteStore(DocumentWrites, ReadMixin):
         row = self.db.execute("SELECT root, path FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
         return tuple(row) if row else None
 
+    def chunk_count(self, doc_id: str) -> int | None:
+        row = self.db.execute("SELECT chunk_count FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
+        return row[0] if row else None
+
     def records_of(self, doc_id: str) -> dict[str, dict]:
         rows = self.db.execute("SELECT chunk_id, record, text, embed_text FROM chunks WHERE doc_id = ?", (doc_id,))
         return {cid: {**json.loads(rec), "text": text, "embed_text": embed} for cid, rec, text, embed in rows}
