@@ -1,9 +1,9 @@
 """``POST /search`` without the framework's per-request layers, for the requests that need none of them.
 
 A search through FastAPI passes a dozen ASGI layers (exception middleware, routing, dependency
-solving, a Request object, body re-parsing, the response class); on this 2-core machine they were
-about 40% of the server's own CPU per request (py-spy; benchmarks/serve.py, "bm25, no match"),
-paid on top of the search by every caller (issue 26 item 4). A well-formed search from a
+solving, a Request object, body re-parsing, the response class); for a search that matches
+nothing they were about a fifth of the server's py-spy samples (benchmarks/serve.py, "bm25, no
+match"), paid on top of the search by every caller (issue 26 item 4). A well-formed search from a
 permitted caller needs none of that: its body is validated by the same pydantic model, its groups
 come from the same policy, the search runs on the same engine lane, and the answer is the bytes
 ``JSONResponse`` would send. Anything else — a body the model refuses, a content type other than
