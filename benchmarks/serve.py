@@ -293,12 +293,14 @@ def main(argv: list[str] | None = None) -> int:
     db = ensure_store(Path(args.cache), n)
     queries = generated.make_queries(max(args.queries, 50), generated.SEED)
     load0 = os.getloadavg()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "src"], cwd=ROOT, capture_output=True, text=True).stdout
+    commit += " (src modified)" if dirty.strip() else ""
     with tempfile.TemporaryDirectory() as tmp:
         local, remote, ready_s = measure(db, queries, args.queries, args.rounds, Path(tmp) / "serve.log",
                                          args.server_flag, tuple(args.modes.split(",")))
     cli_times = measure_cli(db, queries, args.cli_queries) if args.cli_queries else {}
     load1 = os.getloadavg()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     print(f"store: {n:,} generated chunks, vectors under {MODEL} (queries embedded by the real model), k={K}, "
           f"{args.queries} queries per mode and path; serve ready in {ready_s:.1f} s; commit {commit}; "
           f"load average {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f} before, {load1[0]:.2f} {load1[1]:.2f} "

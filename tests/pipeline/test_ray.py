@@ -301,11 +301,13 @@ def test_on_postgresql_write_actors_write_what_a_local_run_writes(tmp_path, clus
 def test_writes_go_to_the_cluster_only_for_a_store_that_takes_parallel_writers():
     from chunkwise.errors import ConfigError
 
+    from chunkwise.store.base import Capabilities
+
     class Server:
-        parallel_writes = True
+        capabilities = Capabilities("postgresql", native_search=True, parallel_writes=True)
 
     class File:
-        parallel_writes = False
+        capabilities = Capabilities("sqlite", native_search=False, parallel_writes=False)
 
     auto, driver, workers = ray_executor(), ray_executor(writes="driver"), ray_executor(writes="workers")
     assert auto.writes_in_workers(Server()) and not auto.writes_in_workers(File())
@@ -437,3 +439,23 @@ def test_minilm_on_an_embed_actor_matches_local(tmp_path, cluster):
     (a_chunks, a_keys, a_vec), (b_chunks, b_keys, b_vec) = rows(tmp_path / "local.db"), rows(tmp_path / "ray.db")
     assert a_chunks == b_chunks and a_keys == b_keys and a_vec.shape == (len(a_keys), 384)
     assert np.abs(a_vec - b_vec).max() < 1e-6
+
+
+def test_one_worker_two_workers_and_ray_build_the_same_store(tmp_path, cluster):
+    """Files of very different sizes (the schedule runs the largest first), two files claiming one
+    front matter id (the one written first keeps it) and a crashing file: 1 worker, 2 workers and
+    Ray give the same stats and the same rows, row ids included."""
+    docs = tmp_path / "docs"
+    corpus(docs, 9)
+    (docs / "big.md").write_text("# Big\n\n" + "\n\n".join(f"## Part {i}\n\nThe ledger {i} closes at noon."
+                                                          for i in range(300)), encoding="utf-8")
+    for name, words in (("a-claim.md", 3), ("z-claim.md", 400)):
+        (docs / name).write_text("---\nid: shared\n---\n# Claim\n\n" + "word " * words, encoding="utf-8")
+    (docs / "deep.md").write_text(NESTED, encoding="utf-8")
+    one = ingest([docs], tmp_path / "one.db", CONFIG, embedder=HashingEmbedder(), acl=("staff",), now=NOW,
+                 workers=1, limits=LIMITS)
+    two = run(docs, tmp_path / "two.db")
+    remote = run(docs, tmp_path / "ray.db", ray_executor())
+    assert one.to_dict() == two.to_dict() == remote.to_dict()
+    assert sorted(e["path"] for e in one.errors) == ["a-claim.md", "deep.md"]  # the larger claim is written first
+    assert content(tmp_path / "one.db") == content(tmp_path / "two.db") == content(tmp_path / "ray.db")

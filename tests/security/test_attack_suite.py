@@ -132,12 +132,16 @@ def _corpus(root, seed):
     model: dict[str, frozenset | None] = {}
     for d in range(36):
         before = set(model)
-        (root / f"d{d:02d}.md").write_text(_document(rng, counter, model), encoding="utf-8")
-        DOC_TOKENS[f"d{d:02d}.md"] = frozenset(set(model) - before)
+        text = _document(rng, counter, model)
+        (root / f"d{d:02d}.md").write_text(text, encoding="utf-8")
+        fence = FRONT.match(text)  # front matter is no chunk: positions are about chunks (docs/security.md)
+        body = text[fence.end():] if fence else text
+        DOC_TOKENS[f"d{d:02d}.md"] = frozenset(t for t in set(model) - before if t in body)
     return model
 
 
-DOC_TOKENS: dict[str, frozenset] = {}  # doc_id -> the tokens of its sentences and headings
+DOC_TOKENS: dict[str, frozenset] = {}  # doc_id -> the tokens of its body's sentences and headings
+FRONT = re.compile(r"\ufeff?\s*(---|\+\+\+)[ \t]*\n.*?\n[ \t]*\1[ \t]*(\n|$)", re.S)
 
 
 CONFIG = ChunkConfig(strategy="structure", size=48, header="path")

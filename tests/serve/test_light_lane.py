@@ -137,3 +137,28 @@ def test_warming_up_is_not_a_query_under_the_time_limit(wide_db):
                 "SELECT count(*) FROM n").fetchone()).result(timeout=60)
     finally:
         e.close()
+
+
+def test_an_index_made_stale_by_an_ingest_is_rebuilt_outside_the_time_limit(tmp_path):
+    """After an ingest the in-memory index is rebuilt by the next job; on a large store that takes
+    longer than one query may, so it is done before the job's limit starts (else every search after
+    an ingest would time out while rebuilding). The job itself runs pure Python under a 1 µs limit."""
+    from chunkwise.config import ChunkConfig
+    from chunkwise.embed import make_embedder
+    from chunkwise.pipeline import ingest
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nalpha beta gamma\n", encoding="utf-8")
+    run = lambda: ingest([docs], tmp_path / "s.db", ChunkConfig(), embedder=make_embedder("hashing"), acl=("sre",))
+    run()
+    e = Engine(str(tmp_path / "s.db"), workers=1, query_seconds=1e-6)
+    try:
+        e.warm()
+        built = e.cache.generation
+        (docs / "b.md").write_text("# B\n\ndelta epsilon\n", encoding="utf-8")
+        run()
+        seen = e.submit(lambda: e.cache.generation).result(timeout=60)  # before: the old generation
+        assert built is not None and seen is not None and seen > built
+    finally:
+        e.close()

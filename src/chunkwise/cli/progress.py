@@ -1,4 +1,5 @@
-"""The ingest progress bar: files prepared (and skipped unchanged), chunks embedded, documents written.
+"""The ingest progress bar: files prepared (and skipped unchanged), chunks made, chunks embedded,
+documents written.
 
 One tqdm line on stderr, so a run shows which stage it waits on: files prepared running ahead of
 documents written means embedding or the store is the bottleneck. Disabled, it costs nothing.
@@ -14,7 +15,7 @@ class IngestBar:
 
     def __init__(self, enabled: bool, file=None, mininterval: float = 0.2) -> None:
         self.enabled = enabled
-        self.counts = {"skipped": 0, "embedded": 0, "written": 0}
+        self.counts = {"skipped": 0, "chunks": 0, "embedded": 0, "written": 0}
         self._bar = None
         self._interval, self._shown = mininterval, 0.0
         if enabled:
@@ -47,6 +48,9 @@ class IngestBar:
     def embedded(self, n: int) -> None:
         self._add("embedded", n)
 
+    def chunked(self, n: int) -> None:
+        self._add("chunks", n)
+
     def written(self, n: int = 1) -> None:
         self._add("written", n)
 
@@ -56,5 +60,5 @@ class IngestBar:
         if self._bar is not None and now - self._shown >= self._interval:
             self._shown = now
             c = self.counts
-            self._bar.set_postfix_str(f"{c['embedded']:,} chunks embedded, {c['written']:,} written, "
-                                      f"{c['skipped']:,} unchanged")
+            self._bar.set_postfix_str(f"{c['chunks']:,} chunks, {c['embedded']:,} embedded, {c['written']:,} "
+                                      f"written, {c['skipped']:,} unchanged")

@@ -40,7 +40,12 @@ def contained(workers: int = 1, limits=None) -> Executor:
     def failed(task, failure):
         return PrepareFailure(task, failure.reason)
 
-    return PoolExecutor(workers, failed, limits or Limits(), isolate=True)
+    # Files run largest first (pipeline/schedule.py): the results of the small ones a worker
+    # prepares while a big one runs elsewhere wait here in order, so the window is wide.
+    return PoolExecutor(workers, failed, limits or Limits(), window=WINDOW_PER_WORKER * workers, isolate=True)
+
+
+WINDOW_PER_WORKER = 32
 
 
 EXECUTORS = ("local", "ray")

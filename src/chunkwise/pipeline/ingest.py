@@ -39,6 +39,7 @@ from chunkwise.pipeline.embed import EmbedStage
 from chunkwise.pipeline.executors import Executor, contained, prepare_and_embed, session
 from chunkwise.pipeline.prepare import Prepared, PrepareFailure, Preparer, PrepareSettings, PrepareTask
 from chunkwise.pipeline.progress import NoProgress, Progress
+from chunkwise.pipeline.schedule import largest_first
 from chunkwise.pipeline.versions import derive_links
 from chunkwise.pipeline.write import IngestStats, WriteSpec, WriteStage, Written, unchanged
 
@@ -170,8 +171,13 @@ def ingest(
                                stats=stats, dry_run=dry_run)
             seen: set[str] = set()
             known: dict = {}
-            tasks = _tasks(store, Path(raw), root, prefix, inputs, stats, seen, progress, include, exclude,
-                           before_first=preparer.warm_up, known=known)
+            tasks = largest_first(_tasks(store, Path(raw), root, prefix, inputs, stats, seen, progress, include,
+                                         exclude, before_first=preparer.warm_up, known=known))
+            batch = scope.enter_context(contextlib.ExitStack())
+            batch.enter_context(write.batched())
+            if hasattr(executor, "on_idle"):  # commit the open batch whenever the pool makes us wait
+                executor.on_idle = write.idle
+                batch.callback(setattr, executor, "on_idle", None)
             for item, vectors in _stages(executor, preparer, tasks, embed, progress, store, write, timeout):
                 seen.add(item.task.rel)
                 prepared += 1
@@ -198,9 +204,9 @@ def ingest(
                 except ChunkwiseError as exc:
                     stats.errors.append({"path": item.task.rel, "error": str(exc)})
                 progress.written()
+            batch.close()  # committed: what follows (removals, version links) takes its own transactions
             if is_dir and not seen.issuperset(known):  # documents gone from the folder (the walk saw the rest)
-                removed = store.count_missing if dry_run else store.remove_missing
-                stats.removed += removed(root, prefix, seen)
+                stats.removed += store.remove_missing(root, prefix, seen, dry_run=dry_run)
         if not dry_run and (prepared or stats.removed):
             unresolved: list[str] = []
             store.relink_versions(lambda docs: derive_links(docs, unresolved.append))
@@ -320,8 +326,8 @@ def _doc_id(store, root: str, rel: str) -> str:
     name = Path(root).name or "root"
     candidates = itertools.chain([rel, f"{name}/{rel}"], (f"{name}-{i}/{rel}" for i in range(2, 1000)))
     for candidate in candidates:  # lazily: nearly always the first is free
-        owner = store.doc_id_owner(candidate)
-        if owner is None or owner == (root, rel):
+        held = store.documents([candidate])
+        if not held or (held[0].root, held[0].path) == (root, rel):
             return candidate
     raise ConfigError(f"{rel}: no free document id under {root}")  # pragma: no cover - 1000 roots named alike
 

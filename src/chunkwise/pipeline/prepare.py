@@ -19,6 +19,7 @@ from chunkwise.access import AccessTags
 from chunkwise.enrich.acl import AccessPlan, plan_access
 from chunkwise.enrich.versions import version_info
 from chunkwise.errors import ChunkwiseError
+from chunkwise.lexical import LexicalFields
 from chunkwise.pipeline.chunk import chunk_document, for_document, make_chunker
 from chunkwise.pipeline.documents import SourceFailure, extract_options, read_source
 from chunkwise.types import Chunk, Document
@@ -72,6 +73,9 @@ class Prepared:
     # have a cheap embedder; the embed stage takes the ones the store lacks from here.
     vectors: Mapping[str, array] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()  # the extraction's (parser warnings, damage): in the run's output
+    # chunk_id -> its analysed lexical fields (body, title, heading), made where the document was
+    # prepared (a worker) so the single writer does not analyse every chunk again.
+    lexical: Mapping[str, tuple[str, str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -151,9 +155,11 @@ class Preparer:
                 vectors = {k: array("f", v) for k, v in zip(texts, s.embedder.embed(list(texts.values())))}
             except Exception:  # noqa: BLE001 — not this file's error: the embed stage runs the embedder
                 vectors = {}  # again for the keys it lacks, and its error is the run's, as without workers
+        dicts = tuple(r.to_dict() for r in records)
+        lexical = {d["chunk_id"]: LexicalFields.of_record(d).values() for d in dicts}
         return Prepared(task, doc.doc_id, doc.source, doc.title, str(meta.get("author") or ""),
-                        str(meta.get("updated_at") or ""), tuple(r.to_dict() for r in records), plan,
-                        access.reported, version_info(meta, records).to_json(), vectors, doc.warnings)
+                        str(meta.get("updated_at") or ""), dicts, plan,
+                        access.reported, version_info(meta, records).to_json(), vectors, doc.warnings, lexical)
 
 
 def _late_records(doc, chunks, records, regions, late):

@@ -1,4 +1,5 @@
-"""What an ingest reports while it runs: files prepared or skipped, chunks embedded, documents written.
+"""What an ingest reports while it runs: files prepared or skipped, chunks made, chunks embedded,
+documents written.
 
 The stages call a ``Progress`` as work leaves them, so a display (the CLI's bar) shows where a run
 spends its time: prepare in the workers, embedding in this process, writes in the store.
@@ -17,6 +18,8 @@ class Progress(Protocol):
 
     def embedded(self, n: int) -> None: ...  # texts given a vector
 
+    def chunked(self, n: int) -> None: ...  # chunks the prepared files gave (optional: looked up by name)
+
     def written(self, n: int = 1) -> None: ...  # documents written (or diffed, in a dry run)
 
 
@@ -30,12 +33,19 @@ class NoProgress:
     def embedded(self, n: int) -> None:
         pass
 
+    def chunked(self, n: int) -> None:
+        pass
+
     def written(self, n: int = 1) -> None:
         pass
 
 
 def counted(items: Iterable[T], progress: Progress) -> Iterator[T]:
-    """``items`` unchanged, each reported as prepared when it arrives."""
+    """``items`` unchanged, each reported as prepared (and its chunks as made) when it arrives."""
+    chunked = getattr(progress, "chunked", None)  # a Progress written before chunk counts has none
     for item in items:
         progress.prepared()
+        records = getattr(item, "records", None)
+        if chunked is not None and records:
+            chunked(len(records))
         yield item

@@ -8,6 +8,8 @@ place; a document whose bytes and inputs are unchanged is skipped.
 """
 from __future__ import annotations
 
+import contextlib
+import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import PurePosixPath
 
@@ -102,10 +104,46 @@ def diff(old: dict, new: dict, stats: IngestStats, counts_embedding: bool):
 
 
 class WriteStage:
+    """Writes prepared documents. In ``batched()`` (a store with ``batch()``: SQLite) documents
+    share a transaction, each still atomic on its own (a savepoint), committed by ``idle()`` (the
+    executor is about to wait for the next file: the store's lock is never held while nothing is
+    written), every ``BATCH_DOCS`` documents and every ``BATCH_SECONDS``."""
+
+    BATCH_DOCS = 256
+    BATCH_SECONDS = 1.0
+
     def __init__(self, store, *, root: str, inputs: str, now: str, model: str, embedding: bool,
                  stats: IngestStats, dry_run: bool = False) -> None:
         self.store, self.root, self.inputs, self.now, self.model = store, root, inputs, now, model
         self.embedding, self.stats, self.dry_run = embedding, stats, dry_run
+        self._pending, self._since = 0, 0.0
+
+    @contextlib.contextmanager
+    def batched(self):
+        own = None if self.dry_run else getattr(self.store, "batch", None)
+        if own is None:
+            yield self
+            return
+        with own():
+            try:
+                yield self
+            finally:
+                self._pending = 0
+
+    def idle(self) -> None:
+        """Commit what the open batch holds (called before waiting for more documents)."""
+        if self._pending:
+            self.store.commit()
+            self._pending = 0
+
+    def _wrote(self) -> None:
+        if getattr(self.store, "batch", None) is None:
+            return
+        if not self._pending:
+            self._since = time.monotonic()
+        self._pending += 1
+        if self._pending >= self.BATCH_DOCS or time.monotonic() - self._since >= self.BATCH_SECONDS:
+            self.idle()
 
     def row(self, doc: Prepared) -> DocumentRow:
         return DocumentRow(doc.doc_id, self.root, doc.task.rel, doc.source_uri, doc.task.sha256, self.inputs,
@@ -133,9 +171,10 @@ class WriteStage:
                 return None
             added, updated, removed, need = diff(old, new, delta, self.embedding)
             needed.update(r["embed_key"] for r in need)
-            return DocumentDiff(added, updated, removed, vectors if self.embedding else {}, self.model)
+            return DocumentDiff(added, updated, removed, vectors if self.embedding else {}, self.model, doc.lexical)
 
         self.store.write_document(self.row(doc), decide)
+        self._wrote()
         self.stats.merge(delta)
         lost = sorted(needed - set(vectors))
         if repair is not None and lost:

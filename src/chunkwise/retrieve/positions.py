@@ -29,7 +29,10 @@ def partial(chunks: Iterable, groups) -> bool:
 
 def withheld(source, doc_ids: Iterable[str], groups) -> frozenset[str]:
     """The documents among ``doc_ids`` whose positions ``groups`` may not be given. ``source`` has
-    ``doc_chunks(doc_id)`` (every chunk of the document, any quality), as expansion reads it."""
+    ``doc_chunks(doc_id)`` (every chunk of the document, any quality), as expansion reads it; None
+    (hits ranked in memory by a trusted caller such as the evaluation, no store behind them) withholds nothing."""
+    if source is None:
+        return frozenset()
     return frozenset(d for d in set(doc_ids) if partial(source.doc_chunks(d), groups))
 
 

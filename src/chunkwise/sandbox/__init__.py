@@ -56,11 +56,12 @@ def check_workers(workers: int) -> int:
 
 
 def run(fn: Callable[[Any], Any], items: Iterable[Any], *, workers: int = 1, limits: Limits = Limits(),
-        window: int | None = None, isolate: bool = False) -> Iterator[Outcome]:
+        window: int | None = None, isolate: bool = False, idle: Callable[[], None] | None = None) -> Iterator[Outcome]:
     """``fn`` over ``items``, one :class:`Outcome` per item in input order (a generator: items are
-    drawn lazily, at most ``window`` ahead of the consumer). See :class:`Pool` to reuse workers."""
+    drawn lazily, at most ``window`` ahead of the consumer; ``idle()`` runs before the consumer
+    would wait for a worker). See :class:`Pool` to reuse workers."""
     with Pool(fn, workers=workers, limits=limits, isolate=isolate) as pool:
-        yield from pool.map(items, window=window)
+        yield from pool.map(items, window=window, idle=idle)
 
 
 class Pool:
@@ -87,7 +88,8 @@ class Pool:
             self._procs.close()
             self._procs = None
 
-    def map(self, items: Iterable[Any], window: int | None = None) -> Iterator[Outcome]:
+    def map(self, items: Iterable[Any], window: int | None = None, idle: Callable[[], None] | None = None
+            ) -> Iterator[Outcome]:
         """One :class:`Outcome` per item, in input order. At most ``window`` items (default: eight
         per worker) are drawn from ``items`` and not yet yielded, so a slow consumer holds the
         workers back instead of letting results pile up."""
@@ -106,7 +108,7 @@ class Pool:
             from chunkwise.sandbox.processes import Processes
 
             self._procs = Processes(self.fn, self.workers, self.limits)
-        yield from self._procs.map(items, max(1, window or 8 * self.workers))
+        yield from self._procs.map(items, max(1, window or 8 * self.workers), idle)
 
 
 class PoolExecutor:
@@ -118,9 +120,11 @@ class PoolExecutor:
         check_workers(workers)
         self.workers, self.on_failure, self.limits, self.window = workers, on_failure, limits, window
         self.isolate = isolate
+        self.on_idle: Callable[[], None] | None = None  # set by a consumer that can use the waits
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
-        for out in run(fn, items, workers=self.workers, limits=self.limits, window=self.window, isolate=self.isolate):
+        for out in run(fn, items, workers=self.workers, limits=self.limits, window=self.window, isolate=self.isolate,
+                       idle=self.on_idle):
             yield out.value if out.ok else self.on_failure(out.item, out.failure)
 
 

@@ -100,7 +100,9 @@ class Processes:
         child.close()
         return _Worker(proc, parent, log, time.monotonic())
 
-    def map(self, items: Iterable[Any], window: int) -> Iterator[Outcome]:
+    def map(self, items: Iterable[Any], window: int, idle=None) -> Iterator[Outcome]:
+        """Outcomes in input order; ``idle()`` is called (outside the lock) before the consumer
+        would wait for the next one: it may use the time (the write stage commits then)."""
         source = enumerate(items)
         drawn = taken = 0
         exhausted = False
@@ -115,13 +117,18 @@ class Processes:
                         exhausted = True
                         break
                     with self.cond:
-                        idle = not self.todo  # else the feeder is busy with the queue and sees this item
+                        asleep = not self.todo  # else the feeder is busy with the queue and sees this item
                         self.todo.append(pair)
-                    if idle:
+                    if asleep:
                         self.wake_w.send_bytes(b"x")
                     drawn += 1
                 if exhausted and taken == drawn:
                     return
+                if idle is not None:
+                    with self.cond:
+                        waiting = taken not in self.done
+                    if waiting:
+                        idle()
                 with self.cond:
                     while taken not in self.done and self.error is None:
                         self.cond.wait()

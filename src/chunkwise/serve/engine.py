@@ -116,6 +116,8 @@ class Engine:
                     if not future.set_running_or_notify_cancel():
                         continue
                     try:
+                        if limited:  # a rebuild after an ingest is not the query's work: outside its limit
+                            retriever.warm()
                         with self._limited(retriever) if limited else nullcontext():
                             result = fn(*args, **kwargs)
                     except BaseException as exc:

@@ -1,9 +1,9 @@
 """``POST /search`` without the framework's per-request layers, for the requests that need none of them.
 
 A search through FastAPI passes a dozen ASGI layers (exception middleware, routing, dependency
-solving, a Request object, body re-parsing, the response class); on this 2-core machine they were
-about 40% of the server's own CPU per request (py-spy; benchmarks/serve.py, "bm25, no match"),
-paid on top of the search by every caller (issue 26 item 4). A well-formed search from a
+solving, a Request object, body re-parsing, the response class); for a search that matches
+nothing they were about a fifth of the server's py-spy samples (benchmarks/serve.py, "bm25, no
+match"), paid on top of the search by every caller (issue 26 item 4). A well-formed search from a
 permitted caller needs none of that: its body is validated by the same pydantic model, its groups
 come from the same policy, the search runs on the same engine lane, and the answer is the bytes
 ``JSONResponse`` would send. Anything else — a body the model refuses, a content type other than
@@ -28,6 +28,17 @@ JSON_TYPES = (b"application/json",)
 def render(content: Any) -> bytes:
     """What starlette's JSONResponse sends for ``content`` (same separators, UTF-8, no NaN)."""
     return json.dumps(content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode("utf-8")
+
+
+async def run_search(engine: Engine, req: Any, groups) -> Any:
+    """The one search call behind ``POST /search``, whichever path the request took: its lane
+    (light or heavy, predicted from the request) and the engine's search with the request's fields."""
+    heavy = heavy_search(req.query, k=req.k, overfetch=req.overfetch, expand=req.expand,
+                         passage_budget=req.passage_budget)
+    return await engine.call(engine.search, req.query, groups, heavy=heavy, k=req.k, mode=req.mode,
+                             expand=req.expand, budget=req.budget, overfetch=req.overfetch,
+                             passage_budget=req.passage_budget, versions=req.versions, per=req.per,
+                             filters=req.filters.to_filters() if req.filters else None)
 
 
 class FastSearch:
@@ -68,13 +79,8 @@ class FastSearch:
             groups = self.auth.groups(headers, getattr(req, "groups", None))
         except Exception:  # refused: the framework answers (validation and auth errors as ever)
             return await self.app(scope, replay, send)
-        heavy = heavy_search(req.query, k=req.k, overfetch=req.overfetch, expand=req.expand,
-                             passage_budget=req.passage_budget)
         try:
-            found = await self.engine.call(
-                self.engine.search, req.query, groups, heavy=heavy, k=req.k, mode=req.mode, expand=req.expand,
-                budget=req.budget, overfetch=req.overfetch, passage_budget=req.passage_budget,
-                versions=req.versions, per=req.per, filters=req.filters.to_filters() if req.filters else None)
+            found = await run_search(self.engine, req, groups)
         except QueryTimeout as exc:
             return await self.error(503, str(exc), "server_error", "query_timeout")(scope, receive, send)
         except Busy as exc:

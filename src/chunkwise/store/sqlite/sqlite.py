@@ -19,11 +19,11 @@ from typing import Iterable, Iterator, Mapping, Sequence
 
 from chunkwise.access import AccessTags, acl_index
 from chunkwise.errors import InputError, StoreBusy, StoreError, StoreWriteError
-from chunkwise.lexical import LexicalFields
-from chunkwise.store.base import Capabilities, DocumentDiff, DocumentRow, DocumentState, VersionLink
+from chunkwise.store.base import Capabilities, DocumentDiff, LocalRanker, DocumentRow, DocumentState, VersionLink
 from chunkwise.store.sqlite.schema import LATEST, MIGRATIONS
 from chunkwise.store.sqlite.sqlite_read import ReadMixin
-from chunkwise.store.writing import DocumentWrites, chunk_meta, document_values
+from chunkwise.store.sqlite.rows import chunk_row, migrate_lexical
+from chunkwise.store.writing import DocumentWrites, document_values
 
 _MAGIC = b"SQLite format 3\x00"
 _OURS = {"migrations", "documents", "chunks"}
@@ -34,10 +34,13 @@ def _vector_blob(vec: Sequence[float]) -> bytes:
 
 
 class SQLiteStore(DocumentWrites, ReadMixin):
-    native_search = False  # ranks with FTS5 and in-memory indexes (store/base.py)
-    parallel_writes = False  # one writer at a time: documents are written by the ingesting process
     # one writer at a time (documents are written by the ingesting process); no roles: every row is read
     capabilities = Capabilities("sqlite", native_search=False, parallel_writes=False, filtered_reads=False)
+
+    @property
+    def ranker(self) -> LocalRanker:
+        """FTS5 term lookups and the servable rows for in-memory indexes (``sqlite_read``)."""
+        return self
 
     def __init__(self, path: str | Path, *, readonly: bool = False, create: bool = True, timeout: float = 60.0) -> None:
         self.path = self.location = os.fspath(path)
@@ -156,11 +159,38 @@ class SQLiteStore(DocumentWrites, ReadMixin):
                 self.db.execute("INSERT INTO migrations VALUES (?, ?, datetime('now'))", (number, name))
 
     @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Group the writes made inside into few transactions: each ``atomic()`` in it is a savepoint
+        (a failed document still rolls back alone) of one transaction that lasts until ``commit()``
+        (the ingest calls it when the write stage would otherwise wait, or every few hundred
+        documents) or the end of the block. Why: one commit per small document is most of the
+        single writer's cost (WAL frames and FTS5 segments written per commit)."""
+        self._batching = True
+        try:
+            yield
+        finally:
+            self._batching = False
+            self.commit()
+
+    def commit(self) -> None:
+        """End the transaction a ``batch()`` holds open (nothing open: nothing to do)."""
+        if self.db.in_transaction:
+            try:
+                self.db.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                self._rollback()
+                raise _translate(exc, self.path) from exc
+
+    @contextmanager
     def atomic(self) -> Iterator[sqlite3.Connection]:
         """One write transaction; taken eagerly (BEGIN IMMEDIATE) so a second writer waits (up to
-        the timeout), then fails with a clear message instead of corrupting anything."""
+        the timeout), then fails with a clear message instead of corrupting anything. In a
+        ``batch()``: a savepoint of the batch's transaction."""
         if self.readonly:
             raise StoreError(f"{self.path} was opened read-only; writing needs chunkwise ingest")
+        if getattr(self, "_batching", False):
+            yield from self._savepoint()
+            return
         try:
             self.db.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
@@ -179,6 +209,24 @@ class SQLiteStore(DocumentWrites, ReadMixin):
             except sqlite3.OperationalError as exc:
                 self._rollback()
                 raise _translate(exc, self.path) from exc
+
+    def _savepoint(self) -> Iterator[sqlite3.Connection]:
+        try:
+            if not self.db.in_transaction:
+                self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute("SAVEPOINT doc")
+        except sqlite3.OperationalError as exc:
+            raise _translate(exc, self.path) from exc
+        try:
+            yield self.db
+        except BaseException as exc:
+            if self.db.in_transaction:  # SQLite rolls the whole transaction back itself on a full disk
+                self.db.execute("ROLLBACK TO doc")
+                self.db.execute("RELEASE doc")
+            if isinstance(exc, sqlite3.OperationalError):
+                raise _translate(exc, self.path) from exc
+            raise
+        self.db.execute("RELEASE doc")
 
     def _rollback(self) -> None:
         """Undo the open transaction, if SQLite has not already (it rolls back by itself on a full
@@ -259,11 +307,11 @@ class SQLiteStore(DocumentWrites, ReadMixin):
         db.executemany(
             "INSERT INTO chunks (chunk_id, doc_id, chunk_index, record, text, embed_text, embed_model, embed_key,"
             " acl, quality, size, acl_index, lex_body, lex_title, lex_heading) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            [_row(r) for r in diff.added])
+            [chunk_row(r, diff.lexical.get(r["chunk_id"])) for r in diff.added])
         db.executemany(
             "UPDATE chunks SET doc_id=?, chunk_index=?, record=?, text=?, embed_text=?, embed_model=?, embed_key=?,"
             " acl=?, quality=?, size=?, acl_index=?, lex_body=?, lex_title=?, lex_heading=? WHERE chunk_id=?",
-            [(*_row(r)[1:], r["chunk_id"]) for r in diff.updated])
+            [(*chunk_row(r, diff.lexical.get(r["chunk_id"]))[1:], r["chunk_id"]) for r in diff.updated])
         if diff.vectors:
             self._put_vectors(diff.vector_model, diff.vectors.items())
 
@@ -368,24 +416,6 @@ def _translate(exc: sqlite3.Error, path: str) -> Exception:
     if "unable to open" in msg:
         return StoreError(f"--db {path}: cannot open it ({msg}); check the path and its folder's permissions")
     return exc
-
-
-def _row(r: dict) -> tuple:
-    # The texts live in their own columns (FTS indexes their analysed fields); the JSON holds the rest.
-    meta, tags = chunk_meta(r)
-    return (r["chunk_id"], r["doc_id"], r["chunk_index"], json.dumps(meta, ensure_ascii=False, sort_keys=True),
-            r["text"], r["embed_text"], r["embed_model"], r["embed_key"], tags.column(), r["quality"], r["size"],
-            tags.index(r["quality"]), *LexicalFields.of_record(r).values())
-
-
-def migrate_lexical(record: str, text: str, field: str) -> str:
-    """Schema 7: one analysed field of a stored chunk (``LexicalFields``), from its record and its
-    embedded text."""
-    if field == "body":
-        return LexicalFields.of(text or "").body
-    rec = json.loads(record or "{}")
-    rec = rec if isinstance(rec, dict) else {}
-    return getattr(LexicalFields.of_record({**rec, "text": ""}), field)
 
 
 def _statements(sql: str) -> list[str]:

@@ -1,0 +1,47 @@
+"""The chunks row of a record, as the SQLite store writes it: the analysed lexical fields and the
+access-tag columns (kept apart so the store's module stays about transactions and SQL)."""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+from chunkwise.access import AccessTags
+from chunkwise.errors import ChunkwiseError
+from chunkwise.lexical import LexicalFields
+from chunkwise.store.writing import TEXT_COLUMNS
+
+
+def chunk_row(r: dict, lexical: tuple[str, str, str] | None = None) -> tuple:
+    """The chunks row of record ``r``; ``lexical``: its analysed fields when a worker made them."""
+    # The texts live in their own columns (FTS indexes their analysed fields); the JSON holds the rest.
+    meta = {k: v for k, v in r.items() if k not in TEXT_COLUMNS}
+    column, index = _acl_columns(r["acl"], r["quality"], r["chunk_id"])
+    return (r["chunk_id"], r["doc_id"], r["chunk_index"], json.dumps(meta, ensure_ascii=False, sort_keys=True),
+            r["text"], r["embed_text"], r["embed_model"], r["embed_key"], column, r["quality"], r["size"],
+            index, *(lexical or LexicalFields.of_record(r).values()))
+
+
+def _acl_columns(acl, quality: str, chunk_id: str) -> tuple[str, str]:
+    """(acl column, acl FTS tokens) of a record: nearly every chunk of a run shares its tags, so the
+    parse is remembered per (tags, quality); a bad tag still fails for its chunk."""
+    try:
+        return _acl_memo(acl if isinstance(acl, str) else tuple(acl), quality)
+    except (TypeError, ChunkwiseError):  # unhashable or invalid: parsed again, to fail with this chunk's name
+        tags = AccessTags.parse(acl, f"chunk {chunk_id}")
+        return tags.column(), tags.index(quality)
+
+
+@lru_cache(maxsize=1024)
+def _acl_memo(acl: str | tuple, quality: str) -> tuple[str, str]:
+    tags = AccessTags.parse(acl if isinstance(acl, str) else list(acl), "chunk")
+    return tags.column(), tags.index(quality)
+
+
+def migrate_lexical(record: str, text: str, field: str) -> str:
+    """Schema 7: one analysed field of a stored chunk (``LexicalFields``), from its record and its
+    embedded text."""
+    if field == "body":
+        return LexicalFields.of(text or "").body
+    rec = json.loads(record or "{}")
+    rec = rec if isinstance(rec, dict) else {}
+    return getattr(LexicalFields.of_record({**rec, "text": ""}), field)
