@@ -26,7 +26,7 @@ Method:
   chunk.
 
 - ``--pg``: the hashing pair again into two fresh PostgreSQL databases (a ``pgserver`` started by
-  this script in a temporary folder), where Ray writes on write actors (``Store.parallel_writes``)
+  this script in a temporary folder), where Ray writes on write actors (``Capabilities.parallel_writes``)
   and the local run from this process; the two databases compared row by row (ids, texts, vectors).
 
 Run: ``.venv/bin/python benchmarks/ingest_ray.py [--docs N] [--minilm-docs N] [--no-minilm] [--pg]``

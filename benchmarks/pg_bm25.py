@@ -1,6 +1,7 @@
 """BM25 in PostgreSQL against SQLite on the same data (issue 26 item 2): p50/p95 as the store's owner,
 as a ``pg-secure`` reader under row-level security, and SQLite's ranker, side by side in one run,
-with the top-k ids compared (they must be the same except where scores tie).
+with the top-k ids compared (they must be the same except where scores tie). SQLite runs both its
+BM25 engines: FTS5 (``chunkwise search``'s default) and the in-memory sparse index (``--bm25 sparse``).
 
 Data: benchmarks/search.py's generated store (Zipf pseudo-words, documents of 4-16 chunks, 20
 access groups, one or two tags per document, 1% review chunks; queries of 5-12 Zipf words, callers
@@ -8,7 +9,7 @@ of 3 groups), built once as SQLite into ``--cache`` and copied row by row (the P
 own row builder, binary COPY) into a PostgreSQL store in a pgserver data folder kept in ``--cache``
 too, so a rerun measures without rebuilding. During the copy the postings triggers are off and the
 postings and per-tag-set statistics are built once afterwards by the migration's own SQL
-(store/pg_bm25.py), as a bulk load would. Queries are interleaved (one engine after another per
+(store/postgres/pg_bm25.py), as a bulk load would. Queries are interleaved (one engine after another per
 query) so the machine's load hits all three alike; wall time per query, and CPU time per query: the
 client process's plus, for PostgreSQL, its server backend's (from /proc: the server is local).
 
@@ -149,7 +150,8 @@ def build_postgres(sqlite_path: Path | None, url: str, processes: int, n: int, s
     return time.perf_counter() - t0
 
 
-def ensure_postgres(srv, sqlite_path: Path | None, n: int, processes: int, seed: int) -> tuple[str, float | None]:
+def ensure_postgres(srv, sqlite_path: Path | None, n: int, processes: int, seed: int, reader: bool = True
+                    ) -> tuple[str, float | None]:
     import psycopg
 
     name = f"bm25_{n}" + ("_gen" if sqlite_path is None else "")
@@ -159,8 +161,11 @@ def ensure_postgres(srv, sqlite_path: Path | None, n: int, processes: int, seed:
         if exists:
             try:
                 with psycopg.connect(url) as con:
-                    if con.execute("SELECT value FROM chunkwise.settings WHERE key = 'bench'").fetchone():
-                        return url, None
+                    done = con.execute("SELECT value FROM chunkwise.settings WHERE key = 'bench'").fetchone()
+                if done:
+                    if reader:
+                        _secure(url)  # idempotent: a build stopped after its rows still gets its reader
+                    return url, None
             except psycopg.Error:
                 pass
             admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
@@ -169,10 +174,15 @@ def ensure_postgres(srv, sqlite_path: Path | None, n: int, processes: int, seed:
             admin.execute(f"CREATE ROLE {READER} LOGIN")
     print(f"building PostgreSQL {name} from {sqlite_path or 'the generator'}", file=sys.stderr, flush=True)
     seconds = build_postgres(sqlite_path, url, processes, n, seed)
+    _secure(url)
+    return url, seconds
+
+
+def _secure(url: str) -> None:
+    """The reader role made a ``pg-secure`` reader of the store (row-level security on)."""
     from chunkwise.cli.main import main as cli
 
     assert cli(["pg-secure", "--db", url, "--reader", READER]) == 0
-    return url, seconds
 
 
 def _server_cpu(pid: int | None) -> float:
@@ -187,7 +197,8 @@ def measure(engines: dict, queries, k: int) -> dict:
     """Per engine: wall and client-CPU ms per query (interleaved), and the top-k ids compared."""
     from chunkwise.retrieve import Retriever
 
-    opened = {name: Retriever(where, embedder=None) for name, where in engines.items()}
+    opened = {name: Retriever(where, embedder=None, bm25="sparse" if "sparse" in name else "fts5")
+              for name, where in engines.items()}
     backend = {name: r.store.db.execute("SELECT pg_backend_pid()").fetchone()[0]
                for name, r in opened.items() if hasattr(r.store.db, "info")}
     out = {name: {"wall": [], "cpu": []} for name in engines}
@@ -235,6 +246,8 @@ def main() -> int:
     ap.add_argument("--cache", type=Path, default=Path("/work/wt/cache/pgbm25"))
     ap.add_argument("--pgdata", default="pgdata", help="the pgserver data folder's name inside --cache")
     ap.add_argument("--build-only", action="store_true")
+    ap.add_argument("--keep-server", action="store_true", help="leave the pgserver running (another process uses it)")
+    ap.add_argument("--owner-only", action="store_true", help="no RLS reader row (pg-secure waits for a running VACUUM)")
     ap.add_argument("--generate", action="store_true",
                     help="PostgreSQL only, generated straight into it (no SQLite store: sizes it would take too long to build)")
     ap.add_argument("--json", type=Path)
@@ -248,15 +261,19 @@ def main() -> int:
     sqlite_path = None
     if not args.generate:
         sqlite_path, report["sqlite_build_s"] = search.ensure_store(n, search.SEED)
-    srv = pgserver.get_server(args.cache / args.pgdata, cleanup_mode="stop")
+    srv = pgserver.get_server(args.cache / args.pgdata, cleanup_mode=None if args.keep_server else "stop")
     try:
-        url, report["postgres_build_s"] = ensure_postgres(srv, sqlite_path, n, args.processes, search.SEED)
+        url, report["postgres_build_s"] = ensure_postgres(srv, sqlite_path, n, args.processes, search.SEED,
+                                                            reader=not args.owner_only)
         if args.build_only:
             return 0
         reader = url.replace("postgresql://postgres:@", f"postgresql://{READER}@", 1)
         queries = search.make_queries(args.queries, search.SEED)
-        engines = {"sqlite": sqlite_path} if sqlite_path else {}
-        report["engines"] = measure({**engines, "postgres owner": url, "postgres reader": reader}, queries, args.k)
+        engines = {"sqlite fts5": sqlite_path, "sqlite sparse": sqlite_path} if sqlite_path else {}
+        engines["postgres owner"] = url
+        if not args.owner_only:
+            engines["postgres reader"] = reader
+        report["engines"] = measure(engines, queries, args.k)
         report["load_after"] = os.getloadavg()
     finally:
         srv.cleanup()
@@ -266,12 +283,13 @@ def main() -> int:
     print(f"\n{n:,} chunks, k={args.k}, {args.queries} queries, commit {report['commit']}, load "
           f"{' '.join(f'{x:.1f}' for x in report['load_before'])} -> {' '.join(f'{x:.1f}' for x in report['load_after'])}")
     for name, v in e.items():
-        print(f"  {name:16s} p50 {v['p50_ms']:7.1f} ms  p95 {v['p95_ms']:7.1f} ms  CPU p50 {v['cpu_p50_ms']:5.1f} p95 {v['cpu_p95_ms']:5.1f} mean {v['cpu_mean_ms']:5.1f} ms"
+        print(f"  {name:15s} p50 {v['p50_ms']:7.1f} ms  p95 {v['p95_ms']:7.1f} ms  CPU p50 {v['cpu_p50_ms']:5.1f} p95 {v['cpu_p95_ms']:5.1f} mean {v['cpu_mean_ms']:5.1f} ms"
               f"  same top-k ids as {next(iter(e))} {v['same_ids']}/{v['queries']} (+{v['tie_only']} only in a tie)"
               f"  full {v['full']}")
-    owner, reader = e["postgres owner"], e["postgres reader"]
-    print(f"  reader / owner: wall p50 {reader['p50_ms'] / owner['p50_ms']:.2f}x, p95 {reader['p95_ms'] / owner['p95_ms']:.2f}x;"
-          f" CPU mean {reader['cpu_mean_ms'] / owner['cpu_mean_ms']:.2f}x")
+    owner, reader = e["postgres owner"], e.get("postgres reader")
+    if reader:
+        print(f"  reader / owner: wall p50 {reader['p50_ms'] / owner['p50_ms']:.2f}x, p95 {reader['p95_ms'] / owner['p95_ms']:.2f}x;"
+              f" CPU mean {reader['cpu_mean_ms'] / owner['cpu_mean_ms']:.2f}x")
     return 0
 
 

@@ -101,7 +101,7 @@ def measure(url: str, qs: list[np.ndarray], k: int, modes: dict, truth: dict | N
     with open_store(url, readonly=True) as store:
         for percent in FRACTIONS:
             groups = _caller(percent)
-            row = {"permitted_rows": None if store.filtered_reads else int(store.lexical_stats(groups)[0])}
+            row = {"permitted_rows": None if store.capabilities.filtered_reads else int(store.lexical_stats(groups)[0])}
             got = {}
             for name, exact_rows in modes.items():
                 saved = postgres_read.EXACT_ROWS

@@ -41,7 +41,7 @@ def measure(owner: str, reader: str, n_queries: int, seed: int, samples: np.ndar
     table = query_vectors(queries, samples, seed)
     out = {}
     with Retriever(owner, embedder=Vectors(table)) as mine, Retriever(reader, embedder=Vectors(table)) as theirs:
-        assert theirs.store.filtered_reads and not mine.store.filtered_reads
+        assert theirs.store.capabilities.filtered_reads and not mine.store.capabilities.filtered_reads
         out["permitted_rows_mean"] = float(np.mean([mine.store.lexical_stats(g)[0] for _, g in queries[:20]]))
         for mode in MODES:
             walls = {"owner": [], "reader": []}

@@ -14,7 +14,7 @@ corpus (the whole 1.45 MB takes tens of minutes per contender on the reference m
   RSS after the model's warm-up call;
 - "same boundaries": share of the before-run's chunk (start, end) spans found in the after-run.
 
-Run: ``PYTHONPATH=src python benchmarks/semantic.py [--kb 40] [--ref main]
+Run: ``PYTHONPATH=src python benchmarks/semantic.py [--kb 40] [--ref ade19e9]
 [--embedders minilm,minilm-onnx-int8] [--json FILE]``
 """
 from __future__ import annotations
@@ -95,7 +95,8 @@ def agreement(before: list, after: list) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kb", type=int, default=40, help="KB taken from each corpus (0: whole files)")
-    ap.add_argument("--ref", default="main", help="git ref whose semantic.py is 'before'")
+    ap.add_argument("--ref", default="ade19e9", help="git ref whose semantic.py is 'before' (default: the last "
+                    "commit before the token-budgeted, ONNX-backed version)")
     ap.add_argument("--embedders", default="minilm", help="comma-separated semantic embedders")
     ap.add_argument("--after-only", default="", help="embedders run only with this tree (e.g. minilm-onnx-int8)")
     ap.add_argument("--json", default="")

@@ -11,6 +11,9 @@ is latency and CPU, not relevance; a real ingest of 100k chunks would take hours
 Queries: ``search.py``'s (5-12 Zipf words, 20 callers of 3 groups each), k=5, the server's
 defaults otherwise. For each mode (bm25, dense, hybrid):
 
+Each mode's phases run in ``--rounds`` interleaved blocks (in process, 1 client, 8 clients, in
+process again, ...), so the load other processes put on the machine falls on them alike.
+
 - in process: one ``api.open_retriever`` (the server's engine opens the same), ``search(...)`` and
   ``to_dict()`` (what the server sends) one after another; wall and CPU time of this process;
 - served, 1 client: one keep-alive ``http.client`` connection, one request at a time; the client's
@@ -50,6 +53,8 @@ MODEL = "all-MiniLM-L6-v2-onnx-int8@1"  # config.DEFAULT_EMBEDDER's vectors
 MODES = ("bm25", "dense", "hybrid")
 K = 5
 CLIENTS = 8
+NO_MATCH = "qqxxqq"  # no pseudo-word has q or x: a bm25 search that finds nothing, so what is left is
+NO_MATCH_ROW = "bm25, no match"  # the server's own per-request cost (HTTP, validation, hand-over, JSON)
 
 
 def env() -> dict:
@@ -99,24 +104,29 @@ def proc_cpu(pid: int) -> float:
 
 
 # -- in process ---------------------------------------------------------------------------------
-def in_process(db: Path, queries, n: int) -> dict:
-    from chunkwise import api
+class InProcess:
+    """One Retriever, opened as the server's engine opens it; searches one after another."""
 
-    out = {}
-    with api.open_retriever(str(db)) as r:
-        r.warm()
-        for mode in MODES:
-            for q, g in queries[:5]:
-                r.search(q, g, k=K, mode=mode).to_dict()
-            wall, cpu = [], []
-            for i in range(n):
-                q, g = queries[i % len(queries)]
-                w0, c0 = time.perf_counter(), time.process_time()
-                json.dumps(r.search(q, g, k=K, mode=mode).to_dict())
-                wall.append(time.perf_counter() - w0)
-                cpu.append(time.process_time() - c0)
-            out[mode] = {"wall": wall, "cpu": cpu}
-    return out
+    def __init__(self, db: Path) -> None:
+        from chunkwise import api
+
+        self.r = api.open_retriever(str(db))
+        self.r.warm()
+
+    def run(self, queries, start: int, n: int, mode: str) -> dict:
+        for q, g in queries[start:start + 3]:
+            self.r.search(q, g, k=K, mode=mode).to_dict()
+        wall, cpu = [], []
+        for i in range(start, start + n):
+            q, g = queries[i % len(queries)]
+            w0, c0 = time.perf_counter(), time.process_time()
+            json.dumps(self.r.search(q, g, k=K, mode=mode).to_dict())
+            wall.append(time.perf_counter() - w0)
+            cpu.append(time.process_time() - c0)
+        return {"wall": wall, "cpu": cpu}
+
+    def close(self) -> None:
+        self.r.close()
 
 
 # -- served -------------------------------------------------------------------------------------
@@ -129,7 +139,8 @@ class Serve:
                                      stderr=self.log, env=env(), text=True)
         line = self.proc.stdout.readline()
         if not line:
-            raise SystemExit(f"chunkwise serve did not start; see {log}")
+            self.log.close()
+            raise SystemExit(f"chunkwise serve did not start:\n{log.read_text(encoding='utf-8')[-3000:]}")
         host, port = json.loads(line)["url"].removeprefix("http://").split(":")
         self.host, self.port = host, int(port)
         self.ready_s = time.perf_counter() - t0
@@ -151,8 +162,14 @@ class Client:
         body = json.dumps({"query": query, "k": K, "mode": mode})
         headers = {"Content-Type": "application/json", "X-Chunkwise-Groups": ",".join(groups)}
         t0 = time.perf_counter()
-        self.conn.request("POST", "/search", body, headers)
-        r = self.conn.getresponse()
+        try:
+            self.conn.request("POST", "/search", body, headers)
+            r = self.conn.getresponse()
+        except (http.client.HTTPException, OSError):  # an idle keep-alive connection closed by the server
+            self.conn.close()
+            t0 = time.perf_counter()
+            self.conn.request("POST", "/search", body, headers)
+            r = self.conn.getresponse()
         data = r.read()
         if r.status != 200:
             raise SystemExit(f"POST /search answered {r.status}: {data[:300]!r}")
@@ -184,15 +201,42 @@ def served(server: Serve, queries, n: int, clients: int, mode: str) -> dict:
     return {"wall": flat, "requests": len(flat), "phase_s": wall, "server_cpu_s": cpu, "rps": len(flat) / wall}
 
 
-def measure_served(db: Path, queries, n: int, log: Path, flags: list[str]) -> tuple[dict, float]:
+def merge(parts: list[dict]) -> dict:
+    """One phase's rounds as one: samples joined, CPU and time summed."""
+    out = {"wall": [x for p in parts for x in p["wall"]]}
+    if "cpu" in parts[0]:
+        out["cpu"] = [x for p in parts for x in p["cpu"]]
+    else:
+        for key in ("requests", "phase_s", "server_cpu_s"):
+            out[key] = sum(p[key] for p in parts)
+        out["rps"] = out["requests"] / out["phase_s"]
+    return out
+
+
+def measure(db: Path, queries, n: int, rounds: int, log: Path, flags: list[str],
+            modes: tuple[str, ...] = MODES) -> tuple[dict, dict, float]:
+    """Every phase in ``rounds`` interleaved blocks (in process, 1 client, 8 clients, again), so a
+    change of the machine's load during the run falls on all three alike."""
+    local = InProcess(db)
     server = Serve(db, log, *flags)
-    out: dict = {}
+    per = max(1, n // rounds)
+    rows = [*modes, NO_MATCH_ROW]
+    parts: dict = {m: {"local": [], "one": [], "eight": []} for m in rows}
     try:
-        for mode in MODES:
-            out[mode] = {"one": served(server, queries, n, 1, mode), "eight": served(server, queries, n, CLIENTS, mode)}
+        for row in rows:
+            mode, asked = ("bm25", [(NO_MATCH, g) for _, g in queries]) if row == NO_MATCH_ROW else (row, queries)
+            for r in range(rounds):
+                start = r * per
+                block = asked[start:] + asked[:start]
+                parts[row]["local"].append(local.run(asked, start, per, mode))
+                parts[row]["one"].append(served(server, block, per, 1, mode))
+                parts[row]["eight"].append(served(server, block, per, CLIENTS, mode))
     finally:
         server.stop()
-    return out, server.ready_s
+        local.close()
+    in_proc = {m: merge(parts[m]["local"]) for m in rows}
+    remote = {m: {"one": merge(parts[m]["one"]), "eight": merge(parts[m]["eight"])} for m in rows}
+    return in_proc, remote, server.ready_s
 
 
 def measure_cli(db: Path, queries, n: int) -> dict:
@@ -219,7 +263,7 @@ def table(local: dict, remote: dict) -> list[str]:
              "| in-process CPU/query ms | served 8 clients p50 / p95 ms | requests/s (8 clients) "
              "| server CPU/request ms (8 clients) | CPU difference ms (target <= 1) | server CPU/request ms (1 client) |",
              "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
-    for mode in MODES:
+    for mode in local:
         lw, lc = local[mode]["wall"], local[mode]["cpu"]
         one, eight = remote[mode]["one"], remote[mode]["eight"]
         lcpu = statistics.mean(lc) * ms
@@ -229,8 +273,8 @@ def table(local: dict, remote: dict) -> list[str]:
         lines.append(
             f"| {mode} | {statistics.median(lw) * ms:.1f} / {pct(lw, 95) * ms:.1f} "
             f"| {statistics.median(one['wall']) * ms:.1f} / {pct(one['wall'], 95) * ms:.1f} | {d50:+.1f} "
-            f"| {lcpu:.1f} | {statistics.median(eight['wall']) * ms:.1f} / {pct(eight['wall'], 95) * ms:.1f} "
-            f"| {eight['rps']:.0f} | {cpu8:.1f} | {cpu8 - lcpu:+.1f} | {cpu1:.1f} |")
+            f"| {lcpu:.2f} | {statistics.median(eight['wall']) * ms:.1f} / {pct(eight['wall'], 95) * ms:.1f} "
+            f"| {eight['rps']:.0f} | {cpu8:.2f} | {cpu8 - lcpu:+.2f} | {cpu1:.2f} |")
     return lines
 
 
@@ -238,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--chunks", default="100k", help="store size (100k, 1M, ...)")
     p.add_argument("--queries", type=int, default=200, help="timed searches per mode and path")
+    p.add_argument("--modes", default=",".join(MODES), help="comma-separated subset of bm25,dense,hybrid")
+    p.add_argument("--rounds", type=int, default=4, help="interleaved blocks per mode (in process, 1, 8 clients)")
     p.add_argument("--cache", default=str(ROOT / "benchmarks" / ".cache"), help="where the generated store is kept")
     p.add_argument("--server-flag", action="append", default=[], help="extra flag for chunkwise serve (repeatable)")
     p.add_argument("--cli-queries", type=int, default=0, help="also time a fresh CLI process per query (n per mode)")
@@ -247,12 +293,14 @@ def main(argv: list[str] | None = None) -> int:
     db = ensure_store(Path(args.cache), n)
     queries = generated.make_queries(max(args.queries, 50), generated.SEED)
     load0 = os.getloadavg()
-    local = in_process(db, queries, args.queries)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "src"], cwd=ROOT, capture_output=True, text=True).stdout
+    commit += " (src modified)" if dirty.strip() else ""
     with tempfile.TemporaryDirectory() as tmp:
-        remote, ready_s = measure_served(db, queries, args.queries, Path(tmp) / "serve.log", args.server_flag)
+        local, remote, ready_s = measure(db, queries, args.queries, args.rounds, Path(tmp) / "serve.log",
+                                         args.server_flag, tuple(args.modes.split(",")))
     cli_times = measure_cli(db, queries, args.cli_queries) if args.cli_queries else {}
     load1 = os.getloadavg()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     print(f"store: {n:,} generated chunks, vectors under {MODEL} (queries embedded by the real model), k={K}, "
           f"{args.queries} queries per mode and path; serve ready in {ready_s:.1f} s; commit {commit}; "
           f"load average {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f} before, {load1[0]:.2f} {load1[1]:.2f} "

@@ -48,7 +48,7 @@ def _open(db):
     from chunkwise.store import open_store
 
     store = open_store(db, readonly=True)
-    if store.filtered_reads:  # a reader under row-level security would count only rows nobody's groups chose
+    if store.capabilities.filtered_reads:  # a reader under row-level security would count only rows nobody's groups chose
         location = store.location
         store.close()
         raise StoreError(f"{location}: this role reads the store through row-level security (it sees only a "
@@ -70,7 +70,7 @@ def check(db: str | Path, strict: bool = False) -> CheckReport:
         if "config" in settings:
             config = ChunkConfig.from_json(settings["config"])
             sizer = build_chunker(config).sizer
-            sizes = sizer.count_many(list(store.embed_texts()))
+            sizes = sizer.count_many([c.record["embed_text"] for c in store.iter_chunks()])
             r.oversized = sum(1 for n in sizes if n + sizer.overhead > config.size)
     for name, bad in (("duplicate chunk ids", r.duplicate_ids), ("empty chunks", r.empty_text),
                       ("chunks over the cap", r.oversized), ("chunks without a vector", r.missing_vectors),

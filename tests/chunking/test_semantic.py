@@ -168,6 +168,22 @@ def test_long_documents_are_embedded_in_token_bounded_calls():
     assert len(emb.calls) > 1 and max(widths) <= 1024 and sum(map(len, emb.calls)) == 300
 
 
+def test_the_pieces_of_a_long_sentence_share_one_embed_call():
+    """Pieces are batched as window-sized texts, not as their whole sentence's length (which, over
+    the budget, would send every piece alone)."""
+    class Counting(WindowedEmbedder):
+        calls: list = []
+
+        def embed(self, texts):
+            self.calls.append(texts)
+            return super().embed(texts)
+
+    emb = Counting()
+    words = " ".join(f"w{i}" for i in range(60))
+    chunker(emb, semantic_threshold=0.5, semantic_min_size=0).chunk(f"Gamma ab. Alpha {words}. Gamma cd.")
+    assert len(emb.calls) == 1 and len(emb.calls[0]) > 10  # the sentences and every piece, in one call
+
+
 # -- minimum size ----------------------------------------------------------------------------------------
 def test_a_tiny_run_merges_into_its_more_similar_neighbour():
     alpha, beta, gamma = "Alpha bb cc dd ee ff.", "Beta xy.", "Gamma bb cc dd ee ff gg hh."

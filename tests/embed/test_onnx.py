@@ -108,6 +108,15 @@ def test_batching_and_order_do_not_change_results(cache):
         assert cosine(a, b) > 0.99999  # padding inside a batch is masked out
 
 
+def test_sleeping_threads_give_the_same_vectors_and_survive_pickling(cache):
+    texts = [words(n) for n in (3, 200, 40)]
+    spin = OnnxMiniLMEmbedder(threads=2).embed(texts)
+    sleeper = OnnxMiniLMEmbedder(threads=2, spinning=False)
+    for a, b in zip(spin, sleeper.embed(texts)):
+        assert cosine(a, b) > 0.99999
+    assert pickle.loads(pickle.dumps(sleeper)).spinning is False
+
+
 def test_cache_is_reused_and_keyed_by_the_weights(cache, monkeypatch):
     digest = weights_digest()
     files = sorted(p.name for p in cache.iterdir())

@@ -173,3 +173,44 @@ def test_a_two_column_paper_with_a_footer_across_its_gutter_gives_no_table():
         pytest.skip("../shared/data/unstructured is absent")
     doc = extract_bytes(path.read_bytes(), path.name, "application/pdf")
     assert _tables(doc) == []
+
+
+_cell = st.one_of(st.sampled_from(["12", "3,400", "(7)", "\u2014", "*"]), _word)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(_cell, min_size=1, max_size=4), min_size=1, max_size=12),
+       st.lists(st.sampled_from([80.0, 160.0, 240.0, 320.0]), min_size=4, max_size=4, unique=True))
+def test_table_cells_hold_only_words_of_the_page_each_once(grid, columns):
+    """Guarantee: whatever the layout, a table's cells are made of the page's words, none invented
+    and none used twice."""
+    columns = sorted(columns)
+    words = []
+    for r, row in enumerate(grid):
+        for c, text in enumerate(row):
+            x1 = columns[c] + 30  # right-aligned, as figures are
+            words.append({"text": text, "x0": x1 - 5.0 * len(text), "x1": x1, "top": 40.0 + 12 * r,
+                          "bottom": 50.0 + 12 * r, "fontname": "Helvetica"})
+    from collections import Counter
+
+    have = Counter(w["text"] for w in words)
+    used = Counter(t for table in pdf_aligned.find(words) for row in table[4] for cell in row for t in cell.split())
+    assert not used - have
+
+
+def test_a_cell_drawn_twice_on_the_spot_reads_once():
+    """Bold faked by overprinting (redp5110's "EENNFFOORRCCEEDD FFOORR AALLLL AACCCCEESSSS")."""
+    pdf = _pdf()
+    rows = [["Clause", "Meaning"], ["ENFORCED", "always applies"], ["ENABLE", "starts enabled"], ["DISABLE", "starts off"]]
+    x, top, h = (60, 200, 400), 100, 20
+    for i in range(len(rows) + 1):
+        pdf.line(x[0], top + i * h, x[-1], top + i * h)
+    for v in x:
+        pdf.line(v, top, v, top + h * len(rows))
+    for r, row in enumerate(rows):
+        for c, value in enumerate(row):
+            for _ in range(2 if c == 0 else 1):  # the first column drawn twice, exactly on itself
+                pdf.text(x[c] + 4, top + r * h + 14, value)
+    doc = extract_bytes(bytes(pdf.output()), "twice.pdf", "application/pdf")
+    (table,) = _tables(doc)
+    assert "| ENFORCED | always applies |" in table and "EENN" not in table

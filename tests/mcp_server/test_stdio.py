@@ -114,6 +114,10 @@ def test_hidden_documents_are_indistinguishable_from_absent_ones(mcp_store):
     assert SECRET not in mixed.content[0].text  # only the permitted records of a mixed document
     chunks = mixed.structured_content["chunks"]
     assert chunks and all("Payroll" not in c["heading_path"] for c in chunks)
+    # part of it is hidden: no offsets, indices or characters in citations that would measure that part
+    assert all(c["start_char"] is None and c["chunk_index"] is None and "chars" not in c["citation"] for c in chunks)
+    listed = json.dumps([r.model_dump() for r in resources])
+    assert SECRET not in listed and "Payroll" not in listed  # the listing names what the caller may read only
 
 
 def test_fetch_and_resources_return_the_same_document_with_citations(mcp_store):

@@ -301,11 +301,13 @@ def test_on_postgresql_write_actors_write_what_a_local_run_writes(tmp_path, clus
 def test_writes_go_to_the_cluster_only_for_a_store_that_takes_parallel_writers():
     from chunkwise.errors import ConfigError
 
+    from chunkwise.store.base import Capabilities
+
     class Server:
-        parallel_writes = True
+        capabilities = Capabilities("postgresql", native_search=True, parallel_writes=True)
 
     class File:
-        parallel_writes = False
+        capabilities = Capabilities("sqlite", native_search=False, parallel_writes=False)
 
     auto, driver, workers = ray_executor(), ray_executor(writes="driver"), ray_executor(writes="workers")
     assert auto.writes_in_workers(Server()) and not auto.writes_in_workers(File())

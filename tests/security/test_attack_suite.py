@@ -4,7 +4,8 @@ x every search mode, expansion and k, on SQLite, PostgreSQL as the owner and Pos
 row-level-security reader role. Every token anywhere in a result (passage text, hit, context,
 heading path, title, omitted notes) is checked against an independent model of who may read each
 sentence and heading, built from the generator's own element list, never by reading the store or
-calling the access code.
+calling the access code; a document holding any sentence the caller may not read is served
+without offsets (docs/security.md, "positions").
 
 The corpus comes from a fresh random seed each run (``CHUNKWISE_ATTACK_SEED`` replays one; every
 failure message names it); the searches are Hypothesis examples (fresh each run, the saved database
@@ -130,8 +131,17 @@ def _corpus(root, seed):
     counter = iter(range(1, 10**6))
     model: dict[str, frozenset | None] = {}
     for d in range(36):
-        (root / f"d{d:02d}.md").write_text(_document(rng, counter, model), encoding="utf-8")
+        before = set(model)
+        text = _document(rng, counter, model)
+        (root / f"d{d:02d}.md").write_text(text, encoding="utf-8")
+        fence = FRONT.match(text)  # front matter is no chunk: positions are about chunks (docs/security.md)
+        body = text[fence.end():] if fence else text
+        DOC_TOKENS[f"d{d:02d}.md"] = frozenset(t for t in set(model) - before if t in body)
     return model
+
+
+DOC_TOKENS: dict[str, frozenset] = {}  # doc_id -> the tokens of its body's sentences and headings
+FRONT = re.compile(r"\ufeff?\s*(---|\+\+\+)[ \t]*\n.*?\n[ \t]*\1[ \t]*(\n|$)", re.S)
 
 
 CONFIG = ChunkConfig(strategy="structure", size=48, header="path")
@@ -158,6 +168,14 @@ def _check(model, caller, found, where):
             assert allowed is not None and groups & allowed, (
                 f"seed {SEED} {where}: {t} (readable by {sorted(allowed) if allowed else 'nobody'}) shown to "
                 f"{caller} in mode {mode}, expand {expand}")
+        for r in d["results"]:  # positions only for a caller who may read all of the document
+            if any(not (model.get(t) and groups & model[t]) for t in DOC_TOKENS.get(r["doc_id"], ())):
+                assert r["start_char"] is None and r["hit"]["start_char"] is None, (
+                    f"seed {SEED} {where}: {r['doc_id']} holds text {caller} may not read, yet its offsets "
+                    f"were served (mode {mode}, expand {expand})")
+        assert not any(re.search(r"chars \d+-\d+", o["detail"]) for o in d["omitted"]
+                       if any(r["doc_id"] in o["detail"] for r in d["results"]
+                              if r["start_char"] is None)), f"seed {SEED} {where}: offsets in an omission note"
 
 
 @pytest.fixture(scope="module")

@@ -134,10 +134,13 @@ def test_document_records_are_only_the_permitted_ones(header_server):
     assert SECRET not in json.dumps(sre) and SECRET in json.dumps(both)
     assert len(sre["records"]) < len(both["records"])
     for doc in (sre, both):
-        idx = [r["chunk_index"] for r in doc["records"]]
-        assert idx == sorted(idx)
-        assert doc["boundaries"] == [[r["start_char"], r["end_char"]] for r in doc["records"]]
         assert all(r["doc_id"] == "mixed.md" and r["quality"] == "ready" for r in doc["records"])
+    # the caller who may read all of it gets positions; the one who may not gets none (positions.py)
+    idx = [r["chunk_index"] for r in both["records"]]
+    assert idx == sorted(idx) and None not in idx
+    assert both["boundaries"] == [[r["start_char"], r["end_char"]] for r in both["records"]]
+    assert sre["boundaries"] == []
+    assert all(r["chunk_index"] is None and r["start_char"] is None for r in sre["records"])
     assert all(r["acl"] == ["sre"] for r in sre["records"])
 
 

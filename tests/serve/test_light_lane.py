@@ -42,10 +42,14 @@ def wide_store(root):
 
 
 @pytest.fixture(scope="module")
-def lane_server(tmp_path_factory):
-    root = tmp_path_factory.mktemp("lane")
-    server = Server(wide_store(root), "--trust-groups-header", "--search-workers", "2", "--query-timeout", "300",
-                    log=root / "serve.log")
+def wide_db(tmp_path_factory):
+    return wide_store(tmp_path_factory.mktemp("lane"))
+
+
+@pytest.fixture(scope="module")
+def lane_server(wide_db):
+    server = Server(wide_db, "--trust-groups-header", "--search-workers", "2", "--query-timeout", "300",
+                    log=wide_db.parent / "serve.log")
     yield server
     server.stop()
 
@@ -116,3 +120,45 @@ def test_heavy_jobs_leave_one_worker_free(tmp_path):
             g.set()
         e.close()
     assert [f.result() for f in heavy] == [0, 1, 2]
+
+
+def test_warming_up_is_not_a_query_under_the_time_limit(wide_db):
+    """Loading the model and building the index at start may take longer than one query may (100k
+    chunks on a loaded machine did): the server must start anyway; queries keep their limit."""
+    from chunkwise.serve.engine import QueryTimeout
+
+    e = Engine(str(wide_db), workers=2, query_seconds=1e-6)
+    try:
+        e.warm()  # before: QueryTimeout, and `chunkwise serve` exited
+        assert e.cache.index is not None
+        with pytest.raises(QueryTimeout):
+            e.submit(lambda: e.retriever.store.db.execute(
+                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000000) "
+                "SELECT count(*) FROM n").fetchone()).result(timeout=60)
+    finally:
+        e.close()
+
+
+def test_an_index_made_stale_by_an_ingest_is_rebuilt_outside_the_time_limit(tmp_path):
+    """After an ingest the in-memory index is rebuilt by the next job; on a large store that takes
+    longer than one query may, so it is done before the job's limit starts (else every search after
+    an ingest would time out while rebuilding). The job itself runs pure Python under a 1 µs limit."""
+    from chunkwise.config import ChunkConfig
+    from chunkwise.embed import make_embedder
+    from chunkwise.pipeline import ingest
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nalpha beta gamma\n", encoding="utf-8")
+    run = lambda: ingest([docs], tmp_path / "s.db", ChunkConfig(), embedder=make_embedder("hashing"), acl=("sre",))
+    run()
+    e = Engine(str(tmp_path / "s.db"), workers=1, query_seconds=1e-6)
+    try:
+        e.warm()
+        built = e.cache.generation
+        (docs / "b.md").write_text("# B\n\ndelta epsilon\n", encoding="utf-8")
+        run()
+        seen = e.submit(lambda: e.cache.generation).result(timeout=60)  # before: the old generation
+        assert built is not None and seen is not None and seen > built
+    finally:
+        e.close()

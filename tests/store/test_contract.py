@@ -46,6 +46,12 @@ def vec(text):
     return [int(h[0:2], 16) / 255 + 0.01, int(h[2:4], 16) / 255 + 0.01, int(h[4:6], 16) / 255 + 0.01]
 
 
+def owner(store, doc_id):
+    """(root, path) of the document holding ``doc_id``, or None: what ingest asks before giving an id."""
+    held = store.documents([doc_id])
+    return (held[0].root, held[0].path) if held else None
+
+
 def write(store, doc, recs, **kw):
     """What pipeline/write.py does: the set difference against the store's fresh state."""
     calls = []
@@ -68,6 +74,22 @@ def write(store, doc, recs, **kw):
 def test_both_backends_share_one_write_protocol(store):
     assert isinstance(store, DocumentWrites)  # write_document, remove_missing, relink_versions: written once
     assert type(store).write_document is DocumentWrites.write_document
+
+
+def test_the_protocol_is_narrow_and_every_backend_implements_it(store):
+    """The Store protocol's methods (about 20, not 41) and its ranker's are all there, callable."""
+    from chunkwise.store.base import LocalRanker, ServerRanker, Store
+
+    def methods(proto):
+        return {n for n, v in vars(proto).items() if callable(v) and not n.startswith("_")}
+
+    assert len(methods(Store)) <= 24
+    for name in methods(Store):
+        assert callable(getattr(store, name)), name
+    ranker = ServerRanker if store.capabilities.native_search else LocalRanker
+    for name in methods(ranker):
+        assert callable(getattr(store.ranker, name)), name
+    assert not hasattr(store, "count_missing") and not hasattr(store, "document_version")
 
 
 def test_occurrences_give_repeated_passages_distinct_stable_ids():
@@ -106,13 +128,13 @@ def test_write_rewrite_idempotently_then_change(store):
 def test_identity_id_change_and_conflict(store):
     store.add_root("/r")
     write(store, "a.md", records("a.md", ["one"]))
-    assert store.doc_id_owner("a.md") == ("/r", "a.md") and store.doc_id_owner("zz") is None
+    assert owner(store, "a.md") == ("/r", "a.md") and owner(store, "zz") is None
     with pytest.raises(IdentityConflict, match="already held"):
         write(store, "a.md", records("a.md", ["two"]), path="b.md")
     assert store.count() == 1 and set(store.document_states("/r")) == {"a.md"}
     # the file's front matter gives it another id: the document is replaced whole
     write(store, "new-id", records("new-id", ["one"]), path="a.md")
-    assert store.doc_id_owner("a.md") is None and store.doc_id_owner("new-id") == ("/r", "a.md")
+    assert owner(store, "a.md") is None and owner(store, "new-id") == ("/r", "a.md")
     assert [d.doc_id for d in store.documents()] == ["new-id"] and store.count() == 1
 
 
@@ -136,7 +158,7 @@ def test_roots_fold(store):
     store.add_root("/r")
     store.add_root("/r")  # twice: nothing changes
     assert store.roots() == ["/r"] and set(store.document_states("/r")) == {"ops/run.md"}
-    assert store.doc_id_owner("run.md") == ("/r", "ops/run.md")
+    assert owner(store, "run.md") == ("/r", "ops/run.md")
 
 
 def test_versions_replace_whole_and_filter_by_groups(store):
@@ -176,13 +198,15 @@ def test_reads_counts_and_chunks(store):
     assert [d.doc_id for d in store.documents()] == ["a.md", "b.md"]
     chunks = list(store.iter_chunks())
     assert [ch.record["text"] for ch in chunks] == ["kept words", "more kept words", "nobody may read"]
-    assert store.document_version("a.md") == "v1" and store.document_version("zz") is None
+    assert [d.source_version for d in store.documents(["zz", "b.md", "a.md"])] == ["v1", "v1"]
+    assert [d.doc_id for d in store.documents(["zz", "b.md", "a.md"])] == ["a.md", "b.md"]
+    assert store.documents([]) == []
     by_key = store.chunks_by_key([ch.key for ch in chunks])
     assert {k: v.record["chunk_id"] for k, v in by_key.items()} == {ch.key: ch.record["chunk_id"] for ch in chunks}
     assert [ch.record["chunk_index"] for ch in store.document_chunks("a.md")] == [0, 1]
     assert [r["text"] for r in store.visible_records("a.md", ["staff"])] == ["kept words", "more kept words"]
     assert store.visible_records("a.md", ["hr"]) == [] and store.visible_records("b.md", ["staff"]) == []
-    assert store.access_tags() == {"staff"} and store.has_vectors()
+    assert {t for ch in chunks for t in ch.acl} == {"staff"} and store.ranker.has_vectors()
 
 
 def _texts(store, keys):
@@ -200,18 +224,21 @@ def test_lexical_search_under_groups(store):
     write(store, "c.md", records("c.md", ["rollback draft"], acl=("sre",), quality="review"))
     term = analyze("rollback")[0]
     if store.capabilities.native_search:
-        with store.snapshot():
-            assert store.lexical_stats(["sre"])[0] == 2 and store.lexical_stats(["nobody"])[0] == 0
-            assert store.lexical_df([term], ["sre"]) == {term: 2}
-            assert store.lexical_df([term], ["sre", "finance"]) == {term: 3}
-            post = store.lexical_postings([term], ["finance"])[term]
-        matched, found = store.lexical_top([term], [1.0], ["sre"], 2.0, 5, 1.2, 0.75)
+        with store.ranker.snapshot():
+            assert store.ranker.lexical_stats(["sre"])[0] == 2 and store.ranker.lexical_stats(["nobody"])[0] == 0
+            assert store.ranker.lexical_df([term], ["sre"]) == {term: 2}
+            assert store.ranker.lexical_df([term], ["sre", "finance"]) == {term: 3}
+            post = store.ranker.lexical_postings([term], ["finance"])[term]
+        matched, found = store.ranker.lexical_top([term], [1.0], ["sre"], 2.0, 5, 1.2, 0.75)
         assert matched == 2 and _texts(store, found) == ["rollback notes", "rollback steps"]
     else:
-        assert store.term_count(term, ["sre"]) == 2 and store.term_count(term) == 4
-        post = store.term_matches(term, ["finance"])
-        assert _texts(store, store.term_matches(term, ["sre"]).keys) == ["rollback notes", "rollback steps"]
-        assert sorted(n for _, n in store.lexical_row_sizes()) == [2, 2, 2, 2]
+        assert store.ranker.term_count(term, ["sre"]) == 2 and store.ranker.term_count(term) == 4
+        post = store.ranker.term_matches(term, ["finance"])
+        assert _texts(store, store.ranker.term_matches(term, ["sre"]).keys) == ["rollback notes", "rollback steps"]
+        assert sorted(n for _, n in store.ranker.lexical_row_sizes()) == [2, 2, 2, 2]
+        everything = store.ranker.term_rows(term)  # unfiltered: for a caller that filters by its own bitmap
+        assert _texts(store, everything) == ["rollback budget", "rollback draft", "rollback notes", "rollback steps"]
+        assert len(store.ranker.term_rows(term, ("title",))) == 0
     assert _texts(store, post.keys) == ["rollback budget"]
 
 
@@ -221,14 +248,14 @@ def test_dense_candidates_under_groups(store):
     write(store, "b.md", records("b.md", ["gamma text"], acl=("finance",)))
     target = vec("beta text")
     if store.capabilities.native_search:
-        keys, matrix = store.dense_candidates(target, ["sre"], 1)
+        keys, matrix = store.ranker.dense_candidates(target, ["sre"], 1)
         assert matrix.shape == (len(keys), 3) and _texts(store, keys)[:2] in (["beta text"], ["alpha text", "beta text"])
-        assert "gamma text" not in _texts(store, store.dense_candidates(target, ["sre"], 5)[0])
-        assert list(store.dense_candidates(target, ["nobody"], 5)[0]) == []
+        assert "gamma text" not in _texts(store, store.ranker.dense_candidates(target, ["sre"], 5)[0])
+        assert list(store.ranker.dense_candidates(target, ["nobody"], 5)[0]) == []
     else:
-        rows = store.servable_rows(vectors=True, ranks=True)
+        rows = store.ranker.servable_rows(vectors=True, ranks=True)
         assert rows.vectors.shape == (3, 3) and sorted(rows.tags) == [("finance",), ("sre",), ("sre",)]
-        assert sorted(store.chunk_ids(rows.keys).values()) == sorted(
+        assert sorted(store.ranker.chunk_ids(rows.keys).values()) == sorted(
             r["chunk_id"] for d in ("a.md", "b.md") for r in store.records_of(d).values())
 
 

@@ -1,4 +1,4 @@
-"""PostgreSQL BM25 over postings with per-tag-set statistics (store/pg_bm25.py, migration 9), on the
+"""PostgreSQL BM25 over postings with per-tag-set statistics (store/postgres/pg_bm25.py, migration 9), on the
 session's real server: the postings and statistics the triggers keep are those of the rows (after
 inserts, updates and deletes, and after the migration from schema 8 fills them); MaxScore's pruned
 top k gives the SQLite ranker's ids and scores (random corpora with common and rare words, random

@@ -1,5 +1,5 @@
 """A caller holding 1,000+ groups on PostgreSQL (issue 25 item 13): the filters use only the
-caller's groups that tag some servable row (store/pg_groups.py), and the answers are exactly
+caller's groups that tag some servable row (store/postgres/pg_groups.py), and the answers are exactly
 those of a caller holding just those groups — as the owner and as an RLS reader."""
 from __future__ import annotations
 

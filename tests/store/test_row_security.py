@@ -110,7 +110,7 @@ def test_the_retriever_through_the_reader_gives_the_owners_results(secured, mode
     owner, reader, _ = secured
     queries = ["salary budget", "rollback deploy pager", "annual leave requested days", "policy team audit zzz"]
     with Retriever(owner) as mine, Retriever(reader) as theirs:
-        assert theirs.store.filtered_reads and not mine.store.filtered_reads
+        assert theirs.store.capabilities.filtered_reads and not mine.store.capabilities.filtered_reads
         compared = 0
         for query in queries:
             for groups in CALLERS:

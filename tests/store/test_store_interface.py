@@ -46,7 +46,8 @@ def test_documents_records_and_diffs(store):
     states = store.document_states("/r")
     assert states["a.md"].doc_id == "a.md" and states["a.md"].chunk_count == 2
     assert set(store.records_of("a.md")) == {"a.md-0", "a.md-1"}
-    assert store.doc_id_owner("a.md") == ("/r", "a.md") and store.doc_id_owner("b.md") is None
+    [held] = store.documents(["a.md", "b.md"])
+    assert (held.doc_id, held.root, held.path) == ("a.md", "/r", "a.md")
     seen = []
     assert store.write_document(row("a.md"), lambda state, old: seen.append((state, old)) or None) is None
     assert seen[0][0].source_version == "v1" and set(seen[0][1]) == {"a.md-0", "a.md-1"}
@@ -74,21 +75,21 @@ def test_retrieval_primitives_filter_inside_the_query(store):
                         record("a.md", 1, "rollback budget", acl=("finance",)),
                         record("a.md", 2, "rollback notes", acl=("sre",), quality="review")],
         {"k-rollback steps": [1.0, 0.0], "k-rollback budget": [0.0, 1.0]})
-    hits = store.term_matches("rollback", ["sre"])
+    hits = store.ranker.term_matches("rollback", ["sre"])
     chunks = store.chunks_by_key([int(k) for k in hits.keys])
     assert [chunks[int(k)].record["chunk_id"] for k in hits.keys] == ["a.md-0"]  # not finance's, not the review chunk
-    assert len(store.term_matches("rollback", [])) == 0
-    assert store.term_count("rollback") == 3 and store.term_count("rollback", ["sre"]) == 1
-    assert store.term_count("nowhere") == 0
-    sizes = dict(store.lexical_row_sizes())
+    assert len(store.ranker.term_matches("rollback", [])) == 0
+    assert store.ranker.term_count("rollback") == 3 and store.ranker.term_count("rollback", ["sre"]) == 1
+    assert store.ranker.term_count("nowhere") == 0
+    sizes = dict(store.ranker.lexical_row_sizes())
     assert sorted(sizes.values()) == [2, 2, 2]
-    servable = store.servable_rows(texts=True, vectors=True)
+    servable = store.ranker.servable_rows(texts=True, vectors=True)
     assert len(servable.keys) == 2 and servable.vectors.shape == (2, 2) and sorted(servable.tags) == [("finance",),
                                                                                                        ("sre",)]
     assert sorted(servable.texts) == ["rollback budget", "rollback steps"]
     assert [c.record["chunk_index"] for c in store.document_chunks("a.md")] == [0, 1, 2]
-    assert store.document_version("a.md") == "v1" and store.document_version("zz") is None
-    assert store.has_vectors() and store.access_tags() == {"sre", "finance"}
+    assert [d.source_version for d in store.documents(["a.md", "zz"])] == ["v1"]
+    assert store.ranker.has_vectors() and {t for c in store.iter_chunks() for t in c.acl} == {"sre", "finance"}
     assert [c.record["chunk_id"] for c in store.iter_chunks()] == ["a.md-0", "a.md-1", "a.md-2"]
 
 
@@ -107,21 +108,21 @@ def test_lexical_fields_are_analysed_once_and_matched_per_field(store):
     put(store, "a.md", recs)
     page = analyze("paged")[0]
     assert analyze("pages") == analyze("PAGING") == [page] and analyze("café") == analyze("CAFE")
-    both = store.term_matches(page, ["runs", "running"])
+    both = store.ranker.term_matches(page, ["runs", "running"])
     by_id = {store.chunks_by_key([int(k)])[int(k)].record["chunk_id"]: (length, tuple(tf))
              for k, length, tf in zip(both.keys, both.lengths, both.tf)}
     # body, title, heading counts ("Pager" stems to its own term); body lengths in analysed terms
     assert by_id == {"a.md-0": (len(analyze(recs[0]["text"])), (2.0, 1.0, 0.0)),
                      "a.md-1": (len(analyze(recs[1]["text"])), (3.0, 1.0, 0.0))}
-    assert len(store.term_matches(page, ["runs"])) == 1  # "run" and "running" are two tags, never stemmed together
-    assert len(store.term_matches(page, ["run"])) == 0
-    assert store.term_count(page) == 2 and store.term_count(page, ["running"]) == 1
-    assert store.term_count(analyze("runbook")[0], None, ("body",)) == 0
-    assert store.term_count(analyze("runbook")[0], None, ("title",)) == 2
-    assert store.term_count(analyze("escalation")[0], ["runs"], ("heading",)) == 1
-    assert store.term_count(analyze("cafe")[0], ["runs"], ("body",)) == 1
-    assert store.term_count("g" + "runs".encode().hex()) == 0  # an access token is not a word of any field
-    lexical = store.servable_rows(lexical=True).lexical
+    assert len(store.ranker.term_matches(page, ["runs"])) == 1  # "run" and "running" are two tags, never stemmed together
+    assert len(store.ranker.term_matches(page, ["run"])) == 0
+    assert store.ranker.term_count(page) == 2 and store.ranker.term_count(page, ["running"]) == 1
+    assert store.ranker.term_count(analyze("runbook")[0], None, ("body",)) == 0
+    assert store.ranker.term_count(analyze("runbook")[0], None, ("title",)) == 2
+    assert store.ranker.term_count(analyze("escalation")[0], ["runs"], ("heading",)) == 1
+    assert store.ranker.term_count(analyze("cafe")[0], ["runs"], ("body",)) == 1
+    assert store.ranker.term_count("g" + "runs".encode().hex()) == 0  # an access token is not a word of any field
+    lexical = store.ranker.servable_rows(lexical=True).lexical
     assert lexical[0] == LexicalFields.of_record(recs[0]) and lexical[0].heading == "escal pager duti"
 
 
@@ -132,10 +133,10 @@ def test_gate_counts_and_documents(store):
     c = store.counts()
     assert (c.chunks, c.ready, c.servable, c.missing_acl, c.missing_vectors, c.orphan_vectors) == (2, 1, 1, 1, 1, 0)
     assert c.review_reasons == {"missing_acl": 1} and c.embed_models == ["m@1"]
-    assert sorted(store.embed_texts()) == ["kept", "nobody"]
+    assert sorted(c.record["embed_text"] for c in store.iter_chunks()) == ["kept", "nobody"]
     [doc] = store.documents()
     assert (doc.doc_id, doc.root, doc.path, doc.chunk_count) == ("a.md", "/r", "a.md", 2)
-    assert store.count_missing("/r", "", set()) == 2 and store.remove_missing("/r", "", set()) == 2
+    assert store.remove_missing("/r", "", set(), dry_run=True) == 2 and store.remove_missing("/r", "", set()) == 2
     assert store.count() == 0
 
 
@@ -212,28 +213,28 @@ def test_a_second_writer_is_told_busy(store):
 
 
 def test_server_search_primitives_filter_inside_the_query(store):
-    if not store.native_search:
+    if not store.capabilities.native_search:
         pytest.skip("SQLite ranks with FTS5 and in-memory indexes (tested through the retriever)")
     store.add_root("/r")
     put(store, "a.md", [record("a.md", 0, "rollback steps rollback", acl=("sre",)),
                         record("a.md", 1, "rollback budget", acl=("finance", "sre")),
                         record("a.md", 2, "rollback notes", acl=("sre",), quality="review")],
         {"k-rollback steps rollback": [1.0, 0.0], "k-rollback budget": [0.0, 1.0], "k-rollback notes": [1.0, 0.1]})
-    with store.snapshot():
-        assert store.lexical_stats(["sre"]) == (2, 2.5) and store.lexical_stats(["finance"]) == (1, 2.0)
-        assert store.lexical_stats(["nobody"]) == (0, 1.0)
-        one = store.lexical_postings(["rollback"], ["finance"])["rollback"]
+    with store.ranker.snapshot():
+        assert store.ranker.lexical_stats(["sre"]) == (2, 2.5) and store.ranker.lexical_stats(["finance"]) == (1, 2.0)
+        assert store.ranker.lexical_stats(["nobody"]) == (0, 1.0)
+        one = store.ranker.lexical_postings(["rollback"], ["finance"])["rollback"]
         assert len(one) == 1 and one.tf.tolist() == [[1, 0, 0]] and one.lengths.tolist() == [2]  # body, title, heading
-        got = store.lexical_postings(["rollback", "step", "absent"], ["sre"])  # analysed terms ("steps" -> "step")
+        got = store.ranker.lexical_postings(["rollback", "step", "absent"], ["sre"])  # analysed terms ("steps" -> "step")
         assert sorted(zip(got["rollback"].tf[:, 0].tolist(), got["rollback"].lengths.tolist())) == [(1, 2), (2, 3)]
         assert (got["step"].tf[:, 0].tolist(), got["step"].lengths.tolist()) == ([1], [3])  # never the review chunk
         assert len(got["absent"]) == 0
-        assert store.lexical_df(["rollback", "step", "absent"], ["sre"]) == {"rollback": 2, "step": 1, "absent": 0}
-        assert store.lexical_df(["rollback"], ["sre"], ("title", "heading")) == {"rollback": 0}
-        assert len(store.lexical_postings(["rollback"], ["sre"], ("heading",))["rollback"]) == 0
+        assert store.ranker.lexical_df(["rollback", "step", "absent"], ["sre"]) == {"rollback": 2, "step": 1, "absent": 0}
+        assert store.ranker.lexical_df(["rollback"], ["sre"], ("title", "heading")) == {"rollback": 0}
+        assert len(store.ranker.lexical_postings(["rollback"], ["sre"], ("heading",))["rollback"]) == 0
         # BM25F in the server: the permitted rows holding a term (in the fields asked for) counted, only
         # the top n's candidates returned (body length, per-field counts), every row tied with the n-th.
-        top = store.lexical_top
+        top = store.ranker.lexical_top
         matched, found = top(["rollback", "step"], [1.0, 2.0], ["sre"], 2.5, 1, 1.2, 0.75)
         assert matched == 2 and list(found.values()) == [(3, {"rollback": (2, 0, 0), "step": (1, 0, 0)})]
         matched, found = top(["rollback", "step"], [1.0, 2.0], ["sre"], 2.5, 2, 1.2, 0.75)
@@ -245,16 +246,16 @@ def test_server_search_primitives_filter_inside_the_query(store):
         assert top(["rollback"], [1.0], ["sre"], 2.5, 3, 1.2, 0.75, ("heading",), (1.0, 2.0, 1.5)) == (0, {})
         matched, found = top(["h"], [1.0], ["sre"], 2.5, 1, 1.2, 0.75, ("heading",), (1.0, 2.0, 1.5))
         assert matched == 2 and all(v[1] == {"h": (0, 0, 1)} for v in found.values())
-    keys, matrix = store.dense_candidates([1.0, 0.05], ["sre"], 1)
+    keys, matrix = store.ranker.dense_candidates([1.0, 0.05], ["sre"], 1)
     rows = store.chunks_by_key(keys)
     assert rows[keys[0]].record["chunk_id"] == "a.md-0" and matrix.shape == (len(keys), 2)
     assert all(rows[k].quality == "ready" for k in keys)
-    keys, _ = store.dense_candidates([1.0, 0.0], ["finance"], 5)
+    keys, _ = store.ranker.dense_candidates([1.0, 0.0], ["finance"], 5)
     assert [store.chunks_by_key(keys)[k].record["chunk_id"] for k in keys] == ["a.md-1"]
-    assert store.dense_candidates([1.0, 0.0], ["nobody"], 5)[0] == []
+    assert store.ranker.dense_candidates([1.0, 0.0], ["nobody"], 5)[0] == []
     put(store, "a.md", [record("a.md", 1, "rollback budget", acl=("finance", "sre"))])  # two chunks removed
-    assert store.lexical_stats(["sre"]) == (1, 2.0) and store.lexical_stats(["legal"]) == (0, 1.0)
+    assert store.ranker.lexical_stats(["sre"]) == (1, 2.0) and store.ranker.lexical_stats(["legal"]) == (0, 1.0)
     put(store, "b.md", [record("b.md", i, "rollback budget", acl=("sre",), key=f"b{i}") for i in range(3)]
         + [record("b.md", 3, "rollback budget plans", acl=("sre",), key="b3")])
-    matched, found = store.lexical_top(["rollback"], [1.0], ["sre"], 2.0, 1, 1.2, 0.75)
+    matched, found = store.ranker.lexical_top(["rollback"], [1.0], ["sre"], 2.0, 1, 1.2, 0.75)
     assert matched == 5 and list(found.values()) == [(2, {"rollback": (1, 0, 0)})] * 4  # the four tied, not the longer

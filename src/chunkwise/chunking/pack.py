@@ -14,6 +14,7 @@ import re
 from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
 from itertools import accumulate
+from operator import sub
 from typing import Callable, Iterable, Sequence
 
 from chunkwise.chunking.levels import Level
@@ -161,15 +162,16 @@ class _Segments:
         cut inside is measured through its finer pieces instead (found now, counted in the same
         call), so no text is measured twice."""
         ctx, text = self.ctx, self.ctx.text
-        bounds = list(zip(self.pos, self.pos[1:]))
         if self.depth == 0 and ctx.measure is not None:
-            return ctx.measure(bounds)
+            return ctx.measure(list(zip(self.pos, self.pos[1:])))
         finder = ctx.finders[self.depth] if self.depth < len(ctx.finders) else None
         if finder is None and self.depth != len(ctx.finders):
-            return ctx.sizer.count_many([text[a:b] for a, b in bounds])
+            return ctx.sizer.count_many(list(map(text.__getitem__, map(slice, self.pos, self.pos[1:]))))
         long = ctx.long
-        if not any(b - a > long for a, b in bounds):  # the common case, without the per-segment plan
-            return ctx.sizer.count_many([text[a:b] for a, b in bounds])
+        pos = self.pos
+        if max(map(sub, pos[1:], pos), default=0) <= long:  # the common case, without the per-segment plan
+            return ctx.sizer.count_many(list(map(text.__getitem__, map(slice, pos, pos[1:]))))  # C-level loops
+        bounds = list(zip(pos, pos[1:]))
         pieces: list[str] = []
         plan: list[tuple[int, tuple | None]] = []  # (number of pieces, fine cuts) per segment
         for a, b in bounds:

@@ -231,7 +231,7 @@ def _fast_minilm():
     from chunkwise.embed.onnx import OnnxMiniLMEmbedder
     from chunkwise.errors import DependencyError
 
-    embedder = OnnxMiniLMEmbedder("fp32")
+    embedder = OnnxMiniLMEmbedder("fp32", spinning=False)  # many small batches: idle threads sleep
     try:
         embedder.check()
     except DependencyError:
@@ -336,7 +336,7 @@ class SemanticChunker(BaseChunker):
         unique = list(dict.fromkeys(sentences))
         row = {t: i for i, t in enumerate(unique)}
         items, pieced = self._items(unique)  # (owner, piece text, tokens): long ones in window pieces
-        order = sorted(range(len(items)), key=lambda j: (min(items[j][2], self.window or items[j][2]), items[j][0], j))
+        order = sorted(range(len(items)), key=lambda j: (items[j][2], items[j][0], j))  # a sentence's pieces stay in order
         out = None
         for batch in token_batches([items[j][2] for j in order], TOKEN_BUDGET, BATCH):
             picked = [order[j] for j in batch]
@@ -369,7 +369,7 @@ class SemanticChunker(BaseChunker):
             for i, ps in zip(long, pieces):
                 if len(ps) > 1:
                     pieced.add(i)
-                items += [(i, p, counts[i]) for p in ps]
+                items += [(i, p, self.window) for p in ps]  # each piece fits the window
         return items, pieced
 
     def _pack_regions(self, text: str, regions: list[tuple[int, int]], budget: int, sec: Section,

@@ -18,6 +18,19 @@ from chunkwise.cli.progress import IngestBar
 from chunkwise.cli.ranking import add_ranking_flags, ranking_options, rerank_options
 from chunkwise.cli.results import print_search, use_color
 
+def _file_limits(p: argparse.ArgumentParser) -> None:
+    """``--file-memory``/``--file-timeout``: the contained worker's limits per file (ingest, chunk, audit)."""
+    p.add_argument("--file-memory", type=_positive(int), default=2048, metavar="MB",
+                   help="address space a worker may reach while it prepares one file, absolute: what the worker "
+                        "holds counts too (default: 2048)")
+    p.add_argument("--file-timeout", type=_positive(float), default=300.0, metavar="SECONDS",
+                   help="wall time one file may take to prepare in a worker (default: 300)")
+
+
+def _limits(args: argparse.Namespace):
+    return api.Limits(memory_mb=args.file_memory, seconds=args.file_timeout)
+
+
 def _config(args: argparse.Namespace) -> ChunkConfig:
     return ChunkConfig(
         strategy=args.strategy, size=args.size, overlap=args.overlap, unit=args.unit,
@@ -37,7 +50,7 @@ def cmd_chunk(args: argparse.Namespace) -> int:
     single = len(args.paths) == 1 and Path(args.paths[0]).is_file()
     summary, failed = [], 0
     for item in api.prepare_paths(preparer, args.paths, max_bytes=args.max_bytes, include=args.include,
-                                  exclude=args.exclude):
+                                  exclude=args.exclude, limits=_limits(args)):  # each file in a contained worker
         if isinstance(item, api.PrepareFailure):  # one bad file is reported; the rest still run
             failed += not item.skipped
             print(f"{'skipped' if item.skipped else 'error'}: {safe(item.error)}", file=sys.stderr)
@@ -77,7 +90,8 @@ def _ocr_cell(r) -> str:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    rows = list(api.audit(args.paths, max_bytes=args.max_bytes, include=args.include, exclude=args.exclude))
+    rows = list(api.audit(args.paths, max_bytes=args.max_bytes, include=args.include, exclude=args.exclude,
+                          limits=_limits(args)))
     failed = sum(r.status == "error" for r in rows)
     if args.json:
         emit_jsonl(r.to_dict() for r in rows)
@@ -110,7 +124,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     settings = conf.ingest
     acl = api.AccessTags.parse(args.acl, "--acl") if args.acl is not None else settings.get("acl", api.AccessTags())
     acl_map = api.load_acl_map(args.acl_map) if args.acl_map else settings.get("acl_map", {})
-    limits = api.Limits(memory_mb=args.file_memory, seconds=args.file_timeout)
+    limits = _limits(args)
     name = args.executor or settings.get("executor", "local")
     executor = api.make_executor(name, workers=args.workers or (api.default_workers() if name == "local" else None),
                                  limits=limits, ray_address=args.ray_address or settings.get("ray_address"),
@@ -238,6 +252,7 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
     p.add_argument("--acl-map", help='JSON file {"glob": ["tag", ...]}, globs relative to the root')
     p.add_argument("--json", action="store_true",
                    help="JSON Lines: the records ingest would store, one per line (ids, access tags, offsets)")
+    _file_limits(p)
     add_path_filters(p)
     p.set_defaults(func=cmd_chunk)
     add_extract_parser(sub)
@@ -269,11 +284,7 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
     p.add_argument("--workers", type=_positive(int), default=None,
                    help="processes preparing files (extract, chunk), each file under the limits below; "
                         "files are never parsed in this process (default: the CPU count; at most 4 per CPU)")
-    p.add_argument("--file-memory", type=_positive(int), default=2048, metavar="MB",
-                   help="address space a worker may reach while it prepares one file, absolute: what the worker "
-                        "holds counts too (default: 2048)")
-    p.add_argument("--file-timeout", type=_positive(float), default=300.0, metavar="SECONDS",
-                   help="wall time one file may take to prepare in a worker (default: 300)")
+    _file_limits(p)
     p.add_argument("--executor", choices=api.EXECUTORS, default=None,
                    help="where files are prepared and embedded: local (worker processes here; default) or ray "
                         "(Ray Data: prepare and embed on actor pools, writes from here; the ray extra)")
@@ -399,6 +410,7 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, folders, globs")
     p.add_argument("--max-bytes", type=int, default=50_000_000, help="refuse files larger than this")
     p.add_argument("--json", action="store_true", help="JSON Lines, one row per file")
+    _file_limits(p)
     add_path_filters(p)
     p.set_defaults(func=cmd_audit)
 

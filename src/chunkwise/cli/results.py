@@ -102,14 +102,16 @@ def print_search(result: dict, tokenizer: str, color: bool, out: TextIO | None =
         hit, marks, ctx = r["hit"], r["marks"], r["context"]
         page = f" p.{hit['page']}" if hit["page"] is not None else ""
         version = f"  version {safe(r['version'])}" if r["version"] else ""
+        chars = f"chars {hit['start_char']}-{hit['end_char']}  " if hit["start_char"] is not None else ""
         print(f"\n[{r['rank']}] {safe(r['source_uri'] or r['doc_id'])}{page}{version}  "
-              f"chars {hit['start_char']}-{hit['end_char']}  score {r['score']:.4g}", file=out)
+              f"{chars}score {r['score']:.4g}", file=out)
         if hit["heading_path"]:
             print("    " + safe(" > ".join(hit["heading_path"])), file=out)
         print("    " + snippet(hit["text"], marks["hit"], HIT_WIDTH, color), file=out)
         if ctx["before"].strip() or ctx["after"].strip():
             how = f"expanded from {len(r['expanded_from'])} hit chunk(s)" if r["expanded_from"] else "merged hits"
-            print(f"    context ({how}): passage chars {r['start_char']}-{r['end_char']}", file=out)
+            where = f": passage chars {r['start_char']}-{r['end_char']}" if r["start_char"] is not None else ""
+            print(f"    context ({how}){where}", file=out)
             if ctx["before"].strip():
                 print("      before: " + snippet(ctx["before"], marks["before"], CONTEXT_WIDTH, color, "end"), file=out)
             if ctx["after"].strip():

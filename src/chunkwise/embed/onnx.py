@@ -162,7 +162,7 @@ class OnnxMiniLMEmbedder:
     max_tokens: int | None = MAX_SEQ_LENGTH
 
     def __init__(self, precision: str = "fp32", batch_size: int = 64, allow_truncation: bool = False,
-                 directory: str | Path | None = None, threads: int | None = None) -> None:
+                 directory: str | Path | None = None, threads: int | None = None, spinning: bool = True) -> None:
         if precision not in PRECISIONS:
             raise ConfigError(f"unknown ONNX precision {precision!r}; use one of: {', '.join(PRECISIONS)}")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
@@ -173,6 +173,9 @@ class OnnxMiniLMEmbedder:
         self.allow_truncation = allow_truncation
         self.directory = directory
         self.threads = threads
+        # False: idle intra-op threads sleep instead of spinning. On a shared machine spinning burned
+        # 45% more CPU for the same vectors (semantic chunking: 82 vs 57 CPU s per MB, load ~25).
+        self.spinning = spinning
         self._tokenizer = None
         self._session = None
 
@@ -186,7 +189,7 @@ class OnnxMiniLMEmbedder:
 
     def __reduce__(self):  # workers open their own session
         return (OnnxMiniLMEmbedder, (self.precision, self.batch_size, self.allow_truncation, self.directory,
-                                     self.threads))
+                                     self.threads, self.spinning))
 
     def _tok(self):
         if self._tokenizer is None:
@@ -246,5 +249,7 @@ class OnnxMiniLMEmbedder:
             options.log_severity_level = 3
             if self.threads:
                 options.intra_op_num_threads = self.threads
+            if not self.spinning:
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         return self._session

@@ -131,7 +131,7 @@ def evaluate_chunking(chunk: ChunkConfig, runs: Sequence[tuple[str, str]], docs:
                    rerank_depth=settings.rerank_depth) as r:
         # Evaluation scores chunking, not permissions: ask as a reader holding every tag in the store
         # (front matter ``acl`` replaces the eval tag on some documents).
-        groups = sorted(r.store.access_tags()) or [EVAL_GROUP]
+        groups = sorted({t for c in r.store.iter_chunks() for t in c.acl}) or [EVAL_GROUP]
         for mode, expand in runs:
             results, answers, seconds, tokens = [], [], [], []
             for q in questions:

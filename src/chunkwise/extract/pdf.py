@@ -2,8 +2,9 @@
 
 Lines come from ``pdf_lines`` (upright text only, so margin stamps drop out; two columns read left
 then right), headings from ``pdf_headings`` (the outline when the PDF has one, else font
-statistics that ignore running heads and figure text), ruled tables from ``pdf_tables``
-(pdfplumber, only on pages that draw rules) as pipe rows. A paragraph keeps its lines, except that a
+statistics that ignore running heads and figure text; a heading's word breaks from pdfplumber's
+word boxes where it read the page), tables from ``pdf_tables`` (pdfplumber, only on pages that draw
+rules or whose lines end in figures or dot leaders; unruled ones by ``pdf_aligned``) as pipe rows. A paragraph keeps its lines, except that a
 word hyphenated at a line end is whole again (``join_lines``). Every page records its printed label
 ("iv") beside its physical number. Pages without a usable text layer are OCR'd (``ocr``), else
 flagged ``needs_ocr``. Text drawn invisible among visible text is read, and is a page warning.

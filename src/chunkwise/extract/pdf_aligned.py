@@ -20,9 +20,11 @@ The work is bounded by the page's words (``MAX_WORDS``), never by the clock.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from typing import NamedTuple
 
 GUTTER = 12  # points of upright blank band between two columns of prose
+MAX_GUTTERS = 8  # gutters tried on one page (each costs a pass over its words)
 GUTTER_CROSSED = 2  # words that may cross a gutter (a footer or a title set across both columns)
 PROSE_WORDS = 8  # a segment of this many words is running text
 MIN_ROWS = 3  # rows with a label and at least one short cell, next to each other
@@ -143,7 +145,7 @@ def regions(words: list[dict]) -> list[list[dict]]:
     cuts, run = [], 0
     for x, c in enumerate(covered):
         run = 0 if c > GUTTER_CROSSED else run + 1
-        if run == GUTTER:
+        if run == GUTTER and len(cuts) < MAX_GUTTERS:
             cuts.append(left + x - GUTTER / 2)
     parts, rest = [], words
     for cut in cuts:
@@ -278,8 +280,10 @@ def _mostly(span: list[Segment], test) -> bool:
 def _aligned(span: list[Segment]) -> bool:
     """Most of a column's cells share their right edge (figures) or their left edge (text)."""
     need = max(MIN_ROWS, (len(span) * 3 + 4) // 5)
-    return any(sum(1 for s in span if abs(edge(s) - edge(t)) <= ALIGN) >= need
-               for edge in (lambda s: s.x1, lambda s: s.x0) for t in span)
+    for edges in (sorted(s.x1 for s in span), sorted(s.x0 for s in span)):  # n log n, not n²
+        if any(bisect_right(edges, e + ALIGN) - bisect_left(edges, e - ALIGN) >= need for e in edges):
+            return True
+    return False
 
 
 def _column(s: Segment, bounds: list[tuple[float, float]]) -> int:

@@ -2,8 +2,10 @@
 
 pypdf reads a table column by column or cell by cell in stream order, so its rows are lost.
 pdfplumber's table finder rebuilds the grid from the drawn rules. pdfminer is slow (pure Python
-layout analysis), so only pages that draw enough rules for a table are handed to it; the rest of the
-document never pays for it. A table's lines are then taken out of the page's text flow and the
+layout analysis), so only pages that draw enough rules for a table, or whose text lines end in figures
+or dot leaders (``pdf_aligned.candidate``: statements, tables of contents), are handed to it; the rest
+of the document never pays for it. On those pages, tables without rules are then found from how the
+words line up (``pdf_aligned``). A table's lines are then taken out of the page's text flow and the
 table is written as pipe rows in their place, so the table chunker repeats its header.
 
 Tables as reports draw them: a table ruled only across gets its missing outer sides
@@ -43,6 +45,7 @@ MAX_PAGE_CHARS = 60_000  # characters on one page handed to pdfplumber
 MAX_DOC_WORK = 1_500_000  # rules + characters over all of a document's table pages
 PAGE_SECONDS = 60.0  # the last guard on one page (a real grid page takes well under a second)
 TOTAL_SECONDS = 300.0  # and on one document
+OVERPRINT_MIN = 10  # characters drawn twice on one spot before a page is de-duplicated
 SLACK = 3.0  # points of tolerance around a table's box
 SIDE_MIN_RULES = 3  # horizontal rules of one width that make an open-sided table (outer_sides)
 SIDE_MIN_WIDTH = 40.0  # points: shorter rules are underlines, not table rules
@@ -171,7 +174,10 @@ def _limit(seconds: float):
 def _page_tables(page, seen: list | None = None, ruled: bool = True) -> list[Table]:
     """The page's ruled tables (when it draws ``MIN_RULES`` rules: a page sent here only for its
     aligned text is not searched for grids in its few rules), then tables its words line up into
-    outside them (``pdf_aligned``)."""
+    outside them (``pdf_aligned``). Characters drawn twice on the spot (bold faked by overprinting:
+    "EENNFFOORRCCEEDD") are read once."""
+    if _overprinted(page):  # dedupe_chars costs a third more on a big page: only when needed
+        page = page.dedupe_chars()
     found = _ruled(page) if ruled and len(page.edges) >= MIN_RULES else []
     px0, ptop, px1, pbottom = page.bbox
     every = page.extract_words(extra_attrs=["size", "fontname"])
@@ -184,6 +190,19 @@ def _page_tables(page, seen: list | None = None, ruled: bool = True) -> list[Tab
     for top, bottom, x0, x1, rows in pdf_aligned.find(words):
         found.append(Table(top, bottom, x0, x1, right_to_left_columns([[_cell(c) for c in r] for r in rows])))
     return found
+
+
+def _overprinted(page) -> bool:
+    """Whether ``OVERPRINT_MIN`` characters or more are drawn again on the very spot of another."""
+    seen, twice = set(), 0
+    for c in page.chars:
+        key = (c.get("text"), round(float(c["x0"]), 1), round(float(c["top"]), 1))
+        if key in seen:
+            twice += 1
+            if twice >= OVERPRINT_MIN:
+                return True
+        seen.add(key)
+    return False
 
 
 def _ruled(page) -> list[Table]:

@@ -240,11 +240,14 @@ def filters_of(value) -> "api.Filters | None":
     return api.Filters(**data)
 
 
-def passage_metadata(p, rank: int) -> dict[str, Any]:
+def passage_metadata(p, rank: int, withheld=frozenset()) -> dict[str, Any]:
     """Citations of one retrieved passage (source, heading path, page, exact offsets) and its
-    version (``versions``: the documents its text was found in, its own first)."""
+    version (``versions``: the documents its text was found in, its own first). Offsets are None
+    for a document in ``withheld`` (``SearchResult.withheld``: the caller may not read all of it)."""
+    hide = p.doc_id in withheld
     return {"chunk_id": p.chunk_ids[0], "chunk_ids": list(p.chunk_ids), "doc_id": p.doc_id, "source": p.source_uri,
-            "start_index": p.start_char, "end_index": p.end_char, "heading_path": list(p.heading_path),
+            "start_index": None if hide else p.start_char, "end_index": None if hide else p.end_char,
+            "heading_path": list(p.heading_path),
             "page": p.page, "score": p.score, "rank": rank, "expanded_from": list(p.expanded_from),
             "version": p.version, "updated_at": p.updated_at, "versions": [v.doc_id for v in p.versions],
             "superseded_by": list(p.superseded_by)}

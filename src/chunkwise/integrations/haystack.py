@@ -122,7 +122,7 @@ class ChunkwiseRetriever:
         result = self._searcher.search(query, k=top_k, filters=filters)
         out = []
         for rank, p in enumerate(result.passages, start=1):
-            meta = passage_metadata(p, rank)
+            meta = passage_metadata(p, rank, result.withheld)
             meta["page_number"] = meta["page"]
             out.append(Document(id=p.chunk_ids[0], content=p.text, score=p.score, meta=meta))
         return {"documents": out}

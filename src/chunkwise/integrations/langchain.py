@@ -163,7 +163,7 @@ class ChunkwiseRetriever(BaseRetriever):
         options = {"k": self.k, "mode": self.mode, "expand": self.expand, "budget": self.budget,
                    "filters": self.filters or {}, **kwargs}
         result = self._searcher.search(query, **options)
-        return [Document(page_content=p.text, id=p.chunk_ids[0], metadata=passage_metadata(p, rank))
+        return [Document(page_content=p.text, id=p.chunk_ids[0], metadata=passage_metadata(p, rank, result.withheld))
                 for rank, p in enumerate(result.passages, start=1)]
 
     def close(self) -> None:

@@ -37,7 +37,7 @@ __all__ = ["ChunkwiseNodeParser", "ChunkwiseRetriever"]
 EMBED_KEY, LLM_KEY = "header", "citation"  # the only metadata an embedder / an LLM reads
 
 
-def make_node(node_id: str, text: str, start: int, end: int, metadata: dict[str, Any], header: str = "") -> TextNode:
+def make_node(node_id: str, text: str, start: int | None, end: int | None, metadata: dict[str, Any], header: str = "") -> TextNode:
     """A TextNode with flat metadata whose EMBED content is ``header + text`` (chunkwise's embedded
     text) and whose LLM content is its citation line, then the text."""
     meta = flat_metadata(metadata)
@@ -158,9 +158,12 @@ class ChunkwiseRetriever(BaseRetriever):
 
     def _retrieve(self, query_bundle: QueryBundle) -> List[NodeWithScore]:
         result = self._searcher.search(query_bundle.query_str, k=self.similarity_top_k, filters=self.filters or {})
-        return [NodeWithScore(node=make_node(p.chunk_ids[0], p.text, p.start_char, p.end_char, passage_metadata(p, rank)),
-                              score=p.score)
-                for rank, p in enumerate(result.passages, start=1)]
+        out = []
+        for rank, p in enumerate(result.passages, start=1):
+            meta = passage_metadata(p, rank, result.withheld)  # offsets None: the caller may not read it all
+            out.append(NodeWithScore(node=make_node(p.chunk_ids[0], p.text, meta["start_index"], meta["end_index"], meta),
+                                     score=p.score))
+        return out
 
     def close(self) -> None:
         self._searcher.close()

@@ -90,10 +90,12 @@ def search_options(args: SearchArgs) -> dict[str, Any]:
     return options
 
 
-def citation(source: str, heading_path, page, start: int, end: int) -> str:
-    """``runbook.md › Runbook › Rollback, p. 3, chars 120-480``: one line a reader can check."""
+def citation(source: str, heading_path, page, start: int | None, end: int | None) -> str:
+    """``runbook.md › Runbook › Rollback, p. 3, chars 120-480``: one line a reader can check (no
+    characters when the positions are withheld: the caller may not read all of the document)."""
     parts = " › ".join([source or "(unnamed)", *heading_path])
-    return f"{parts}{f', p. {page}' if page is not None else ''}, chars {start}-{end}"
+    chars = f", chars {start}-{end}" if start is not None and end is not None else ""
+    return f"{parts}{f', p. {page}' if page is not None else ''}{chars}"
 
 
 def search_answer(result: dict) -> dict:

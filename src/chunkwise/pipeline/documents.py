@@ -119,10 +119,11 @@ class AuditSource:
         return audit_document(doc)
 
 
-def audit_sources(sources: Iterable) -> Iterator:
+def audit_sources(sources: Iterable, limits=None) -> Iterator:
     """``AuditRow`` per source, each audited in a contained worker; a file whose worker failed is
     an error row saying why (``over the 2048 MB memory limit``, ``worker crashed``, ...)."""
     from chunkwise.extract.audit import audit_failure
     from chunkwise.pipeline.contained import contained_map, source_name
 
-    return contained_map(AuditSource(), sources, lambda src, failure: audit_failure(source_name(src), failure.reason))
+    return contained_map(AuditSource(), sources, lambda src, failure: audit_failure(source_name(src), failure.reason),
+                         limits)

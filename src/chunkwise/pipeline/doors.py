@@ -93,12 +93,13 @@ def file_records(preparer: Preparer, path: str | Path, root: str | Path | None =
 
 
 def prepare_paths(preparer: Preparer, paths, *, root: str | Path | None = None, max_bytes: int = 50_000_000,
-                  include=(), exclude=()) -> Iterator[Prepared | PrepareFailure]:
+                  include=(), exclude=(), limits=None) -> Iterator[Prepared | PrepareFailure]:
     """Files, folders and globs -> what ``Preparer`` makes of each, in walk order; one bad file is
     its own PrepareFailure. Ids: the path under ``root`` (a folder: under it; a file alone: its name).
     Each file is prepared in a contained worker (``pipeline.contained``), as ingest prepares it: this
     process never parses a file, and a file that crashes the parser or runs out of its memory or
-    time is a PrepareFailure saying so."""
+    time (``limits``, a ``sandbox.Limits``; default: ``pipeline.contained.DOOR_LIMITS``) is a
+    PrepareFailure saying so."""
     from chunkwise.pipeline.contained import contained_map
     from chunkwise.sources import SourceError, iter_sources
 
@@ -113,7 +114,7 @@ def prepare_paths(preparer: Preparer, paths, *, root: str | Path | None = None, 
     def failed(task, failure):
         return PrepareFailure(task, f"{task.rel}: {failure.reason}")
 
-    yield from contained_map(PackingPreparer(preparer), tasks(), failed)
+    yield from contained_map(PackingPreparer(preparer), tasks(), failed, limits)
 
 
 class PackingPreparer:

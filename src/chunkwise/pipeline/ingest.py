@@ -206,8 +206,7 @@ def ingest(
                 progress.written()
             batch.close()  # committed: what follows (removals, version links) takes its own transactions
             if is_dir and not seen.issuperset(known):  # documents gone from the folder (the walk saw the rest)
-                removed = store.count_missing if dry_run else store.remove_missing
-                stats.removed += removed(root, prefix, seen)
+                stats.removed += store.remove_missing(root, prefix, seen, dry_run=dry_run)
         if not dry_run and (prepared or stats.removed):
             unresolved: list[str] = []
             store.relink_versions(lambda docs: derive_links(docs, unresolved.append))
@@ -327,8 +326,8 @@ def _doc_id(store, root: str, rel: str) -> str:
     name = Path(root).name or "root"
     candidates = itertools.chain([rel, f"{name}/{rel}"], (f"{name}-{i}/{rel}" for i in range(2, 1000)))
     for candidate in candidates:  # lazily: nearly always the first is free
-        owner = store.doc_id_owner(candidate)
-        if owner is None or owner == (root, rel):
+        held = store.documents([candidate])
+        if not held or (held[0].root, held[0].path) == (root, rel):
             return candidate
     raise ConfigError(f"{rel}: no free document id under {root}")  # pragma: no cover - 1000 roots named alike
 

@@ -22,7 +22,7 @@ removal of vanished files. What is expensive and has no store state moves to the
   are the model's, whichever actor computed them. A cheap embedder (hashing) needs no actors: it
   runs where each file is prepared, as in the local pool, and the writer keeps the vectors the
   store lacks.
-- *write*: on a store that takes several writers (PostgreSQL: ``Store.parallel_writes``), actors
+- *write*: on a store that takes several writers (PostgreSQL: ``Capabilities.parallel_writes``), actors
   open the store themselves (one connection each, kept for the run) and write each document in
   its own transaction (the diff taken under the store's per-document lock, as on the driver); only
   a summary of each write (its stats and errors) comes back. With a cheap embedder or none the
@@ -155,7 +155,7 @@ class RayExecutor:
 
     def writes_in_workers(self, store) -> bool:
         """Whether documents are written by write actors (see ``writes``) rather than the driver."""
-        return self.writes == "workers" or self.writes == "auto" and bool(getattr(store, "parallel_writes", False))
+        return self.writes == "workers" or self.writes == "auto" and store.capabilities.parallel_writes
 
     def prepare_embed_write(self, preparer, items: Iterable, embed, spec,
                             progress=None) -> Iterator[object]:

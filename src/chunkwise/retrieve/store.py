@@ -1,6 +1,6 @@
 """Search over a chunkwise store: rank, resolve, merge, expand, assemble.
 
-A server store (PostgreSQL, ``native_search``) ranks with its own primitives (retrieve/server.py:
+A server store (PostgreSQL, ``Capabilities.native_search``) ranks with its own primitives (retrieve/server.py:
 BM25 from permitted postings, dense through its vector index, the filter inside each query); what
 follows describes the SQLite store.
 
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from contextlib import nullcontext
 from typing import Callable, Sequence
 
+from chunkwise.retrieve.positions import withheld
 from chunkwise.access import permitted
 from chunkwise.errors import ConfigError
 from chunkwise.lexical import FieldWeights
@@ -112,7 +112,7 @@ class Retriever:
         if bm25 not in BM25_BACKENDS:
             raise ConfigError(f"unknown BM25 backend {bm25!r}; use one of: {', '.join(BM25_BACKENDS)}")
         self.store = open_store(db, readonly=True) if isinstance(db, (str, os.PathLike)) else db
-        if bm25 == "sparse" and getattr(self.store, "filtered_reads", False):
+        if bm25 == "sparse" and self.store.capabilities.filtered_reads:
             self.store.close()
             raise ConfigError("--bm25 sparse loads every servable row into this process, and this role reads the "
                               "store through row-level security (it sees only each caller's rows): use --bm25 fts5, "
@@ -138,8 +138,9 @@ class Retriever:
         self.tokenizer_name, self.sizer = generator_sizer(generator_tokenizer)
         self.cache = index_cache if index_cache is not None else IndexCache()
         # A server store ranks with its own primitives (retrieve/server.py): nothing is loaded per process.
-        self.native = bool(getattr(self.store, "native_search", False))
-        self.fts = (ServerBM25 if self.native else FTSRanker)(self.store, self.field_weights)
+        self.native = self.store.capabilities.native_search
+        self.ranker = self.store.ranker  # ServerRanker when native, else LocalRanker (store/base.py)
+        self.fts = (ServerBM25 if self.native else FTSRanker)(self.ranker, self.field_weights)
 
     def close(self) -> None:
         self.store.close()
@@ -153,24 +154,23 @@ class Retriever:
     def as_caller(self, groups):
         """The store's reads inside are ``groups``' (``Store.as_caller``): a secured PostgreSQL store
         shows only their rows, so every read of a search runs in one (rows, versions, expansion)."""
-        scope = getattr(self.store, "as_caller", None)
-        return scope(groups) if scope is not None else nullcontext()
+        return self.store.as_caller(groups)
 
     # -- ChunkSource (expansion) ---------------------------------------------------------------
     def document_version(self, doc_id: str) -> str | None:
-        return self.store.document_version(doc_id)
+        found = self.store.documents([doc_id])
+        return found[0].source_version if found else None
 
     def doc_chunks(self, doc_id: str) -> list[Item]:
         return [_item(c) for c in self.store.document_chunks(doc_id)]
 
     # -- ranking -------------------------------------------------------------------------------
     def has_vectors(self) -> bool:
-        return self.embedder is not None and self.store.has_vectors()
+        return self.embedder is not None and self.ranker.has_vectors()
 
     def generation(self) -> int | None:
         """The store's generation as this reader sees it now (None: the store keeps none)."""
-        read = getattr(self.store, "generation", None)
-        return read() if read is not None else None
+        return self.store.generation()
 
     def index(self) -> SearchIndex:
         """The in-memory index of servable rows (vectors, and texts for the sparse BM25), built on
@@ -181,7 +181,7 @@ class Retriever:
     def _build_index(self) -> SearchIndex:
         want_vectors = self.embedder is not None
         sparse = self.bm25_backend == "sparse"
-        rows = self.store.servable_rows(lexical=sparse, vectors=want_vectors, ranks=True)
+        rows = self.ranker.servable_rows(lexical=sparse, vectors=want_vectors, ranks=True)
         return SearchIndex(rows.keys, rows.tags, rows.ranks, texts=rows.lexical, vectors=rows.vectors,
                            field_weights=self.field_weights, fusion=self.fusion)
 
@@ -209,7 +209,7 @@ class Retriever:
 
     def _why_no_vectors(self) -> str:
         """What is really wrong when dense ranking has no row to rank."""
-        if getattr(self.store, "filtered_reads", False):  # a reader under row-level security cannot count the store
+        if self.store.capabilities.filtered_reads:  # a reader under row-level security cannot count the store
             return ("no chunk this store can serve has a vector: its owner's chunkwise check --db says why; use "
                     "--mode bm25 meanwhile")
         c = self.store.counts()
@@ -248,13 +248,13 @@ class Retriever:
             ranks = self.cache.index.tie_ranks(keys)
             if len(ranks) == len(set(keys)):
                 return ranks
-        return self.store.chunk_ids(keys)
+        return self.ranker.chunk_ids(keys)
 
     def _rank_dense(self, vector, groups, n: int) -> list[tuple[int, float]]:
         if self.native:
-            if not self.store.has_vectors():
+            if not self.ranker.has_vectors():
                 raise ConfigError(self._why_no_vectors())
-            return dense_rank(self.store, vector, groups, n)
+            return dense_rank(self.ranker, vector, groups, n)
         if self.index().dense is None:
             raise ConfigError(self._why_no_vectors())
         return self.index().rank_dense(vector, groups, n)
@@ -334,7 +334,8 @@ class Retriever:
             assemble = assemble_documents if per == "document" else assemble_ranked
             ctx = assemble(fetch, k=k, overfetch=overfetch, measure=self.sizer.count, budget=budget,
                            passage_budget=passage_budget, expand=expand, source=self, groups=groups)
-        return SearchResult(query, mode, ctx.passages, ctx.text, ctx.tokens, ctx.omitted, per=per)
+            hidden = withheld(self, _documents(ctx.passages), groups)
+        return SearchResult(query, mode, ctx.passages, ctx.text, ctx.tokens, ctx.omitted, per=per, withheld=hidden)
 
 
 def page_expansion(granularity: str, expand: str) -> str:
@@ -355,7 +356,13 @@ def finish(query: str, mode: str, hits: Sequence[Hit], source, groups, expand: s
     callers that rank in memory (evaluation, benchmarks)."""
     ctx = assemble_hits(hits, k=k, measure=measure, budget=budget, passage_budget=passage_budget, expand=expand,
                         source=source, groups=groups)
-    return SearchResult(query, mode, ctx.passages, ctx.text, ctx.tokens, ctx.omitted)
+    return SearchResult(query, mode, ctx.passages, ctx.text, ctx.tokens, ctx.omitted,
+                        withheld=withheld(source, _documents(ctx.passages), groups))
+
+
+def _documents(passages) -> set[str]:
+    """Every document a result names: its own and those of its version references."""
+    return {d for p in passages for d in (p.doc_id, *(v.doc_id for v in (*p.versions, *p.also_in)))}
 
 
 def search(db, query: str, groups, **options) -> SearchResult:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from chunkwise.retrieve.positions import hide_span, without_chars
 from chunkwise.highlight import spans, terms
 
 MODES = ("bm25", "dense", "hybrid")
@@ -189,6 +190,8 @@ class SearchResult:
     context_tokens: int
     omitted: tuple[Omission, ...] = field(default_factory=tuple)
     per: str = "passage"  # what k counted: passages, or distinct documents (results grouped by document)
+    # documents the caller may not read all of: their positions are left out of ``to_dict`` (retrieve/positions.py)
+    withheld: frozenset = frozenset()
 
     def to_dict(self) -> dict:
         """The JSON of ``search --json`` and the server. Each result leads with what it points at:
@@ -206,14 +209,26 @@ class SearchResult:
             "mode": self.mode,
             "per": self.per,
             "terms": list(wanted),
-            "results": [_result(i + 1, p, wanted, docs[p.doc_id]) for i, p in enumerate(self.passages)],
+            "results": [_result(i + 1, p, wanted, docs[p.doc_id], self.withheld) for i, p in enumerate(self.passages)],
             "context_tokens": self.context_tokens,
-            "omitted": [{"chunk_ids": list(o.chunk_ids), "reason": o.reason, "detail": o.detail, "passage": o.passage}
+            "omitted": [{"chunk_ids": list(o.chunk_ids), "reason": o.reason,
+                         "detail": without_chars(o.detail) if self.withheld else o.detail, "passage": o.passage}
                         for o in self.omitted],
         }
 
 
-def _result(rank: int, p: Passage, wanted: tuple[str, ...], document_rank: int) -> dict:
+def _result(rank: int, p: Passage, wanted: tuple[str, ...], document_rank: int, withheld=frozenset()) -> dict:
+    out = _plain_result(rank, p, wanted, document_rank)
+    if not withheld:
+        return out
+    ref = lambda v: hide_span(v) if v["doc_id"] in withheld else v  # noqa: E731
+    out.update(versions=[ref(v) for v in out["versions"]], also_in=[ref(v) for v in out["also_in"]])
+    if p.doc_id in withheld:
+        out = {**hide_span(out), "hit": hide_span(out["hit"])}
+    return out
+
+
+def _plain_result(rank: int, p: Passage, wanted: tuple[str, ...], document_rank: int) -> dict:
     before, after = p.context()
     hit = p.best
     return {

@@ -16,8 +16,8 @@ from chunkwise import api
 import chunkwise.serve.models as m
 import chunkwise.serve.openai as openai
 from chunkwise.serve.auth import AuthError, GroupSource
-from chunkwise.serve.cost import heavy_search
 from chunkwise.serve.engine import Busy, Engine, QueryTimeout
+from chunkwise.serve.fast import FastSearch, run_search
 from chunkwise.serve.hosts import LOOPBACK_NAMES
 from chunkwise.serve.middleware import Guard
 from chunkwise.serve import v1
@@ -108,13 +108,7 @@ def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY, m
         """Same parameters and JSON as ``chunkwise search --json``; only what the caller's groups may
         see is ranked (the filter runs inside the query)."""
         groups = auth.groups(request.headers, getattr(body, "groups", None))
-        heavy = heavy_search(body.query, k=body.k, overfetch=body.overfetch, expand=body.expand,
-                             passage_budget=body.passage_budget)
-        return JSONResponse(await engine.call(engine.search, body.query, groups, heavy=heavy, k=body.k, mode=body.mode,
-                                              expand=body.expand, budget=body.budget, overfetch=body.overfetch,
-                                              passage_budget=body.passage_budget, versions=body.versions,
-                                              per=body.per,
-                                              filters=body.filters.to_filters() if body.filters else None))
+        return JSONResponse(await run_search(engine, body, groups))
 
     @app.get("/documents/{doc_id:path}", response_model=None,
              responses={200: {"model": m.DocumentResponse}, **_errors(400, 401, 403, 404, 503)}, tags=["search"])
@@ -136,7 +130,8 @@ def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY, m
             return _error(404, "not found", "not_found")
         return Response(page[name], media_type=STATIC[name], headers={"cache-control": "no-cache"})
 
-    return Guard(app, max_body, hosts, body_seconds)
+    # Well-formed searches skip the framework's layers (fast.py); everything else is the app's.
+    return Guard(FastSearch(app, engine, auth, search_request, _error), max_body, hosts, body_seconds)
 
 
 def _utf8(s: str) -> bool:

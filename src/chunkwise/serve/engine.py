@@ -28,7 +28,7 @@ import threading
 import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, Callable, Sequence
 
 from chunkwise import api
@@ -111,12 +111,14 @@ class Engine:
                 job = self._next()
                 if job is None:
                     return
-                heavy, (fn, args, kwargs, future) = job
+                heavy, (fn, args, kwargs, future, limited) = job
                 try:
                     if not future.set_running_or_notify_cancel():
                         continue
                     try:
-                        with self._limited(retriever):
+                        if limited:  # a rebuild after an ingest is not the query's work: outside its limit
+                            retriever.warm()
+                        with self._limited(retriever) if limited else nullcontext():
                             result = fn(*args, **kwargs)
                     except BaseException as exc:
                         future.set_exception(exc)
@@ -189,12 +191,14 @@ class Engine:
 
     def warm(self) -> None:
         """Load the model and build the in-memory index now, so the first caller does not wait
-        seconds for them (and a broken model fails at start, not on the first query)."""
+        seconds for them (and a broken model fails at start, not on the first query). Not under
+        the per-query time limit: at 100k chunks on a loaded machine this takes longer than one
+        query may, and a server that cannot start is no safer."""
         def run() -> None:
             if self.embedder is not None:
                 self.embedder.embed(["warm up"])
                 self.retriever.warm()
-        self.submit(run).result()
+        self._queue(False, True, run, (), {}).result()
 
     def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
         """Queue a light job (the lane every job takes unless it is marked heavy)."""
@@ -202,13 +206,16 @@ class Engine:
 
     def submit_in(self, heavy: bool, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
         """Queue a job in the light or the heavy lane; Busy when that lane's queue is full."""
+        return self._queue(heavy, False, fn, args, kwargs)
+
+    def _queue(self, heavy: bool, unlimited: bool, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Future:
         future: Future = Future()
         with self._ready:
             lane = self._lanes[bool(heavy)]
             if len(lane) >= self.max_waiting:
                 kind = "heavy" if heavy else "light"
                 raise Busy(f"the search workers are busy and {len(lane)} {kind} requests wait; retry shortly")
-            lane.append((fn, args, kwargs, future))
+            lane.append((fn, args, kwargs, future, not unlimited))
             self._ready.notify()
         return future
 

@@ -5,6 +5,7 @@ use), and only then the slow model load; the ready line is printed when requests
 """
 from __future__ import annotations
 
+import gc
 import importlib.util
 import ipaddress
 import json
@@ -120,6 +121,11 @@ def run(db: str, host: str = "127.0.0.1", port: int = 8080, *, trust_groups_head
         if ready_json:
             print(json.dumps({"url": url, "store": str(db), "model": engine.model, "dim": engine.dim,
                               "auth": auth.name}), flush=True)
+        # Everything loaded so far (the framework, the app, the model's Python side, the index's
+        # objects) lives as long as the server: out of the collector's sight, so the collections a
+        # search's allocations trigger do not walk it again and again (benchmarks/serve.py).
+        gc.collect()
+        gc.freeze()
         config = uvicorn.Config(app, log_level=log_level, server_header=False, proxy_headers=False, lifespan="off",
                                 timeout_graceful_shutdown=5, http=c.protocol(read_seconds, max_connections),
                                 timeout_keep_alive=c.KEEP_ALIVE_SECONDS, h11_max_incomplete_event_size=c.MAX_HEAD_BYTES,

@@ -9,7 +9,13 @@ groups so each backend can put it *inside* its query (FTS5 ``MATCH``, a GIN-inde
 Writes are per document and atomic: ``write_document`` takes the document's lock, reads what the
 store holds for it, lets the caller's pure ``decide`` function take the set difference against
 that fresh state, and applies the result in the same transaction. A second writer waits (up to the
-store's timeout) and then gets ``StoreBusy``; readers never block.
+store's timeout) and then gets ``StoreBusy``; readers never block. That protocol is written once,
+for every backend, in ``store.writing``.
+
+Three protocols, so each caller sees only what it needs: ``Store`` (24 methods: documents, writes,
+vectors, runs, reads) with typed ``Capabilities`` instead of probing for methods, and the
+backend's ranker — ``LocalRanker`` (SQLite: term lookups and rows for in-memory indexes) or
+``ServerRanker`` (PostgreSQL: BM25F and nearest neighbours inside the server) — as ``store.ranker``.
 """
 from __future__ import annotations
 
@@ -204,48 +210,99 @@ class StoreCounts:
     vectors: int
 
 
+class LocalRanker(Protocol):
+    """What an in-process ranker reads (``Capabilities.native_search`` False: SQLite). BM25 runs on
+    the backend's lexical index one term at a time (retrieve/fts.py), or on the servable rows loaded
+    into memory, as does dense ranking (retrieve/index.py).
+
+    Lexical search works on the analysed fields (``chunkwise.lexical.LexicalFields.of_record``) the
+    store keeps per chunk: body, title, heading; ``term`` is one analysed term, matched as a whole
+    token (never re-analysed by the backend); ``fields`` is a non-empty subset of FIELDS."""
+
+    def as_caller(self, groups: Sequence[str]): ...
+    def has_vectors(self) -> bool:
+        """Some servable chunk has a vector."""
+    def chunk_ids(self, keys: Sequence[int]) -> dict[int, str]:
+        """key -> chunk_id of the rows among ``keys`` that exist: what a ranker holding row keys
+        breaks an exact tie by (retrieve/ties.py)."""
+    def lexical_row_sizes(self) -> Iterator[tuple[int, int]]:
+        """``(key, terms in the body field)`` of every row (BM25 lengths)."""
+    def term_count(self, term: str, groups: Sequence[str] | None = None, fields: Sequence[str] = FIELDS) -> int:
+        """Rows holding ``term`` in one of ``fields``; with ``groups``, only those the groups may see
+        (filter in the query)."""
+    def term_matches(self, term: str, groups: Sequence[str], fields: Sequence[str] = FIELDS) -> Postings:
+        """The rows the groups may see holding ``term`` in one of ``fields`` (filter in the query),
+        with body lengths and per-field counts; retrieve/ scores them with the caller's statistics."""
+    def term_rows(self, term: str, fields: Sequence[str] = FIELDS):
+        """Keys (int64 array) of every row holding ``term`` in one of ``fields``, servable or not: for
+        a caller that filters them itself before counting (``retrieve.fts``, many groups)."""
+    def servable_rows(self, *, texts: bool = False, vectors: bool = False, lexical: bool = False,
+                      ranks: bool = False) -> ServableRows: ...
+
+
+class ServerRanker(Protocol):
+    """What a ranker inside the database provides (``Capabilities.native_search``: PostgreSQL): the
+    retriever never loads rows; BM25F and nearest neighbours are computed by the server under the
+    permission filter and re-scored exactly by retrieve/server.py."""
+
+    def as_caller(self, groups: Sequence[str]): ...
+    def has_vectors(self) -> bool: ...
+    def chunk_ids(self, keys: Sequence[int]) -> dict[int, str]: ...
+    def snapshot(self):
+        """Context manager: the reads inside see one consistent state (one ranking's statements)."""
+    def lexical_stats(self, groups: Sequence[str]) -> tuple[int, float]:
+        """(servable rows ``groups`` may see, their mean body length in analyzer terms)."""
+    def lexical_df(self, terms: Sequence[str], groups: Sequence[str], fields: Sequence[str] = FIELDS) -> dict[str, int]:
+        """Per term, the permitted rows holding it in one of ``fields`` (one round trip for a whole query)."""
+    def lexical_postings(self, terms: Sequence[str], groups: Sequence[str],
+                         fields: Sequence[str] = FIELDS) -> dict[str, Postings]:
+        """Per term, the permitted rows holding it, with body lengths and per-field counts."""
+    def lexical_top(self, terms: Sequence[str], idf: Sequence[float], groups: Sequence[str], avgdl: float, n: int,
+                    k1: float, b: float, fields: Sequence[str] = FIELDS, weights: Sequence[float] = (1.0, 1.0, 1.0)
+                    ) -> tuple[int, dict[int, tuple[int, dict[str, tuple[int, ...]]]]]:
+        """BM25F (``k1``, ``b``, each term's ``idf``, per-field counts weighted by ``weights``, the
+        permitted mean body length) summed by the backend over the permitted rows holding a term in
+        one of ``fields``: (how many such rows, key -> (body length, term -> per-field counts) of
+        every row scoring within a relative 1e-6 of the ``n``-th best), for the caller to re-score
+        exactly (retrieve/server.py)."""
+    def dense_candidates(self, vector, groups: Sequence[str], n: int):
+        """(keys, float32 matrix) of permitted rows nearest ``vector``: at least the top ``n`` when
+        that many exist (the retriever re-scores them with ``retrieve.dense.exact_scores``)."""
+
+
 class Store(Protocol):
-    """One index. Every method is its own short transaction unless stated otherwise."""
+    """One index: 24 methods, two typed attributes. Every method is its own short transaction unless
+    stated otherwise. What differs between backends is stated, not probed: ``capabilities``; how a
+    backend ranks is its ``ranker`` (``LocalRanker`` or ``ServerRanker``, by ``capabilities.native_search``)."""
 
     location: str  # path or URL, for messages (a URL's password redacted)
     opens_with: str  # what another process (a Ray actor) passes to open_store: absolute path or full URL
-    # Whether writers in other processes (a Ray write actor per core) add throughput: a server store
-    # takes their transactions in parallel; SQLite takes one writer at a time, so its writes stay in
-    # the ingesting process.
-    parallel_writes: bool
+    capabilities: Capabilities
+    ranker: LocalRanker | ServerRanker
 
-    # -- lifecycle -----------------------------------------------------------------------------
+    # -- lifecycle (also a context manager: ``with open_store(...) as store``) -------------------
     def close(self) -> None: ...
-    def __enter__(self) -> "Store": ...
-    def __exit__(self, *exc) -> None: ...
 
-    # -- documents and identity ----------------------------------------------------------------
+    # -- documents and writes ----------------------------------------------------------------------
     def roots(self) -> list[str]:
         """Absolute paths of the folders documents were ingested under (their ids are relative)."""
     def add_root(self, path: str) -> None:
         """Record a root; documents of roots inside it move under it, keeping their ids."""
     def document_states(self, root: str, prefix: str = "") -> dict[str, DocumentState]:
         """Path (relative to ``root``) -> state, for documents under ``prefix`` (a relative folder)."""
-    def doc_id_owner(self, doc_id: str) -> tuple[str, str] | None:
-        """(root, path) of the document holding ``doc_id``, or None when the id is free."""
+    def documents(self, doc_ids: Iterable[str] | None = None) -> list[DocumentRow]:
+        """Every document (or those of ``doc_ids`` that exist), by doc_id: who holds an id, which
+        version a document is at."""
     def records_of(self, doc_id: str) -> dict[str, dict]:
         """chunk_id -> record of one document's stored chunks."""
-    def generation(self) -> int | None:
-        """A number that grows with every committed change of chunks or vectors (None: unknown to
-        this role): what a long-lived reader compares to know its in-memory index is stale."""
-    def visible_records(self, doc_id: str, groups: Sequence[str]) -> list[dict]:
-        """The records of one document that ``groups`` may be served, the filter inside the lookup:
-        a document the caller may not see is read by the same path, at the same cost, as an absent one."""
     def write_document(self, doc: DocumentRow,
                        decide: Callable[[DocumentState | None, dict[str, dict]], DocumentDiff | None]) -> DocumentDiff | None:
         """In one write transaction holding the document: read its state and records, call ``decide``
-        (pure; may raise to abort), apply the diff it returns (None: write nothing). Returns it."""
-    def count_missing(self, root: str, prefix: str, seen: set[str]) -> int:
-        """Chunks of documents under ``root``/``prefix`` whose path is not in ``seen`` (a dry run's removal)."""
-    def remove_missing(self, root: str, prefix: str, seen: set[str]) -> int:
-        """Delete those documents (and their chunks and version links); returns the chunks removed."""
-
-    # -- versions ------------------------------------------------------------------------------
+        (pure; may raise to abort), apply the diff it returns (None: write nothing). Returns it.
+        Written once for every backend (store/writing.py)."""
+    def remove_missing(self, root: str, prefix: str, seen: set[str], *, dry_run: bool = False) -> int:
+        """Delete the documents under ``root``/``prefix`` whose path is not in ``seen`` (and their
+        chunks and version links); returns the chunks removed (``dry_run``: would remove)."""
     def relink_versions(self, derive: Callable[[list[DocumentRow]], Sequence[VersionLink]]) -> list[VersionLink]:
         """In one write transaction: read every document, call ``derive`` (pure; may raise to abort)
         and replace all stored version links with what it returns (links to unknown ids are dropped).
@@ -270,80 +327,28 @@ class Store(Protocol):
     def finish_run(self, run_id: int, now: str, stats: dict, settings: Mapping[str, str]) -> int:
         """Close a run: record settings and stats, drop vectors no chunk uses (returns how many)."""
 
-    # -- retrieval primitives --------------------------------------------------------------------
-    # Lexical search works on the analysed fields (``chunkwise.lexical.LexicalFields.of_record``) the
-    # store keeps per chunk: body, title, heading; ``term`` is one analysed term, matched as a whole
-    # token (never re-analysed by the backend); ``fields`` is a non-empty subset of FIELDS.
-    def lexical_row_sizes(self) -> Iterator[tuple[int, int]]:
-        """``(key, terms in the body field)`` of every row (BM25 lengths)."""
-    def term_count(self, term: str, groups: Sequence[str] | None = None, fields: Sequence[str] = FIELDS) -> int:
-        """Rows holding ``term`` in one of ``fields``; with ``groups``, only those the groups may see
-        (filter in the query)."""
-    def term_matches(self, term: str, groups: Sequence[str], fields: Sequence[str] = FIELDS) -> Postings:
-        """The rows the groups may see holding ``term`` in one of ``fields`` (filter in the query),
-        with body lengths and per-field counts; retrieve/ scores them with the caller's statistics."""
-    def servable_rows(self, *, texts: bool = False, vectors: bool = False, lexical: bool = False,
-                      ranks: bool = False) -> ServableRows: ...
-    def chunks_by_key(self, keys: Sequence[int]) -> dict[int, StoredChunk]: ...
-    def chunk_ids(self, keys: Sequence[int]) -> dict[int, str]:
-        """key -> chunk_id of the rows among ``keys`` that exist: what a ranker holding row keys
-        breaks an exact tie by (retrieve/ties.py)."""
-    def document_chunks(self, doc_id: str) -> list[StoredChunk]:
-        """A document's chunks in order (neighbours, parents)."""
-    def document_version(self, doc_id: str) -> str | None: ...
-    def has_vectors(self) -> bool:
-        """Some servable chunk has a vector."""
-    def access_tags(self) -> set[str]:
-        """Every tag any chunk carries."""
-    def iter_chunks(self) -> Iterator[StoredChunk]:
-        """Every chunk, by source_uri then chunk_index (evaluation reads what was stored)."""
-
-    # Whether the database itself filters this connection's reads (a PostgreSQL reader role under
-    # row-level security, store/postgres/pg_security.py): rows outside the caller's groups are then invisible
-    # to every query, so whole-store reads (the gate, the manifest, an in-memory index) cannot work.
-    filtered_reads: bool
-
+    # -- reads ---------------------------------------------------------------------------------
+    def generation(self) -> int | None:
+        """A number that grows with every committed change of chunks or vectors (None: unknown to
+        this role): what a long-lived reader compares to know its in-memory index is stale."""
     def as_caller(self, groups: Sequence[str]):
         """Context manager: the reads inside are those of a caller holding ``groups`` (PostgreSQL:
         one read-only snapshot with the groups set for row-level security; SQLite: nothing to do).
         The retriever runs each search in one; reads that take ``groups`` open one themselves."""
-
-    # -- server-side search (``native_search``; retrieve/server.py) --------------------------------
-    # A backend that sets ``native_search = True`` (PostgreSQL) ranks inside its own indexes and
-    # provides the six methods below; the retriever then never calls ``servable_rows`` for search.
-    # SQLite sets it False: FTS5 plus in-memory indexes (retrieve/fts.py, retrieve/index.py).
-    native_search: bool
-
-    def snapshot(self):
-        """Context manager: the reads inside see one consistent state (one ranking's statements)."""
-    def lexical_stats(self, groups: Sequence[str]) -> tuple[int, float]:
-        """(servable rows ``groups`` may see, their mean body length in analyzer terms)."""
-    def lexical_df(self, terms: Sequence[str], groups: Sequence[str], fields: Sequence[str] = FIELDS) -> dict[str, int]:
-        """Per term, the permitted rows holding it in one of ``fields`` (one round trip for a whole query)."""
-    def lexical_postings(self, terms: Sequence[str], groups: Sequence[str],
-                         fields: Sequence[str] = FIELDS) -> dict[str, Postings]:
-        """Per term, ``term_matches``' answer (one round trip for a whole query)."""
-    def lexical_top(self, terms: Sequence[str], idf: Sequence[float], groups: Sequence[str], avgdl: float, n: int,
-                    k1: float, b: float, fields: Sequence[str] = FIELDS, weights: Sequence[float] = (1.0, 1.0, 1.0)
-                    ) -> tuple[int, dict[int, tuple[int, dict[str, tuple[int, ...]]]]]:
-        """BM25F (``k1``, ``b``, each term's ``idf``, per-field counts weighted by ``weights``, the
-        permitted mean body length) summed by the backend over the permitted rows holding a term in
-        one of ``fields``: (how many such rows, key -> (body length, term -> per-field counts) of
-        every row scoring within a relative 1e-6 of the ``n``-th best), for the caller to re-score
-        exactly (retrieve/server.py)."""
-    def dense_candidates(self, vector, groups: Sequence[str], n: int):
-        """(keys, float32 matrix) of permitted rows nearest ``vector``: at least the top ``n`` when
-        that many exist (the retriever re-scores them with ``retrieve.dense.exact_scores``)."""
-
-    # -- gate and manifest -----------------------------------------------------------------------
-    def counts(self) -> StoreCounts: ...
-    def embed_texts(self) -> Iterator[str]:
-        """Every chunk's embedded text (the gate re-measures it against the cap)."""
-    def documents(self) -> list[DocumentRow]:
-        """Every document, by doc_id."""
+    def visible_records(self, doc_id: str, groups: Sequence[str]) -> list[dict]:
+        """The records of one document that ``groups`` may be served, the filter inside the lookup:
+        a document the caller may not see is read by the same path, at the same cost, as an absent one."""
+    def chunks_by_key(self, keys: Sequence[int]) -> dict[int, StoredChunk]: ...
+    def document_chunks(self, doc_id: str) -> list[StoredChunk]:
+        """A document's chunks in order (neighbours, parents)."""
+    def iter_chunks(self) -> Iterator[StoredChunk]:
+        """Every chunk, by source_uri then chunk_index (evaluation and the gate read what was stored)."""
     def count(self) -> int:
         """Chunks in the store."""
+    def counts(self) -> StoreCounts:
+        """The quality gate's counts over the whole store (not for a ``filtered_reads`` role)."""
 
 
-__all__ = ["Capabilities", "DocumentDiff", "DocumentRow", "DocumentState", "Postings", "ServableRows", "Store", "StoreBusy", "StoreCounts",
-           "StoredChunk", "VersionLink", "kept_links", "servable_columns", "tie_ranks"]
+__all__ = ["Capabilities", "DocumentDiff", "DocumentRow", "DocumentState", "LocalRanker", "Postings", "ServableRows",
+           "ServerRanker", "Store", "StoreBusy", "StoreCounts", "StoredChunk", "VersionLink", "kept_links",
+           "servable_columns", "tie_ranks"]

@@ -97,10 +97,6 @@ class DocumentWrites:
             gone = missing_chunks(self.document_states(root, prefix), seen)
             return sum(self._delete_document(state.doc_id) for state in gone)
 
-    def count_missing(self, root: str, prefix: str, seen: set[str]) -> int:
-        """``remove_missing(..., dry_run=True)`` (kept for callers of the wider interface)."""
-        return self.remove_missing(root, prefix, seen, dry_run=True)
-
     def relink_versions(self: WritePrimitives, derive: Callable[[list[DocumentRow]], Sequence[VersionLink]]
                         ) -> list[VersionLink]:
         """Under the roots lock, so the documents ``derive`` reads are the ones the links are written

@@ -148,7 +148,7 @@
     const hit = r.hit;
     if (hit.heading_path.length) cite.append(el("span", "path", hit.heading_path.join(" › ")));
     if (hit.page !== null && hit.page !== undefined) cite.append(el("span", "page", "p. " + hit.page));
-    cite.append(el("span", "offsets", "chars " + hit.start_char + "–" + hit.end_char));
+    if (hit.start_char !== null) cite.append(el("span", "offsets", "chars " + hit.start_char + "–" + hit.end_char));
     if (r.version) cite.append(el("span", "version", "version " + r.version + (r.updated_at ? " (" + r.updated_at + ")" : "")));
     else if (r.updated_at) cite.append(el("span", "version", "updated " + r.updated_at));
     if (r.acl && r.acl.length) cite.append(el("span", "tags", "tags " + r.acl.join(", ")));
@@ -167,8 +167,8 @@
     if (!before.trim() && !after.trim()) return [box];
     const around = el("div", "around");
     const how = r.expanded_from.length ? "expanded from " + r.expanded_from.length + " hit(s)" : "merged hits";
-    around.append(el("div", "around-label", "Context around the hit (" + how + ") · passage chars " +
-                     r.start_char + "–" + r.end_char));
+    around.append(el("div", "around-label", "Context around the hit (" + how + ")" +
+                     (r.start_char !== null ? " · passage chars " + r.start_char + "–" + r.end_char : "")));
     for (const side of ["before", "after"]) {
       const raw = r.context[side];
       if (!raw.trim()) continue;
@@ -230,10 +230,13 @@
     const box = el("div", "doc");
     let first = null;
     for (const rec of doc.records) {
-      const inside = rec.start_char < r.end_char && rec.end_char > r.start_char;
+      // positions are null when the caller may not read all of the document: the passage's ids say what is in it
+      const inside = rec.start_char === null ? r.chunk_ids.includes(rec.chunk_id)
+        : rec.start_char < r.end_char && rec.end_char > r.start_char;
       const hit = rec.chunk_id === r.hit.chunk_id;
       const c = el("div", hit ? "chunk hit" : inside ? "chunk near" : "chunk");
-      let label = "chunk " + rec.chunk_index + " · chars " + rec.start_char + "–" + rec.end_char;
+      let label = rec.start_char === null ? "chunk"
+        : "chunk " + rec.chunk_index + " · chars " + rec.start_char + "–" + rec.end_char;
       if (rec.heading_path && rec.heading_path.length) label += " · " + rec.heading_path.join(" › ");
       if (rec.page !== null && rec.page !== undefined) label += " · p. " + rec.page;
       c.append(el("div", "boundary", label));

@@ -31,8 +31,9 @@ from typing import Sequence
 from chunkwise.lexical import FIELDS
 
 # Postings the first essential terms may hold together (permitted); more terms join when the bound
-# is not met. Measured at 100k-1M generated chunks (docs/_figures/pgbm25.md).
-BUDGET = 5_000
+# is not met. At 1M generated chunks (owner, 60 queries, load 6-14): 2,000 gave p50 42.7 / p95 129.9 ms,
+# 5,000 68.5 / 379.7, 15,000 32.2 / 231.4 (docs/_figures/pgbm25.md).
+BUDGET = 2_000
 _F = len(FIELDS)
 
 MIGRATION = """
@@ -145,22 +146,40 @@ def bound(idf: float, maxima: Sequence[int], shortest: int, weights: Sequence[fl
 
 
 # One MaxScore round: the essential terms' permitted postings summed per row (index ranges of the
-# primary key: lexeme, then each permitted tag set), the n-th best partial score, and the rows that
-# may still reach it completed by index probes (LATERAL with LIMIT 1, so it is not flattened into a
-# join: one probe per candidate and term, never a scan of a common term's postings). Tag-set ids are bound as int4[] so they are index conditions.
+# primary key: lexeme, then each permitted tag set), the n-th best partial score (``cut``), and the
+# rows that may still reach it completed by index probes (LATERAL with LIMIT 1, so it is not
+# flattened into a join: one probe per candidate and term, never a scan of a common term's
+# postings). Completion runs twice: the ``m`` best partial scores first, whose n-th best full score
+# (>= cut: each full score is >= its partial) then bounds which other rows are worth probing; only
+# the rows within ``slack`` of the n-th best full score leave the server.
+# Tag-set ids are bound as int4[] so they are index conditions.
+_PROBE = """SELECT {c}.key, q.i, q.idf, p.len, p.f0, p.f1, p.f2 FROM {c} CROSS JOIN q CROSS JOIN LATERAL
+    (SELECT p.len, p.f0, p.f1, p.f2 FROM postings p WHERE p.lexeme = q.lexeme AND p.set_id = {c}.set_id
+     AND p.key = {c}.key{fields} LIMIT 1) p"""
 _SCORE = """WITH q AS (SELECT * FROM unnest(%(ls)s::text[], %(idf)s::float8[], %(ess)s::bool[]) WITH ORDINALITY
                        AS t(lexeme, idf, essential, i)),
  s AS MATERIALIZED (SELECT p.key, p.set_id, sum(q.idf * ({w}) * (%(k1)s + 1)
                     / (({w}) + %(k1)s * (1 - %(b)s + %(b)s * p.len / %(avgdl)s))) AS score
                     FROM q JOIN postings p ON p.lexeme = q.lexeme AND p.set_id = ANY(%(sets)s::int4[])
                     WHERE q.essential{fields} GROUP BY p.key, p.set_id),
- facts AS MATERIALIZED (SELECT (SELECT score FROM s ORDER BY score DESC LIMIT 1 OFFSET %(last)s) AS cut,
-                        (SELECT count(*) FROM s) AS matched),
- c AS MATERIALIZED (SELECT s.key, s.set_id FROM s, facts WHERE %(every)s OR (facts.cut IS NOT NULL
-       AND %(rest)s < facts.cut * (1 - %(slack)s) AND s.score + %(rest)s >= facts.cut * (1 - %(slack)s)))
-SELECT f.cut, f.matched, x.key, x.i, x.len, x.f0, x.f1, x.f2 FROM facts f LEFT JOIN (
-  SELECT c.key, q.i, p.len, p.f0, p.f1, p.f2 FROM c CROSS JOIN q CROSS JOIN LATERAL (SELECT p.len, p.f0, p.f1, p.f2
-    FROM postings p WHERE p.lexeme = q.lexeme AND p.set_id = c.set_id AND p.key = c.key{fields} LIMIT 1) p) x ON true"""
+ facts AS MATERIALIZED (SELECT cut, matched, %(every)s OR (cut IS NOT NULL AND %(rest)s < cut * (1 - %(slack)s)) AS ok
+                        FROM (SELECT (SELECT score FROM s ORDER BY score DESC LIMIT 1 OFFSET %(last)s) AS cut,
+                              (SELECT count(*) FROM s) AS matched) t),
+ c0 AS MATERIALIZED (SELECT s.key, s.set_id FROM s, facts WHERE facts.ok ORDER BY s.score DESC LIMIT %(m)s),
+ r0 AS MATERIALIZED ({probe0}),
+ f0 AS (SELECT p.key, sum(p.idf * ({w}) * (%(k1)s + 1) / (({w}) + %(k1)s * (1 - %(b)s + %(b)s * p.len / %(avgdl)s)))
+        AS score FROM r0 p GROUP BY p.key),
+ theta AS MATERIALIZED (SELECT greatest(facts.cut, (SELECT score FROM f0 ORDER BY score DESC LIMIT 1 OFFSET %(last)s))
+                        AS bound FROM facts),
+ c1 AS MATERIALIZED (SELECT s.key, s.set_id FROM s, facts, theta WHERE facts.ok AND s.key NOT IN (SELECT key FROM c0)
+       AND (%(every)s OR s.score + %(rest)s >= theta.bound * (1 - %(slack)s))),
+ x AS MATERIALIZED ({probe1} UNION ALL SELECT * FROM r0),
+ fx AS MATERIALIZED (SELECT p.key, sum(p.idf * ({w}) * (%(k1)s + 1)
+                     / (({w}) + %(k1)s * (1 - %(b)s + %(b)s * p.len / %(avgdl)s))) AS score FROM x p GROUP BY p.key),
+ keep AS (SELECT key FROM fx WHERE score >= coalesce((SELECT score FROM fx ORDER BY score DESC LIMIT 1 OFFSET %(last)s),
+          '-Infinity'::float8) * (1 - %(slack)s))
+SELECT f.cut, f.matched, y.key, y.i, y.len, y.f0, y.f1, y.f2 FROM facts f
+  LEFT JOIN (SELECT x.* FROM x WHERE x.key IN (SELECT key FROM keep)) y ON true"""
 
 
 def top(db, lexemes: Sequence[str], idf: Sequence[float], stats: dict, sets: Sequence[int], avgdl: float, n: int,
@@ -180,9 +199,11 @@ def top(db, lexemes: Sequence[str], idf: Sequence[float], stats: dict, sets: Seq
         essential.add(i)
         held += stats[lexemes[i]][0]
     weighted = " + ".join(f"%(w{i})s * p.f{i}" for i in range(_F))
-    sql = _SCORE.format(w=weighted, fields=_field_filter(fields))
+    where = _field_filter(fields)
+    sql = _SCORE.format(w=weighted, fields=where, probe0=_PROBE.format(c="c0", fields=where),
+                        probe1=_PROBE.format(c="c1", fields=where))
     args = {"ls": list(lexemes), "idf": [float(x) for x in idf], "sets": list(sets), "k1": float(k1), "b": float(b),
-            "avgdl": float(avgdl or 1.0), "last": int(n) - 1, "slack": float(slack),
+            "avgdl": float(avgdl or 1.0), "last": int(n) - 1, "slack": float(slack), "m": 2 * int(n) + 8,
             **{f"w{i}": w for i, w in enumerate(weights)}}
     while True:
         rest = sum(ub[i] for i in range(len(lexemes)) if i not in essential)

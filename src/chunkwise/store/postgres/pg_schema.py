@@ -13,7 +13,7 @@ What differs from SQLite, and why:
 - ``acl_stats`` keeps, per distinct tag set, the servable rows and their summed length, updated in
   each document's transaction: a caller's row count and mean length are one small sum, always
   consistent with the rows.
-- ``postings`` and ``term_df`` (migration 9, store/pg_bm25.py): each servable row's terms by
+- ``postings`` and ``term_df`` (migration 9, store/postgres/pg_bm25.py): each servable row's terms by
   (lexeme, tag set, key), and per (lexeme, tag set) the rows and upper bounds, kept by triggers;
   BM25's top k reads only the postings it needs of the tag sets the caller may see.
 - Each vector is stored once, by embed key, in ``vectors`` (chunks with the same embedded text
@@ -149,7 +149,7 @@ CREATE TRIGGER generation_vectors AFTER INSERT OR UPDATE OR DELETE ON vectors
     FOR EACH STATEMENT EXECUTE FUNCTION chunkwise_bump_generation();
 """),
     # BM25 that scales (issue 26): postings by (lexeme, tag set, key) and per-tag-set term statistics,
-    # kept by triggers on ``chunks``, filled from the rows already stored (store/pg_bm25.py); the
+    # kept by triggers on ``chunks``, filled from the rows already stored (store/postgres/pg_bm25.py); the
     # reader's policies on the new tables (pg_security.install).
     (9, "postings and per-tag-set term statistics for BM25", pg_bm25.MIGRATION),
 ]

@@ -16,7 +16,7 @@ neither the tables' owner, nor a member of it, nor a superuser or BYPASSRLS role
 - ``version_links``: links whose two documents the caller may see (``visible_document``, the rule
   ``Store.version_links`` filters with);
 - ``acl_stats``: only the tag sets the caller shares (their row counts and lengths);
-- ``acl_sets``, ``postings``, ``term_df`` (BM25, store/pg_bm25.py): likewise, only those tag sets.
+- ``acl_sets``, ``postings``, ``term_df`` (BM25, store/postgres/pg_bm25.py): likewise, only those tag sets.
 
 The owner (ingest, migrations, ``check``) is not subject to them: RLS is enabled, not FORCEd. The
 writer must see every row to take a document's set difference, keep the per-tag-set statistics
@@ -72,7 +72,7 @@ POLICIES: dict[str, str] = {
     "documents": visible_document("documents.doc_id", CALLER),
     "version_links": f"{visible_document('version_links.newer', CALLER)} AND {visible_document('version_links.older', CALLER)}",
     "acl_stats": f"acl_stats.acl && {CALLER}",
-    # BM25's postings and statistics (store/pg_bm25.py): only the tag sets the caller shares.
+    # BM25's postings and statistics (store/postgres/pg_bm25.py): only the tag sets the caller shares.
     "acl_sets": f"acl_sets.acl && {CALLER}",
     "postings": f"postings.set_id IN (SELECT s.id FROM acl_sets s WHERE s.acl && {CALLER})",
     "term_df": f"term_df.set_id IN (SELECT s.id FROM acl_sets s WHERE s.acl && {CALLER})",

@@ -20,7 +20,7 @@ from typing import Iterable, Mapping, Sequence
 import chunkwise.store.postgres.pg_security as pg_security
 from chunkwise.access import READY
 from chunkwise.errors import DependencyError, InputError, StoreBusy, StoreError, StoreWriteError
-from chunkwise.store.base import Capabilities, DocumentDiff, DocumentRow, DocumentState, VersionLink
+from chunkwise.store.base import Capabilities, DocumentDiff, ServerRanker, DocumentRow, DocumentState, VersionLink
 from chunkwise.store.postgres.pg_schema import DATES, LATEST, MIGRATIONS, REANALYSE, ROW_SECURITY
 from chunkwise.store.postgres.pg_lexemes import lexical
 from chunkwise.store.postgres.pg_place import place
@@ -57,8 +57,12 @@ def _driver():
 
 
 class PostgresStore(DocumentWrites, PostgresReads):
-    native_search = True
-    parallel_writes = True  # per-document transactions under advisory locks: Ray write actors add throughput
+    # per-document transactions under advisory locks: Ray write actors add throughput (``parallel_writes``)
+
+    @property
+    def ranker(self) -> ServerRanker:
+        """BM25F and nearest neighbours inside the server (``postgres_read``)."""
+        return self
 
     def __init__(self, url: str, *, readonly: bool = False, create: bool = True, timeout: float = 60.0) -> None:
         psycopg = _driver()

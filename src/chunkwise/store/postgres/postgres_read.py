@@ -6,9 +6,9 @@ index on ``acl``), so a row the caller may not see is never matched, counted or 
 
 - ``lexical_stats``: the permitted rows' count and mean length (a sum over ``acl_stats``);
 - ``lexical_df``: per term, the permitted rows holding it (sums over the caller's tag sets,
-  store/pg_bm25.py);
+  store/postgres/pg_bm25.py);
 - ``lexical_top``: BM25 over those rows computed in the server (MaxScore over the postings of the
-  caller's tag sets, store/pg_bm25.py), with the same formula and the same statistics as the SQLite
+  caller's tag sets, store/postgres/pg_bm25.py), with the same formula and the same statistics as the SQLite
   engines; only the candidates for the top n leave it, with their term
   counts and lengths, and retrieve/server.py re-scores them in its own arithmetic, so the scores
   are the same numbers (see README "PostgreSQL"); ``lexical_postings`` returns every permitted
@@ -34,7 +34,7 @@ import json
 import math
 import re
 from contextlib import contextmanager, nullcontext
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from chunkwise.lexical import FIELDS
 from chunkwise.store.base import (DocumentRow, Postings, ServableRows, StoreCounts, StoredChunk, VersionLink,
@@ -86,7 +86,7 @@ class PostgresReads:
 
     def _tags(self, groups) -> list[str]:
         """The groups a filter says: inside this caller's transaction, those of them the store uses
-        (store/pg_groups.py); elsewhere the caller's canonical groups."""
+        (store/postgres/pg_groups.py); elsewhere the caller's canonical groups."""
         tags = _groups(groups)
         return list(self._narrow) if self._caller is not None and tuple(tags) == self._caller else tags
 
@@ -200,19 +200,12 @@ class PostgresReads:
             out.append(StoredChunk(-1 - index, rec, (), "hidden", seen.source_uri, seen.doc_version))
         return out
 
-    def document_version(self, doc_id: str) -> str | None:
-        row = self.db.execute("SELECT source_version FROM documents WHERE doc_id = %s", (doc_id,)).fetchone()
-        return row[0] if row else None
-
     def has_vectors(self) -> bool:
         """Store-wide: a reader under row-level security asks ``chunkwise_has_vectors()`` (the same
         answer as the owner's); any other role reads the table, as it may without policies."""
         if self.filtered_reads:
             return bool(self.db.execute("SELECT chunkwise_has_vectors()").fetchone()[0])
         return self.db.execute(f"SELECT {HAS_VECTORS}").fetchone()[0]
-
-    def access_tags(self) -> set[str]:
-        return {t for (acl,) in self.db.execute("SELECT DISTINCT acl FROM chunks") for t in _tags(acl)}
 
     def iter_chunks(self) -> Iterator[StoredChunk]:
         return (self._chunk(r) for r in self.db.execute(
@@ -272,7 +265,7 @@ class PostgresReads:
 
     def lexical_df(self, terms: Sequence[str], groups, fields: Sequence[str] = FIELDS) -> dict[str, int]:
         """Permitted rows holding each term in one of ``fields`` (the document frequencies a caller's
-        BM25 uses): sums over the tag sets the caller may see (store/pg_bm25.py)."""
+        BM25 uses): sums over the tag sets the caller may see (store/postgres/pg_bm25.py)."""
         terms = list(dict.fromkeys(terms))
         if not terms:
             return {}
@@ -458,13 +451,11 @@ class PostgresReads:
             vectors=one("SELECT count(*) FROM vectors"),
         )
 
-    def embed_texts(self) -> Iterator[str]:
-        return (t for (t,) in self.db.execute("SELECT embed_text FROM chunks"))
-
-    def documents(self) -> list[DocumentRow]:
+    def documents(self, doc_ids: Iterable[str] | None = None) -> list[DocumentRow]:
+        where = "" if doc_ids is None else " WHERE doc_id = ANY(%s)"
         rows = self.db.execute("SELECT doc_id, root, path, source_uri, source_version, inputs, title, author,"
                                f" updated_at, {ISO_UTC.format('ingested_at')}, chunk_count, versioning FROM documents"
-                               ' ORDER BY doc_id COLLATE "C"')
+                               + where + ' ORDER BY doc_id COLLATE "C"', None if doc_ids is None else (sorted(set(doc_ids)),))
         return [DocumentRow(*(("" if v is None else v) for v in r[:-2]), r[-2], r[-1] or "") for r in rows]
 
     def version_links(self, doc_ids, groups) -> list[VersionLink]:

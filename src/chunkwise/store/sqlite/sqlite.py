@@ -19,7 +19,7 @@ from typing import Iterable, Iterator, Mapping, Sequence
 
 from chunkwise.access import AccessTags, acl_index
 from chunkwise.errors import InputError, StoreBusy, StoreError, StoreWriteError
-from chunkwise.store.base import Capabilities, DocumentDiff, DocumentRow, DocumentState, VersionLink
+from chunkwise.store.base import Capabilities, DocumentDiff, LocalRanker, DocumentRow, DocumentState, VersionLink
 from chunkwise.store.sqlite.schema import LATEST, MIGRATIONS
 from chunkwise.store.sqlite.sqlite_read import ReadMixin
 from chunkwise.store.sqlite.rows import chunk_row, migrate_lexical
@@ -34,10 +34,13 @@ def _vector_blob(vec: Sequence[float]) -> bytes:
 
 
 class SQLiteStore(DocumentWrites, ReadMixin):
-    native_search = False  # ranks with FTS5 and in-memory indexes (store/base.py)
-    parallel_writes = False  # one writer at a time: documents are written by the ingesting process
     # one writer at a time (documents are written by the ingesting process); no roles: every row is read
     capabilities = Capabilities("sqlite", native_search=False, parallel_writes=False, filtered_reads=False)
+
+    @property
+    def ranker(self) -> LocalRanker:
+        """FTS5 term lookups and the servable rows for in-memory indexes (``sqlite_read``)."""
+        return self
 
     def __init__(self, path: str | Path, *, readonly: bool = False, create: bool = True, timeout: float = 60.0) -> None:
         self.path = self.location = os.fspath(path)

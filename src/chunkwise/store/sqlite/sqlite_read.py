@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from contextlib import contextmanager
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from chunkwise.access import AccessTags, caller_groups
 from chunkwise.lexical import B, FIELDS, K1
@@ -234,16 +234,9 @@ class ReadMixin:
         """Grows with every committed change of chunks or vectors (schema migration 9)."""
         return self.db.execute("SELECT value FROM generation").fetchone()[0]
 
-    def document_version(self, doc_id: str) -> str | None:
-        row = self.db.execute("SELECT source_version FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
-        return row[0] if row else None
-
     def has_vectors(self) -> bool:
         return self.db.execute("SELECT 1 FROM chunks c JOIN vectors v ON v.embed_key = c.embed_key"
                                " WHERE c.acl_index != '' LIMIT 1").fetchone() is not None
-
-    def access_tags(self) -> set[str]:
-        return {t for (acl,) in self.db.execute("SELECT DISTINCT acl FROM chunks") for t in decode_tags(acl)}
 
     def iter_chunks(self) -> Iterator[StoredChunk]:
         return (self._chunk(r) for r in self.db.execute(_CHUNK_SQL + " ORDER BY d.source_uri, c.chunk_index"))
@@ -277,12 +270,16 @@ class ReadMixin:
             vectors=q("SELECT count(*) FROM vectors").fetchone()[0],
         )
 
-    def embed_texts(self) -> Iterator[str]:
-        return (t for (t,) in self.db.execute("SELECT embed_text FROM chunks"))
-
-    def documents(self) -> list[DocumentRow]:
-        rows = self.db.execute("SELECT doc_id, root, path, source_uri, source_version, inputs, title, author,"
-                               " updated_at, ingested_at, chunk_count, versioning FROM documents ORDER BY doc_id")
+    def documents(self, doc_ids: Iterable[str] | None = None) -> list[DocumentRow]:
+        sql = ("SELECT doc_id, root, path, source_uri, source_version, inputs, title, author,"
+               " updated_at, ingested_at, chunk_count, versioning FROM documents")
+        if doc_ids is None:
+            rows = self.db.execute(sql + " ORDER BY doc_id")
+        else:
+            ids, rows = sorted(set(doc_ids)), []
+            for i in range(0, len(ids), 500):
+                part = ids[i : i + 500]
+                rows += self.db.execute(f"{sql} WHERE doc_id IN ({','.join('?' * len(part))}) ORDER BY doc_id", part)
         return [DocumentRow(*(("" if v is None else v) for v in r[:-2]), r[-2], r[-1] or "") for r in rows]
 
     def version_links(self, doc_ids, groups) -> list[VersionLink]:
