@@ -114,9 +114,24 @@ def prepare_paths(preparer: Preparer, paths, *, root: str | Path | None = None, 
     def failed(task, failure):
         return PrepareFailure(task, f"{task.rel}: {failure.reason}")
 
-    from chunkwise.pipeline.pack import PackingPreparer
-
     yield from contained_map(PackingPreparer(preparer), tasks(), failed, limits)
+
+
+class PackingPreparer:
+    """``Preparer`` whose ``Prepared`` comes back with its records packed (``pipeline.pack``): one
+    bytes value through the pipe instead of an object graph several times the text's size."""
+
+    def __init__(self, preparer: Preparer) -> None:
+        self.preparer = preparer
+
+    def warm_up(self) -> None:
+        self.preparer.warm_up()
+
+    def __call__(self, task):
+        from chunkwise.pipeline.pack import RecordPack
+
+        out = self.preparer(task)
+        return replace(out, records=RecordPack.of(out.records)) if isinstance(out, Prepared) else out
 
 
 def records_of(prepared: Prepared) -> list[ChunkRecord]:

@@ -36,7 +36,6 @@ from chunkwise.enrich.versions import RECIPE as VERSIONS_RECIPE
 from chunkwise.errors import ChunkwiseError, ConfigError, StoreWriteError
 from chunkwise.pipeline.chunk import make_chunker
 from chunkwise.pipeline.embed import EmbedStage
-from chunkwise.pipeline.pack import PackingPreparer
 from chunkwise.pipeline.executors import Executor, contained, prepare_and_embed, session
 from chunkwise.pipeline.prepare import Prepared, PrepareFailure, Preparer, PrepareSettings, PrepareTask
 from chunkwise.pipeline.progress import NoProgress, Progress
@@ -161,9 +160,7 @@ def ingest(
         # A cheap embedder (hashing) runs where each document is prepared, in the workers.
         local = embedder if late is None and not dry_run and getattr(embedder, "cheap", False) else None
         settings = PrepareSettings(config, model, acl, acl_map, now, late, local)
-        # Records come back packed (one bytes value per document, decoded a record at a time): a
-        # 60 MB document's records unpickled as an object graph took the main process to gigabytes.
-        preparer, executor = PackingPreparer(Preparer(settings, r.chunker)), executor or contained(workers, limits)
+        preparer, executor = Preparer(settings, r.chunker), executor or contained(workers, limits)
         scope.enter_context(session(executor))
         run = None if dry_run else store.start_run(now)
         embed = EmbedStage(store, None if dry_run else (late or embedder), late=late, on_embedded=progress.embedded)

@@ -10,13 +10,9 @@ them, so a command that streams them (``chunkwise chunk --json``) holds one reco
 from __future__ import annotations
 
 import pickle
-from dataclasses import replace
 from array import array
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Iterable, Iterator
-
-if TYPE_CHECKING:
-    from chunkwise.pipeline.prepare import Preparer
+from typing import Iterable, Iterator
 
 
 class RecordPack(Sequence):
@@ -69,20 +65,3 @@ class RecordPack(Sequence):
     def nbytes(self) -> int:
         """What the pack holds in memory: its bytes and offsets."""
         return len(self._blob) + self._ends.itemsize * len(self._ends)
-
-
-class PackingPreparer:
-    """``Preparer`` whose ``Prepared`` comes back with its records packed (``pipeline.pack``): one
-    bytes value through the pipe instead of an object graph several times the text's size."""
-
-    def __init__(self, preparer: Preparer) -> None:
-        self.preparer = preparer
-
-    def warm_up(self) -> None:
-        self.preparer.warm_up()
-
-    def __call__(self, task):
-        from chunkwise.pipeline.prepare import Prepared
-
-        out = self.preparer(task)
-        return replace(out, records=RecordPack.of(out.records)) if isinstance(out, Prepared) else out
