@@ -99,14 +99,17 @@ def queries(samples: np.ndarray, count: int, seed: int) -> list[np.ndarray]:
     return out
 
 
-def _backend_cpu(pid: int) -> float:
-    """CPU seconds (user + system) of the server process ``pid`` (the connection's backend)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def _backend_cpu(pids: tuple[int, int | None]) -> float:
+    """CPU seconds (user + system) of the connection's backend, plus those of the postmaster's
+    exited children (``cutime``, ``cstime``): the parallel workers a scan started, reaped when it
+    ends (also any other child that exits meanwhile: nothing else runs on the benchmark's server)."""
+    backend, postmaster = (Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split() if p else [0] * 20
+                           for p in pids)
+    return (int(backend[11]) + int(backend[12]) + int(postmaster[13]) + int(postmaster[14])) / os.sysconf("SC_CLK_TCK")
 
 
 def measure(url: str, qs: list[np.ndarray], k: int, modes: dict, truth: dict | None = None,
-            caller=None, fractions=None) -> tuple[dict, dict]:
+            caller=None, fractions=None, pgdata: Path | None = None) -> tuple[dict, dict]:
     """Per caller: permitted rows, and per path p50/p95 ms and recall@10 against ``truth`` (percent ->
     the exact results measured before), else against this run's own exact path; returns the row
     and this run's exact results (when ``modes`` has one)."""
@@ -117,7 +120,8 @@ def measure(url: str, qs: list[np.ndarray], k: int, modes: dict, truth: dict | N
     out, exact = {}, {}
     caller = caller or _caller
     with open_store(url, readonly=True) as store:
-        backend = store.db.execute("SELECT pg_backend_pid()").fetchone()[0]
+        backend = (store.db.execute("SELECT pg_backend_pid()").fetchone()[0],
+                   int((pgdata / "postmaster.pid").read_text().split()[0]) if pgdata else None)
         for percent in fractions or FRACTIONS:
             groups = caller(percent)
             row = {"permitted_rows": None if store.capabilities.filtered_reads else int(store.lexical_stats(groups)[0])}
@@ -200,17 +204,18 @@ def prebuilt(args, report: dict, modes: dict) -> None:
     report["rows"] = 1_000_000
     saved = args.pgdata / "truth_100k.json"  # the "before" phase's exact results, for an "after" run alone
     if "before" in args.phases:
-        report["before"], truth = measure(small, qs, args.k, modes)
+        report["before"], truth = measure(small, qs, args.k, modes, pgdata=args.pgdata)
         saved.write_text(json.dumps({str(p): t for p, t in truth.items()}))
     if "after" in args.phases:
         truth = {int(p): t for p, t in json.loads(saved.read_text()).items()}
-        report["after"], later = measure(big, qs, args.k, modes, truth, fractions=args.fractions)
+        report["after"], later = measure(big, qs, args.k, modes, truth, fractions=args.fractions, pgdata=args.pgdata)
         report["exact_unchanged"] = all(later[p] == truth[p] for p in later)
     if "1m" in args.phases:
-        report["1M"], truth = measure(big, qs, args.k, modes, caller=_both, fractions=args.fractions)
+        report["1M"], truth = measure(big, qs, args.k, modes, caller=_both, fractions=args.fractions, pgdata=args.pgdata)
         if args.rls:
             report["1M_rls_reader"], _ = measure(_reader(srv, "f1m"), qs, args.k, {
-                m: v for m, v in modes.items() if m != "exact"}, truth, caller=_both, fractions=args.fractions)
+                m: v for m, v in modes.items() if m != "exact"}, truth, caller=_both, fractions=args.fractions,
+                pgdata=args.pgdata)
 
 
 def main() -> int:
