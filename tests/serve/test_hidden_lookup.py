@@ -69,6 +69,47 @@ def test_a_hidden_document_reads_no_more_than_an_absent_one(store):
         retriever.close()
 
 
+def withheld_steps(retriever, doc_ids, groups) -> tuple[int, frozenset]:
+    """SQLite steps of a search's ``withheld`` (which documents lose their positions)."""
+    from chunkwise.retrieve.positions import withheld
+
+    count = [0]
+
+    def tick():
+        count[0] += 1
+        return 0
+
+    db = retriever.store.db
+    db.set_progress_handler(tick, 1)
+    try:
+        found = withheld(retriever, doc_ids, groups)
+    finally:
+        db.set_progress_handler(None, 1)
+    return count[0], found
+
+
+def test_withheld_reads_no_hidden_row(store):
+    """A search's ``withheld`` counts a document's permitted chunks and compares the document row's
+    count: a hidden id costs what an absent one costs, and a partly hidden document what its
+    permitted part costs, not its 100 hidden sections (it used to read every chunk of the document)."""
+    retriever = api.open_retriever(str(store))
+    try:
+        with retriever.store.as_caller(["staff"]):
+            absent, none = withheld_steps(retriever, ["no-such.md"], ["staff"])
+            hidden, also_none = withheld_steps(retriever, ["secret.md"], ["staff"])
+            shown, whole = withheld_steps(retriever, ["open.md"], ["staff"])
+            part, mixed = withheld_steps(retriever, ["mixed.md"], ["staff"])
+        assert none == frozenset() and whole == frozenset() and mixed == {"mixed.md"}
+        assert hidden <= absent, (hidden, absent)
+        assert shown > absent + 30, (shown, absent)  # the counter sees the 30 permitted rows
+        assert part < shown, (part, shown)  # 100 hidden sections are never visited
+        with retriever.store.as_caller(["staff", "finance"]):
+            _, all_read = withheld_steps(retriever, ["mixed.md", "secret.md", "open.md"], ["staff", "finance"])
+        assert all_read == frozenset()
+    finally:
+        retriever.close()
+
+
 def test_the_index_follows_every_write(store, tmp_path):
     """``chunk_access`` is kept by triggers: re-tagging and removing rows change what a caller reads."""
     from chunkwise.store import open_store
@@ -107,3 +148,4 @@ def test_postgres_filters_inside_the_lookup(pg_url, tmp_path):
         assert len(retriever.store.visible_records("mixed.md", ["finance"])) >= 10
     finally:
         retriever.close()
+

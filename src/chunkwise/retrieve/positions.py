@@ -28,11 +28,18 @@ def partial(chunks: Iterable, groups) -> bool:
 
 
 def withheld(source, doc_ids: Iterable[str], groups) -> frozenset[str]:
-    """The documents among ``doc_ids`` whose positions ``groups`` may not be given. ``source`` has
-    ``doc_chunks(doc_id)`` (every chunk of the document, any quality), as expansion reads it; None
-    (hits ranked in memory by a trusted caller such as the evaluation, no store behind them) withholds nothing."""
+    """The documents among ``doc_ids`` whose positions ``groups`` may not be given. A store-backed
+    ``source`` has ``permitted_counts(doc_ids, groups)``: per document, how many chunks the caller
+    may read (counted through the permission filter, no hidden row read) and the document row's
+    chunk count, so the cost does not grow with what is hidden (the timing rule of
+    ``visible_document``). Another ``source`` has ``doc_chunks(doc_id)`` (every chunk, any quality),
+    as expansion reads it; None (hits ranked in memory by a trusted caller such as the evaluation,
+    no store behind them) withholds nothing."""
     if source is None:
         return frozenset()
+    counts = getattr(source, "permitted_counts", None)
+    if counts is not None:
+        return frozenset(d for d, (seen, total) in counts(set(doc_ids), groups).items() if seen != total)
     return frozenset(d for d in set(doc_ids) if partial(source.doc_chunks(d), groups))
 
 

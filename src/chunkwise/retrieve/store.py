@@ -164,6 +164,15 @@ class Retriever:
     def doc_chunks(self, doc_id: str) -> list[Item]:
         return [_item(c) for c in self.store.document_chunks(doc_id)]
 
+    def permitted_counts(self, doc_ids, groups) -> dict[str, tuple[int, int]]:
+        """doc_id -> (chunks ``groups`` may read, chunks the document holds) for ``withheld``. The
+        document row is read only for a document the caller may see a chunk of (as
+        ``visible_document`` does), so a hidden id costs what an absent one costs: (0, 0) both."""
+        seen = {d: self.store.visible_count(d, groups) for d in sorted(set(doc_ids))}
+        shown = [d for d, n in seen.items() if n]
+        totals = {d.doc_id: d.chunk_count for d in self.store.documents(shown)} if shown else {}
+        return {d: (n, totals.get(d, 0) if n else 0) for d, n in seen.items()}
+
     # -- ranking -------------------------------------------------------------------------------
     def has_vectors(self) -> bool:
         return self.embedder is not None and self.ranker.has_vectors()

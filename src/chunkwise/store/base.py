@@ -338,6 +338,10 @@ class Store(Protocol):
     def visible_records(self, doc_id: str, groups: Sequence[str]) -> list[dict]:
         """The records of one document that ``groups`` may be served, the filter inside the lookup:
         a document the caller may not see is read by the same path, at the same cost, as an absent one."""
+    def visible_count(self, doc_id: str, groups: Sequence[str]) -> int:
+        """How many chunks of one document ``groups`` may be served, by ``visible_records``' path
+        (no hidden row read): with the document row's ``chunk_count`` it says whether the caller may
+        read the whole document (retrieve/positions.py)."""
     def chunks_by_key(self, keys: Sequence[int]) -> dict[int, StoredChunk]: ...
     def document_chunks(self, doc_id: str) -> list[StoredChunk]:
         """A document's chunks in order (neighbours, parents)."""

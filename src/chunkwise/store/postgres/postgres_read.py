@@ -189,6 +189,12 @@ class PostgresReads:
                                f" WHERE c.doc_id = %(doc)s AND {_PERMITTED}", {"doc": doc_id, "groups": self._tags(groups)})
         return [{**_record(rec), "text": text, "embed_text": embed} for _, rec, text, embed in rows]
 
+    def visible_count(self, doc_id: str, groups) -> int:
+        """How many chunks of ``doc_id`` ``groups`` may be served: the permission filter is in the
+        query, the same path as ``visible_records``."""
+        return int(self.db.execute(f"SELECT count(*) FROM chunks c WHERE c.doc_id = %(doc)s AND {_PERMITTED}",
+                                   {"doc": doc_id, "groups": self._tags(groups)}).fetchone()[0])
+
     def _hidden(self, doc_id: str, seen: StoredChunk) -> list[StoredChunk]:
         """Stand-ins for the chunks of ``doc_id`` the caller may not see (``chunkwise_hidden_chunks``:
         their positions, their section when a visible chunk shares it; no text, no tags, never

@@ -230,6 +230,17 @@ class ReadMixin:
             found.update((cid, {**json.loads(rec), "text": text, "embed_text": embed}) for cid, rec, text, embed in rows)
         return list(found.values())
 
+    def visible_count(self, doc_id: str, groups) -> int:
+        """How many chunks of ``doc_id`` ``groups`` may be served, counted in ``chunk_access`` (its
+        (tag, doc_id) index only): hidden rows are never visited, as in ``visible_records``."""
+        tags = list(caller_groups(groups).tags)
+        seen: set[int] = set()
+        for i in range(0, len(tags), 500):
+            part = tags[i : i + 500]
+            seen.update(r for (r,) in self.db.execute(
+                f"SELECT chunk FROM chunk_access WHERE doc_id = ? AND tag IN ({','.join('?' * len(part))})", [doc_id, *part]))
+        return len(seen)
+
     def generation(self) -> int:
         """Grows with every committed change of chunks or vectors (schema migration 9)."""
         return self.db.execute("SELECT value FROM generation").fetchone()[0]
