@@ -15,6 +15,8 @@ Beside the flow, each once and next to where it belongs:
   a later section that repeats the same text, add nothing), headers before the section's body and
   footers after it (``role`` "header"/"footer");
 - comments, only when asked (``comments=True``): "Comment (author): text" after the paragraph;
+- charts: a caption (title, else kind) and a table of the cached data (``extract/docx_chart.py``),
+  after the anchoring paragraph (``role`` "chart");
 - equations (Office Math) as linear text in place (``extract/omml.py``), and a table nested in a
   cell kept in that cell, marked: ``[table: a | b ; c | d]``.
 
@@ -28,6 +30,7 @@ from datetime import datetime
 
 from chunkwise import ids
 from chunkwise.errors import InputError
+from chunkwise.extract import docx_chart
 from chunkwise.extract.builder import TextBuilder
 from chunkwise.extract.docx_numbering import Numbering
 from chunkwise.extract.omml import is_math, linear
@@ -218,7 +221,10 @@ class _Walker:
     def after(self, boxes) -> None:
         """What belongs right after a paragraph or table: its text boxes, then the notes it cites."""
         for box in boxes:
-            self.blocks(box, "textbox")
+            if docx_chart.is_chart(box.tag):
+                self._chart(box.get(_R_ID) or "")
+            else:
+                self.blocks(box, "textbox")
         pending, self.pending = self.pending, []
         for kind, nid in pending:
             self._note(kind, nid)
@@ -242,8 +248,8 @@ class _Walker:
             elif tag == W + "r" and _on(node.find(f"{W}rPr/{W}vanish")):
                 self.hidden += sum(len(t.text or "") for t in node.iter(W + "t"))
                 continue  # hidden text
-            elif tag == W + "txbxContent":
-                boxes.append(node)
+            elif tag == W + "txbxContent" or docx_chart.is_chart(tag):
+                boxes.append(node)  # a text box or a chart: its blocks follow the paragraph
             elif is_math(tag):  # an equation: linear text in place (extract/omml.py)
                 parts.append(linear(node))
             elif tag == W + "tab":
@@ -262,6 +268,22 @@ class _Walker:
             elif tag != W + "p":  # a paragraph inside a run is a text box's, reached through it
                 stack.append(iter(node))
         return "".join(parts), boxes
+
+    def _chart(self, rid: str) -> None:
+        """A chart's caption and data table (``extract/docx_chart.py``), ``role`` "chart"."""
+        rel = self.rels.get(rid)
+        if rel is None or rel.external:
+            return
+        found = docx_chart.read(self.pkg.xml(rel.target))
+        if found is None:
+            return
+        caption, rows = found
+        if caption:
+            self.out.block("paragraph", caption, meta={"role": "chart"})
+        start = len(self.out.blocks)
+        self.out.table(rows)
+        if len(self.out.blocks) > start:
+            self.out.blocks[-1].meta["role"] = "chart"
 
     def _reference(self, kind: str, nid: str) -> str:
         if self.in_note or nid not in self.notes[kind]:
