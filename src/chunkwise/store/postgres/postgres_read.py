@@ -44,7 +44,11 @@ from chunkwise.store.postgres.pg_lexemes import in_fields, lexeme, per_field, ts
 from chunkwise.store.postgres.pg_values import _groups, _record, _tags, as_array, pgvector_at_least  # noqa: F401
 from chunkwise.store.postgres.pg_security import GROUPS_SETTING, HAS_VECTORS, hnsw_statement, permitted, visible_document
 
-EXACT_ROWS = 20_000  # permitted rows up to which an exact scan is cheaper than a filtered HNSW walk
+# Permitted rows up to which an exact scan is cheaper than a filtered HNSW walk. At 100k rows (client
+# + server CPU per search, docs/_figures/s3-pgfilter.md): 4.9k permitted rows exact 29 ms against a
+# walk 73 ms; 19.6k rows exact 129 ms against a walk 57 ms (recall@10 1.000). Above it a caller
+# still gets the exact scan when the widest walk cannot hold enough of its rows (``_nearest``).
+EXACT_ROWS = 10_000
 DISTANCE_SLACK = 1e-5  # > the float32 rounding between the server's cosine and the retriever's
 SCORE_SLACK = 1e-6  # relative; > float32 rounding (6e-8) plus the server's float8 summation error
 HNSW_MARGIN = 16  # extra neighbours asked of the index, for the same reason
@@ -368,13 +372,16 @@ class PostgresReads:
             rows = self._hnsw_whole_ties(args, dim, n, allowed, total)
         if rows is None:
             # A zero vector's distance is NaN in pgvector; the retriever scores it 0 (distance 1).
+            # Only (key, distance) of every permitted row is kept; the vectors of the few within
+            # the cut are read again: the scan no longer carries every permitted row's vector.
             rows = self.db.execute(
-                f"WITH s AS MATERIALIZED (SELECT c.key, v.vector, coalesce(nullif(v.vector <=> %(q)s, 'NaN'), 1) AS d"
+                f"WITH s AS MATERIALIZED (SELECT c.key, c.embed_key, c.chunk_id,"
+                f" coalesce(nullif(v.vector <=> %(q)s, 'NaN'), 1) AS d"
                 f" FROM chunks c JOIN vectors v ON v.embed_key = c.embed_key WHERE {_PERMITTED}),"
                 " cut AS (SELECT d FROM s ORDER BY d LIMIT 1 OFFSET %(last)s)"
-                " SELECT c.key, s.vector FROM s JOIN chunks c ON c.key = s.key"
+                " SELECT s.key, v.vector FROM s JOIN vectors v ON v.embed_key = s.embed_key"
                 " WHERE s.d <= coalesce((SELECT d FROM cut), 'Infinity'::float8) + %(slack)s"
-                ' ORDER BY s.d, c.chunk_id COLLATE "C"',
+                ' ORDER BY s.d, s.chunk_id COLLATE "C"',
                 {**args, "last": n - 1, "slack": DISTANCE_SLACK}).fetchall()
         return rows
 
