@@ -141,3 +141,18 @@ def test_a_chart_becomes_its_caption_and_data_table_after_its_paragraph():
                            "After."]
     assert [b.meta.get("role") for b in doc.blocks] == [None, "chart", "chart", None]
     assert_spans(doc)
+
+
+def test_check_boxes_read_by_state_and_numbered_lists_in_cells_keep_numbers():
+    w14 = 'xmlns:w14="http://schemas.microsoft.com/office/word/2010/wordml"'
+
+    def box(checked: str) -> str:  # the glyph is a private-use character of a symbol font: useless as text
+        return (f'<w:sdt {w14}><w:sdtPr><w14:checkbox><w14:checked w14:val="{checked}"/></w14:checkbox></w:sdtPr>'
+                '<w:sdtContent><w:r><w:t>\uf0fe</w:t></w:r></w:sdtContent></w:sdt>')
+
+    body = (f'<w:p>{box("1")}<w:r><w:t xml:space="preserve"> Design</w:t></w:r></w:p>'
+            f'<w:p>{box("0")}<w:r><w:t xml:space="preserve"> Docs</w:t></w:r></w:p>'
+            "<w:tbl><w:tr><w:tc>" + p("Steps") + "</w:tc></w:tr><w:tr><w:tc>" + _item("Open", 1) + _item("Close", 1)
+            + "</w:tc></w:tr></w:tbl>")
+    doc = extract(build(body, {"rIdN": _numbering({0: OUTLINE}, {1: (0, "")})}), "b.docx")
+    assert _texts(doc) == ["[x] Design", "[ ] Docs", "| Steps |\n| --- |\n| 1. Open 2. Close |"]
