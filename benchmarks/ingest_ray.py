@@ -172,7 +172,10 @@ def side_by_side_pg(work: Path, root: Path, docs: int) -> list[str]:
             lines.append(row(f"hashing, PostgreSQL (writes: {how})", label, docs, wall, cpu, stats, clock))
 
         def pg_rows(url):
+            from chunkwise.store.postgres.pg_place import DEFAULT_SCHEMA
+
             with psycopg.connect(url) as con:
+                con.execute(f"SET search_path = {DEFAULT_SCHEMA}")
                 return (con.execute("SELECT chunk_id, doc_id, text, embed_text, embed_key FROM chunks "
                                     "ORDER BY chunk_id").fetchall(),
                         con.execute("SELECT embed_key, vector::text FROM vectors ORDER BY embed_key").fetchall())
