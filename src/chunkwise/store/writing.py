@@ -114,9 +114,9 @@ class DocumentWrites:
             self._lock_document(doc)
             state = self._state_at(doc.root, doc.path)
             check_owner(doc, self.doc_id_owner(doc.doc_id))
-            stored = self.chunk_keys_of(state.doc_id) if state else {}
             if not plan.begin(state):
                 return False
+            stored = self.chunk_keys_of(state.doc_id) if state else {}
             if state is not None and state.doc_id != doc.doc_id:  # its id changed (front matter): replace it whole
                 self._delete_document(state.doc_id)  # (chunk ids hash the doc id: none is kept)
             seen: set[str] = set()
