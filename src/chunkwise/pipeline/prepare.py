@@ -25,6 +25,9 @@ from chunkwise.pipeline.documents import SourceFailure, extract_options, read_so
 from chunkwise.types import Chunk, Document
 
 
+EMBED_BATCH = 256  # texts a cheap embedder embeds at a time where a document is prepared
+
+
 @dataclass(frozen=True)
 class PrepareSettings:
     """Everything besides the source that decides a document's records; the same for a whole run.
@@ -174,8 +177,11 @@ class Preparer:
         vectors = {}
         if s.embedder is not None and plan is None:
             texts = {r.embed_key: r.embed_text for r in records}
-            try:
-                vectors = {k: array("f", v) for k, v in zip(texts, s.embedder.embed(list(texts.values())))}
+            keys = list(texts)
+            try:  # a batch at a time: a whole big document's vectors as lists of floats took gigabytes
+                for i in range(0, len(keys), EMBED_BATCH):
+                    part = keys[i : i + EMBED_BATCH]
+                    vectors.update(zip(part, (array("f", v) for v in s.embedder.embed([texts[k] for k in part]))))
             except Exception:  # noqa: BLE001 — not this file's error: the embed stage runs the embedder
                 vectors = {}  # again for the keys it lacks, and its error is the run's, as without workers
         dicts = tuple(r.to_dict() for r in records)
