@@ -1,4 +1,4 @@
-"""``ingest --executor ray``: prepare and embed on Ray Data actor pools, writes through the driver
+"""``ingest --executor ray``: prepare and embed on Ray actor pools, writes through the driver
 (or, for a store that takes parallel writers, on write actors).
 
 The store a Ray run builds is the local run's, row for row (ids, texts, vectors, stats, per-file
