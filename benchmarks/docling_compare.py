@@ -11,7 +11,8 @@ What each figure is (the groundtruth is Docling's own frozen output, see its REA
   every located paragraph in the same order);
 - table cells: text of every non-empty groundtruth table cell (the JSON's ``table_cells``) found as a
   cell of an extracted table (multiset);
-- word recall: groundtruth words (Markdown syntax stripped) found in the extracted text (multiset).
+- word recall: groundtruth words (Markdown syntax stripped, HTML entities of Docling's Markdown
+  unescaped) found in the extracted text (multiset).
 
 Documents come from ``chunkwise.pipeline.documents.load_document`` — the Document that
 ``chunkwise extract FILE --json`` prints and every chunk is cut from.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import bisect
+import html
 import json
 import re
 import sys
@@ -33,6 +35,7 @@ from pathlib import Path
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "docling"
 FORMATS = ("pdf", "docx", "html")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _MD_NOISE = re.compile(r"<!--.*?-->|!\[[^\]]*\]\([^)]*\)|\]\([^)]*\)|[`*_>#|]|^\s*[-:| ]{3,}\s*$", re.M | re.S)
 
 
@@ -56,11 +59,14 @@ def pairs(data: Path, fmt: str) -> list[tuple[Path, Path]]:
 
 
 def gt_headings(md: str) -> list[tuple[int, str]]:
+    """(level, normalised text) of each ``#`` line; a link in a heading counts as its text only
+    (``## [Home](/home.html)`` is the heading "Home", not "home home html")."""
     out = []
     for line in md.splitlines():
         m = re.match(r"^(#{1,6})\s+(.*\S)", line)
-        if m and norm(m.group(2)):
-            out.append((len(m.group(1)), norm(m.group(2))))
+        text = norm(_MD_LINK.sub(r"\1", m.group(2))) if m else ""
+        if text:
+            out.append((len(m.group(1)), text))
     return out
 
 
@@ -161,7 +167,8 @@ def _lis(xs: list[int]) -> int:
 def measure_file(path: Path, md_path: Path, fmt: str) -> dict:
     from chunkwise.pipeline.documents import load_document
 
-    md = md_path.read_text(encoding="utf-8")
+    # Docling's Markdown escapes &, < and > as entities: "&lt;m:f&gt;" is the text "<m:f>", not the words "lt", "gt"
+    md = html.unescape(md_path.read_text(encoding="utf-8"))
     json_path = md_path.with_suffix(".json")
     row = {"file": path.name, "format": fmt}
     try:

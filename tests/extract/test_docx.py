@@ -39,7 +39,7 @@ def test_heading_styles_become_levels(report):
 def test_list_items_with_nesting(report):
     doc = docx.extract(report.read_bytes(), "r.docx")
     items = [(doc.text[b.start : b.end], b.level) for b in doc.blocks if b.kind == "list_item"]
-    assert items == [("First bullet", 1), ("Nested bullet", 2), ("Numbered step", 1)]
+    assert items == [("First bullet", 1), ("Nested bullet", 2), ("1. Numbered step", 1)]
 
 
 def test_table_in_document_order_with_header(report):
@@ -50,7 +50,7 @@ def test_table_in_document_order_with_header(report):
     assert [doc.text[s:e] for s, e in table.meta["rows"]] == ["| North | 1.2M | 11% |", "| South | 0.9M | 0% |"]
     assert doc.text[table.start : table.end].startswith("| Region | Revenue | Growth |\n| --- | --- | --- |\n")
     before, after = doc.blocks[kinds.index("table") - 1], doc.blocks[kinds.index("table") + 1]
-    assert doc.text[before.start : before.end] == "Numbered step"
+    assert doc.text[before.start : before.end] == "1. Numbered step"
     assert doc.text[after.start : after.end] == "Text after the table closes the report."
     assert_spans(doc)
 

@@ -52,11 +52,12 @@ class Draft:
     exact: bool = True  # size is exact for an exact sizer (no word split by a candidate cut inside)
 
 
-def drafts_from_pieces(pieces: Iterable[Piece], **meta) -> list[Draft]:
+def drafts_from_pieces(pieces: Iterable[Piece], exact: bool | None = True, **meta) -> list[Draft]:
+    """Drafts of packed pieces; ``exact=None`` marks every size as an estimate to re-measure."""
     out = []
     for p in pieces:
         reasons = ((p.reason or "split_below_floor"),) if p.review else ()
-        out.append(Draft(p.start, p.end, p.size, p.level, p.review, reasons, exact=p.exact, **meta))
+        out.append(Draft(p.start, p.end, p.size, p.level, p.review, reasons, exact=p.exact and bool(exact), **meta))
     return out
 
 
@@ -183,48 +184,46 @@ class BaseChunker:
                 f"size {self.cap} is too small for this text: a piece that cannot be split further (one "
                 f"character or token sequence) measures {worst} units with the header; raise --size"
             )
-        chunks: list[Chunk] = []
+        kept: list[tuple[Draft, str, int]] = []
         for d, embed, size in zip(todo, embeds, sizes):
             # Overlapping windows whose trimming or repair left one inside a neighbour: the inner one
             # adds nothing a reader or the index needs.
-            if chunks and chunks[-1].start_char <= d.start and d.end <= chunks[-1].end_char:
+            if kept and kept[-1][0].start <= d.start and d.end <= kept[-1][0].end:
                 continue
-            while chunks and d.start <= chunks[-1].start_char and chunks[-1].end_char <= d.end:
-                chunks.pop()
-            chunks.append(
-                Chunk(
-                    index=-1,
-                    start_char=d.start,
-                    end_char=d.end,
-                    text=text[d.start : d.end],
-                    size=size,
-                    level=d.level.label if isinstance(d.level, Level) else str(d.level),
-                    embed_text=embed,
-                    heading_path=d.heading_path,
-                    section=d.section,
-                    kind=d.kind,
-                    needs_review=d.review,
-                    reasons=d.reasons,
-                    rows=d.rows,
-                )
-            )
-        return [replace(c, index=i) for i, c in enumerate(chunks)]
+            while kept and d.start <= kept[-1][0].start and kept[-1][0].end <= d.end:
+                kept.pop()
+            kept.append((d, embed, size))
+        # Built once with their final index (no copy per chunk): this loop runs for every chunk.
+        return [
+            Chunk(i, d.start, d.end, text[d.start : d.end], size,
+                  d.level.label if isinstance(d.level, Level) else str(d.level), embed, d.heading_path, d.section,
+                  d.kind, d.review, d.reasons, d.rows)
+            for i, (d, embed, size) in enumerate(kept)
+        ]
 
     def _measure(self, text: str, drafts: Sequence[Draft], title: str) -> tuple[list[str], list[int]]:
-        embeds, sizes, remeasure = [], [], []
+        embeds, sizes = [], []
+        spans: list[int] = []  # drafts whose embedded text is their slice: counted off the document
+        others: list[int] = []  # the rest (a header, a repeated table header): counted as strings
+        overhead = self.sizer.overhead
+        exact = self.sizer.exact
         for d in drafts:
             _, header = self.body_budget(d.heading_path, title)
             body = d.embed_body if d.embed_body is not None else text[d.start : d.end]
             embeds.append(f"{header}\n{body}" if header else body)
-            if self.sizer.exact and d.exact and d.embed_body is None:
-                sizes.append(d.size + self.header_units(header) + self.sizer.overhead)
+            if exact and d.exact and d.embed_body is None:
+                sizes.append(d.size + self.header_units(header) + overhead)
             else:
                 sizes.append(-1)
-                remeasure.append(len(embeds) - 1)
-        if remeasure:
-            counts = self.sizer.count_many([embeds[i] for i in remeasure])
-            for i, c in zip(remeasure, counts):
-                sizes[i] = c + self.sizer.overhead
+                (others if header or d.embed_body is not None else spans).append(len(embeds) - 1)
+        if spans:
+            counts = self.sizer.count_spans(text, [drafts[i].start for i in spans], [drafts[i].end for i in spans])
+            for i, c in zip(spans, counts):
+                sizes[i] = c + overhead
+        if others:
+            counts = self.sizer.count_many([embeds[i] for i in others])
+            for i, c in zip(others, counts):
+                sizes[i] = c + overhead
         return embeds, sizes
 
     def _repair(self, text: str, d: Draft, excess: int, title: str) -> list[Draft]:

@@ -13,11 +13,10 @@ text). The last window stops at the end of the text: no duplicated tail window.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
-
 from chunkwise.chunking.base import BaseChunker, Draft, drafts_from_pieces
 from chunkwise.chunking.levels import Level
 from chunkwise.chunking.pack import _FINE_WORD
+from chunkwise.chunking.word_ends import word_ends
 from chunkwise.errors import ConfigError
 
 _WORD = re.compile(r"\S+")
@@ -37,16 +36,17 @@ class FixedChunker(BaseChunker):
             )
         if self.config.unit == "chars":
             return self._char_windows(text, budget, overlap)
-        finder = _WORD if self.config.unit == "words" else _FINE_WORD  # words as the unit counts them
-        ends = list(map(re.Match.end, finder.finditer(text)))  # the loop stays in C: ~250k words a MB
-        if ends and ends[-1] == len(text):
-            ends.pop()
+        words = self.config.unit == "words"
+        ends = word_ends(text, cjk_alone=not words)  # ~230k a MB: one vectorised scan
+        if ends is None:
+            finder = _WORD if words else _FINE_WORD  # words as the unit counts them
+            ends = list(map(re.Match.end, finder.finditer(text)))
+            if ends and ends[-1] == len(text):
+                ends.pop()
         cuts = (ends, [Level.WORD] * len(ends))  # sorted, unique, inside the text: no merging needed
         pieces = self.pack(text, 0, len(text), cuts, budget, title=title, overlap=overlap)
-        drafts = drafts_from_pieces(pieces)
-        if self.config.unit == "tokens":  # the reported size is the measured size
-            drafts = [replace(d, exact=False) for d in drafts]
-        return drafts
+        # Token windows: the reported size is the measured size.
+        return drafts_from_pieces(pieces, exact=None if self.config.unit == "tokens" else True)
 
     def _char_windows(self, text: str, budget: int, overlap: int) -> list[Draft]:
         """Exactly N characters (whitespace counts), O of them shared; blank edges trimmed."""

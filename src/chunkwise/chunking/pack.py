@@ -165,25 +165,25 @@ class _Segments:
         if self.depth == 0 and ctx.measure is not None:
             return ctx.measure(list(zip(self.pos, self.pos[1:])))
         finder = ctx.finders[self.depth] if self.depth < len(ctx.finders) else None
-        if finder is None and self.depth != len(ctx.finders):
-            return ctx.sizer.count_many(list(map(text.__getitem__, map(slice, self.pos, self.pos[1:]))))
-        long = ctx.long
         pos = self.pos
-        if max(map(sub, pos[1:], pos), default=0) <= long:  # the common case, without the per-segment plan
-            return ctx.sizer.count_many(list(map(text.__getitem__, map(slice, pos, pos[1:]))))  # C-level loops
+        if (finder is None and self.depth != len(ctx.finders)) or max(map(sub, pos[1:], pos), default=0) <= ctx.long:
+            return ctx.sizer.count_spans(text, pos[:-1], pos[1:])  # the common case, without a per-segment plan
         bounds = list(zip(pos, pos[1:]))
-        pieces: list[str] = []
+        piece_starts: list[int] = []
+        piece_ends: list[int] = []
         plan: list[tuple[int, tuple | None]] = []  # (number of pieces, fine cuts) per segment
         for a, b in bounds:
             if b - a > ctx.long:
                 fine = merge_cuts(finder(text, a, b) if finder else word_cuts(text, a, b, ctx.words), a, b)
                 edges = [a, *fine[0], b]
-                pieces.extend(text[x:y] for x, y in zip(edges, edges[1:]))
+                piece_starts.extend(edges[:-1])
+                piece_ends.extend(edges[1:])
                 plan.append((len(edges) - 1, fine))
             else:
-                pieces.append(text[a:b])
+                piece_starts.append(a)
+                piece_ends.append(b)
                 plan.append((1, None))
-        all_counts = ctx.sizer.count_many(pieces)
+        all_counts = ctx.sizer.count_spans(text, piece_starts, piece_ends)
         counts, i = [], 0
         for k, (n, fine) in enumerate(plan):
             part = all_counts[i : i + n]

@@ -17,6 +17,7 @@ import os
 import re
 import unicodedata
 from dataclasses import dataclass
+from operator import sub
 from pathlib import Path
 from typing import Protocol, Sequence
 
@@ -27,6 +28,11 @@ _WORD = re.compile(r"\S+")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _CJK_TEXT = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0003ffff]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Below this length a document's slices are counted one by one (one pass over it would not pay).
+INDEX_MIN_CHARS = 2048
+# The one pass costs ~1.7 counting passes (ids, then the character map): it is made for a document
+# when the packer asks for many short spans at once (words: ~6 characters each), and reused after.
+INDEX_SPAN_CHARS = 64
 
 
 class Sizer(Protocol):
@@ -38,6 +44,8 @@ class Sizer(Protocol):
 
     def count_many(self, texts: Sequence[str]) -> list[int]: ...
 
+    def count_spans(self, text: str, starts: Sequence[int], ends: Sequence[int]) -> list[int]: ...
+
     def spans(self, text: str) -> tuple[Sequence[int], Sequence[int]]: ...
 
     def for_text(self, text: str) -> "Sizer": ...
@@ -47,6 +55,11 @@ class _SelfRouting:
     def for_text(self, text: str) -> "Sizer":
         """The sizer to use for this document (a fast backend may hand over to its reference)."""
         return self
+
+    def count_spans(self, text: str, starts: Sequence[int], ends: Sequence[int]) -> list[int]:
+        """``count_many`` of the slices ``text[a:b]``: a sizer that can count a slice without
+        building it (characters; tokens read off one pass over the document) overrides this."""
+        return self.count_many(list(map(text.__getitem__, map(slice, starts, ends))))
 
 
 @dataclass(frozen=True)
@@ -60,6 +73,9 @@ class CharSizer(_SelfRouting):
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
         return [len(t) for t in texts]
+
+    def count_spans(self, text: str, starts: Sequence[int], ends: Sequence[int]) -> list[int]:
+        return list(map(sub, ends, starts))
 
     def spans(self, text: str) -> tuple[Sequence[int], Sequence[int]]:
         return range(len(text)), range(1, len(text) + 1)
@@ -174,12 +190,19 @@ class TokieSizer(HFSizer):
         size = max(vocab.values()) + 1
         self._cont = bytearray(size)
         self._bytes = [0] * size
+        chars = [0] * size
         for tok, i in vocab.items():
             cont = tok.startswith(prefix)
             self._cont[i] = cont
-            self._bytes[i] = len((tok[len(prefix):] if cont else tok).encode("utf-8"))
+            piece = tok[len(prefix):] if cont else tok
+            self._bytes[i] = len(piece.encode("utf-8"))
+            chars[i] = len(piece)
         self._norm_bytes: dict[str, int] = {}
         self._unk = vocab.get(model.get("unk_token", "[UNK]"), -1)
+        # For counting slices off one pass over the document (``count_spans``).
+        self._token_chars = chars
+        self._norm_chars: dict[str, int] = {}
+        self._index: tuple[str, object] | None = None  # (text, TokenIndex or None) of the last document
 
     def for_text(self, text: str) -> Sizer:
         if "\x7f" in text:  # the one ASCII character they disagree on: tokie counts DEL, tokenizers drops it
@@ -263,6 +286,43 @@ class TokieSizer(HFSizer):
 
     def count(self, text: str) -> int:
         return self._fast.count_tokens(text) + self.overhead
+
+    def count_spans(self, text: str, starts: Sequence[int], ends: Sequence[int]) -> list[int]:
+        """Counts of ``text[a:b]``, read off the document's token starts (``token_index``) when the
+        text is long enough for one pass to pay; equal to ``count_many`` of the slices."""
+        if len(text) < INDEX_MIN_CHARS or not self._wordpiece or len(starts) < 2:
+            return super().count_spans(text, starts, ends)
+        cached = self._index
+        if cached is not None and cached[0] is text:
+            index = cached[1]
+        elif len(starts) * INDEX_SPAN_CHARS < len(text):
+            return super().count_spans(text, starts, ends)
+        else:
+            index = self._build_index(text)
+            self._index = (text, index)
+        if index is None:
+            return super().count_spans(text, starts, ends)
+        count = self._fast.count_tokens
+        return index.count(starts, ends, lambda a, b: count(text[a:b]))
+
+    def _build_index(self, text: str):
+        from chunkwise.chunking import token_index
+        import numpy as np
+
+        if _CONTROL.search(text):
+            return None
+        if isinstance(self._token_chars, list):
+            self._token_chars = np.array(self._token_chars, dtype=np.int64)
+        ids, _ = self._fast.encode_batch_flat([text], add_special_tokens=False)
+        return token_index.build(text, ids, self._token_chars, self._unk, self._normalised_chars)
+
+    def _normalised_chars(self, ch: str) -> int:
+        n = self._norm_chars.get(ch)
+        if n is None:
+            normalizer = self._tok.normalizer
+            norm = normalizer.normalize_str(ch) if normalizer else ch
+            n = self._norm_chars[ch] = sum(not c.isspace() for c in norm)
+        return n
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
         # The parallel batch call costs ~0.25 ms to start its threads: worth it only for many pieces.

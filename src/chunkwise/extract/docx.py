@@ -2,8 +2,8 @@
 before inflating, Strict OOXML mapped, external parts never fetched).
 
 What comes out, in body order: headings (Title, "heading N" styles, outline levels through the
-style chain), paragraphs, nested list items, tables as pipe rows (a horizontally merged cell once, a
-vertically merged one repeated down its rows, so each row reads alone), content controls entered.
+style chain), paragraphs, nested list items, tables as pipe rows (a merged cell repeated in every column
+and row it covers, so columns stay aligned and each row reads alone), content controls entered.
 Beside the flow, each once and next to where it belongs:
 
 - footnotes and endnotes: a marker at the reference (``[^1]``, ``[^e1]``) and the note as its own
@@ -29,6 +29,7 @@ from datetime import datetime
 from chunkwise import ids
 from chunkwise.errors import InputError
 from chunkwise.extract.builder import TextBuilder
+from chunkwise.extract.docx_numbering import Numbering
 from chunkwise.extract.omml import is_math, linear
 from chunkwise.extract.ooxml import W_NS, Package, corrupt, open_package
 from chunkwise.types import Document
@@ -125,7 +126,9 @@ class _Walker:
     def __init__(self, pkg: Package, main: str, comments: bool) -> None:
         self.pkg, self.main, self.out = pkg, main, TextBuilder()
         self.rels = pkg.rels(main)
-        self.styles = _Styles(self._part("styles"))
+        styles = self._part("styles")
+        self.styles = _Styles(styles)
+        self.numbering = Numbering(self._part("numbering"), styles)
         self.notes = {kind: self._items(self._part(kind + "s"), kind) for kind in ("footnote", "endnote")}
         self.comments = self._items(self._part("comments"), "comment") if comments else {}
         self.numbers: dict[tuple[str, str], int] = {}
@@ -195,8 +198,11 @@ class _Walker:
             self.out.mark("page_break")
         raw, boxes = self.inline(p)
         text = "\n".join(line.strip() for line in raw.splitlines() if line.strip())
+        sid = _val(ppr, W + "pStyle") or self.styles.default
+        numbered = self.numbering.resolve(ppr, self.styles.chain(sid))
+        label = self.numbering.label(*numbered) if numbered and text else ""
         if text:
-            sid = _val(ppr, W + "pStyle") or self.styles.default
+            text = f"{label} {text}" if label else text
             style = self.styles.name.get(sid, sid or "")
             meta = {"role": role} if role else {}
             level = 0 if role else self._heading_level(ppr, sid, style)
@@ -320,13 +326,15 @@ class _Walker:
 
     # -- tables --------------------------------------------------------------------------------
     def table(self, tbl, role: str = "") -> None:
-        """Rows of cell texts. A vertical merge repeats the text of the cell that starts it (a
-        continuation with nothing above, as on a first row, is empty); grid spans count columns."""
+        """Rows of cell texts, one per grid column. A vertical merge repeats the text of the cell that
+        starts it (a continuation with nothing above, as on a first row, is empty); a grid span
+        repeats its text in each column it covers (as a vertical merge does down rows)."""
         rows: list[list[str]] = []
         above: dict[int, str] = {}
         boxes: list = []
         for tr in _children(tbl, W + "tr"):
-            cells, col = [], _count(_val(tr.find(W + "trPr"), W + "gridBefore"), 0)
+            col = _count(_val(tr.find(W + "trPr"), W + "gridBefore"), 0)
+            cells = [""] * col  # a row starting late keeps its cells under their columns
             for tc in _children(tr, W + "tc"):
                 tcpr = tc.find(W + "tcPr")
                 span = max(_count(_val(tcpr, W + "gridSpan"), 1), 1)
@@ -339,7 +347,7 @@ class _Walker:
                         above[col] = text
                     else:
                         above.pop(col, None)
-                cells.append(text)
+                cells += [text] * span
                 col += span
             rows.append(cells)
         start = len(self.out.blocks)

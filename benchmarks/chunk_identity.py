@@ -1,0 +1,120 @@
+"""Same chunks before and after a speed change: this tree's chunkers against another commit's.
+
+Why: the chunking speed work (issue 26 item 7) must not move a single boundary. This script chunks
+the same texts with the working tree's ``src`` and with ``git archive REF src`` (default ``main``),
+each in its own fresh process, and compares every chunk's (start, end, size, level, needs_review,
+reasons, embed_text) for several strategies, units and sizes. It also times both (CPU seconds of the
+chunking calls alone, best of ``--repeat``), so the same run gives the before/after ratio.
+
+Run: ``PYTHONPATH=src python benchmarks/chunk_identity.py [--ref main] [--corpora DIR] [--repeat 3]``
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import io
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+CORPORA = REPO / ".." / "shared" / "data" / "chroma" / "corpora"
+CONFIGS = [
+    ("recursive", 256, "tokens", 0, "tokie"),
+    ("fixed", 256, "tokens", 0, "tokie"),
+    ("fixed", 128, "tokens", 32, "tokie"),
+    ("recursive", 800, "chars", 0, "auto"),
+    ("recursive", 128, "tokens", 16, "tokie"),
+    ("paragraphs", 200, "tokens", 0, "tokie"),
+    ("sentences", 256, "tokens", 0, "tokie"),
+    ("structure", 256, "tokens", 0, "tokie"),
+    ("auto", 256, "tokens", 0, "tokie"),
+    ("fixed", 200, "words", 20, "auto"),
+    ("recursive", 256, "tokens", 0, "tokenizers"),
+]
+SEPARATORS = ["\n\n", "\n", ".", "?", "!", " ", ""]
+
+CHILD = r"""
+import hashlib, json, sys, time
+sys.path.insert(0, sys.argv[1])
+from chunkwise.pipeline.chunk import make_chunker
+texts = json.load(open(sys.argv[2]))
+configs = json.load(open(sys.argv[3]))
+repeat = int(sys.argv[4])
+out = {}
+for strategy, size, unit, overlap, backend in configs:
+    kw = dict(strategy=strategy, size=size, unit=unit, overlap=overlap)
+    if unit == "tokens":
+        kw.update(tokenizer="minilm", backend=backend)
+    if unit == "chars":
+        kw.update(separators=%r)
+    ch = make_chunker(**kw)
+    rows = []
+    for t in texts:
+        rows.append([[c.start_char, c.end_char, c.size, c.level, c.needs_review, list(c.reasons), c.kind,
+                      hashlib.sha1(c.embed_text.encode("utf-8", "surrogatepass")).hexdigest()[:12]]
+                     for c in ch.chunk(t)])
+    best = None
+    for _ in range(repeat):
+        c0 = time.process_time()
+        for t in texts:
+            ch.chunk(t)
+        cpu = time.process_time() - c0
+        best = cpu if best is None else min(best, cpu)
+    out[f"{strategy}@{size} {unit} overlap {overlap} ({backend})"] = {"chunks": rows, "cpu": best}
+json.dump(out, open(sys.argv[5], "w"))
+""" % (SEPARATORS,)
+
+
+def run(src: Path, texts: Path, configs: Path, repeat: int, tmp: Path, tag: str) -> dict:
+    out = tmp / f"{tag}.json"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    env.pop("PYTHONPATH", None)
+    subprocess.run([sys.executable, "-c", CHILD, str(src), str(texts), str(configs), str(repeat), str(out)],
+                   check=True, env=env)
+    return json.loads(out.read_text())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ref", default="main")
+    ap.add_argument("--corpora", type=Path, default=CORPORA)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--extra", type=Path, nargs="*", default=[], help="more text files to chunk")
+    args = ap.parse_args()
+    texts = [(args.corpora / f).read_text(encoding="utf-8") for f in sorted(os.listdir(args.corpora))
+             if f.endswith(".md")]
+    texts += [p.read_text(encoding="utf-8", errors="replace") for p in args.extra]
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
+        archive = subprocess.run(["git", "archive", args.ref, "src"], cwd=REPO, check=True, capture_output=True).stdout
+        tarfile.open(fileobj=io.BytesIO(archive)).extractall(tmp / "ref")
+        (tmp / "texts.json").write_text(json.dumps(texts))
+        (tmp / "configs.json").write_text(json.dumps(CONFIGS))
+        before = run(tmp / "ref" / "src", tmp / "texts.json", tmp / "configs.json", args.repeat, tmp, "before")
+        after = run(REPO / "src", tmp / "texts.json", tmp / "configs.json", args.repeat, tmp, "after")
+    ref_sha = subprocess.run(["git", "rev-parse", "--short", args.ref], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    load = os.getloadavg()
+    mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
+    print(f"texts: {len(texts)} ({mb:.2f} MB); before = {args.ref} ({ref_sha}), after = working tree; "
+          f"CPU s best of {args.repeat}; load {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    print("| config | chunks | identical | before CPU s | after CPU s | after / before |")
+    print("|---|--:|--:|--:|--:|--:|")
+    bad = 0
+    for name, b in before.items():
+        a = after[name]
+        n = sum(len(r) for r in b["chunks"])
+        same = sum(x == y for rb, ra in zip(b["chunks"], a["chunks"]) for x, y in zip(rb, ra))
+        same = same if all(len(rb) == len(ra) for rb, ra in zip(b["chunks"], a["chunks"])) else min(same, n - 1)
+        bad += same != n
+        print(f"| {name} | {n} | {same}/{n} | {b['cpu']:.4f} | {a['cpu']:.4f} | {a['cpu'] / b['cpu']:.2f} |")
+    print("\nALL IDENTICAL" if not bad else f"\n{bad} CONFIGS DIFFER")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()

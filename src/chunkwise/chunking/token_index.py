@@ -1,0 +1,145 @@
+"""Where every token of a document starts, from one tokenizer pass, so any slice can be counted by
+two binary searches instead of being tokenised again.
+
+Why: the packer measures a document many times over (segments, then sentences or words inside the
+long ones, then the final chunks), and each measure built a slice and tokenised it. For a WordPiece
+tokenizer whose pre-tokenizer splits on whitespace and punctuation (BERT's, MiniLM's), the tokens of
+``text[a:b]`` are exactly the tokens of the whole text that start inside ``[a, b)`` whenever ``a``
+and ``b`` are pre-token boundaries: a cut with whitespace or an ASCII punctuation mark on one side.
+Cuts between two other characters (inside a word) are counted the old way, slice by slice.
+
+How the starts are found without offsets (tokie's offsets are bytes into the *normalised* text and
+cost more than the pass itself to read from Python): every non-blank character of the normalised
+text belongs to exactly one token, in order, and a token's length is its vocabulary string's
+(``##`` dropped). So the k-th normalised character is mapped back to the source character that
+produced it, and each token's start is the source position of its first character. The sums are
+checked (token lengths must add up to the normalised characters) and any doubt - an unknown token,
+a control character, a text that cannot be encoded - gives ``None``: the caller counts slices.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Callable, Sequence
+
+import numpy as np
+
+# ASCII classes: a pre-token boundary sits next to whitespace or punctuation (BERT splits both).
+_ASCII_BLANK = np.zeros(128, dtype=np.int8)
+_ASCII_BLANK[[9, 10, 13, 32]] = 1
+_ASCII_SPLIT = np.zeros(128, dtype=bool)
+for _c in range(128):
+    _ch = chr(_c)
+    _ASCII_SPLIT[_c] = _ch in " \t\n\r" or (32 < _c < 127 and not _ch.isalnum())
+
+
+# Python calls it whitespace, BERT deletes it (a control character): a word may run across it.
+_SOFT_BLANK = re.compile("\x85")
+# An unknown token ([UNK]) stands for a whole pre-token whose length is found from the text, one at
+# a time; past this many a document is counted slice by slice.
+MAX_UNKNOWN = 2048
+# BERT's CJK ideograph ranges: each such character is a pre-token of its own.
+_CJK = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
+        (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
+
+
+def _alone(ch: str) -> bool:
+    """A character BERT's pre-tokenizer makes a pre-token of its own: punctuation or a CJK ideograph."""
+    c = ord(ch)
+    if c < 128:
+        return bool(_ASCII_SPLIT[c]) and not ch.isspace()
+    return unicodedata.category(ch).startswith("P") or any(a <= c <= b for a, b in _CJK)
+
+
+def _measure_unknown(text: str, lens: np.ndarray, unknown: np.ndarray, source: np.ndarray) -> bool:
+    """Set each [UNK]'s length: the normalised characters of the pre-token it replaces (a run up to
+    whitespace or a character that stands alone, or that one character). False when lost."""
+    n = len(text)
+    cum = np.cumsum(lens)
+    shift = 0  # how much the lengths already set moved the running sums
+    for u in unknown.tolist():
+        k = int(cum[u] - lens[u]) + shift  # the unknown's first normalised character
+        if k >= source.size:
+            return False
+        j = int(source[k])
+        if _alone(text[j]):
+            end = j + 1
+        else:
+            end = j + 1
+            while end < n and not text[end].isspace() and not _alone(text[end]):
+                end += 1
+        length = int(np.searchsorted(source, end)) - k
+        if length < 1:
+            return False
+        shift += length - int(lens[u])
+        lens[u] = length
+    return True
+
+
+class TokenIndex:
+    """Token starts of one text (source character positions, ascending) and, per position, whether
+    a cut there is a pre-token boundary (so a slice's count can be read off the starts)."""
+
+    __slots__ = ("starts", "safe")
+
+    def __init__(self, starts: np.ndarray, safe: np.ndarray) -> None:
+        self.starts = starts
+        self.safe = safe
+
+    def count(self, starts: Sequence[int], ends: Sequence[int], slow: Callable[[int, int], int]) -> list[int]:
+        """Tokens of each ``text[a:b]``; spans with an edge inside a word are given to ``slow``."""
+        a = np.fromiter(starts, dtype=np.int64, count=len(starts))
+        b = np.fromiter(ends, dtype=np.int64, count=len(ends))
+        out = np.searchsorted(self.starts, b) - np.searchsorted(self.starts, a)
+        bad = np.flatnonzero(~(self.safe[a] & self.safe[b]))
+        counts = out.tolist()
+        for i in bad.tolist():
+            counts[i] = slow(int(a[i]), int(b[i]))
+        return counts
+
+
+def build(text: str, ids: np.ndarray, token_chars: np.ndarray, unk: int,
+          normalised_chars: Callable[[str], int]) -> TokenIndex | None:
+    """The index of ``text`` from its token ``ids`` (no special tokens); ``token_chars[id]`` is the
+    characters a token covers in the normalised text and ``normalised_chars(ch)`` the non-blank
+    characters the normaliser makes of a non-ASCII character. None when the mapping is not exact."""
+    n = len(text)
+    if ids.size and int(ids.max()) >= token_chars.size or _SOFT_BLANK.search(text):
+        return None
+    lens = token_chars[ids]
+    unknown = np.flatnonzero(ids == unk) if unk >= 0 else np.zeros(0, dtype=np.int64)
+    if unknown.size > MAX_UNKNOWN:
+        return None
+    if unknown.size:
+        lens = lens.copy()
+        lens[unknown] = 1  # placeholders until each is measured below
+    if (lens <= 0).any():
+        return None
+    if text.isascii():
+        code = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+        source = np.flatnonzero(_ASCII_BLANK[code] == 0)  # the k-th normalised character's position
+        split = _ASCII_SPLIT[code]
+    else:
+        try:
+            code = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+        except UnicodeEncodeError:  # lone surrogates
+            return None
+        high = code >= 128
+        low = np.where(high, 0, code)
+        per_char = (1 - _ASCII_BLANK[low]).astype(np.int64)
+        split = _ASCII_SPLIT[low] & ~high
+        if high.any():
+            where = np.flatnonzero(high)
+            uniq, inverse = np.unique(code[where], return_inverse=True)
+            per_char[where] = np.array([normalised_chars(chr(c)) for c in uniq.tolist()], dtype=np.int64)[inverse]
+        source = np.repeat(np.arange(n, dtype=np.int64), per_char)
+    if unknown.size and not _measure_unknown(text, lens, unknown, source):
+        return None
+    if int(lens.sum()) != source.size:
+        return None
+    first = np.cumsum(lens) - lens  # each token's first normalised character
+    starts = source[first] if first.size else np.zeros(0, dtype=np.int64)
+    safe = np.ones(n + 1, dtype=bool)
+    if n > 1:
+        safe[1:n] = split[:-1] | split[1:]
+    return TokenIndex(starts, safe)

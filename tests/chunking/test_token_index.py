@@ -1,0 +1,97 @@
+"""Counting slices off one tokenizer pass (``token_index``) and the vectorised word-end scan must give
+exactly what the slice-by-slice paths give: the speed work may not move a chunk boundary."""
+import re
+
+import pytest
+from conftest import chroma_texts, sizer
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from chunkwise.chunking import sizing
+from chunkwise.chunking.pack import _FINE_WORD
+from chunkwise.chunking.word_ends import word_ends
+from chunkers import make_chunker
+
+TOKIE = sizer("tokens", "minilm", "tokie")
+
+# Pieces that exercise the mapping: ASCII words and punctuation, accents (stripped by the normaliser),
+# a combining mark, CJK (padded), symbols the vocabulary lacks ([UNK] for the whole word), a word over
+# 100 characters ([UNK]), non-ASCII spaces, curly quotes, digits with decimal points.
+PIECES = ["the", "Cat", "sat", "on", "mat.", "e.g.", "3.14", "don't", "well-known", "(see", "below)", "naïve",
+          "café", "Ärger", "e\u0301", "東京", "日本語です", "■", "≅x", "a■b", "€5", "“quoted”", "x" * 120,
+          "Δt", "μg", "—", "…", "#", "@user", "CO2", "ﬁle", "İstanbul", "ß"]
+SPACES = [" ", "  ", "\n", "\n\n", "\t", " \n ", "\xa0", "\u3000", "\u2009"]
+texts = st.lists(st.tuples(st.sampled_from(PIECES), st.sampled_from(SPACES)), min_size=1, max_size=80).map(
+    lambda parts: "".join(w + s for w, s in parts))
+
+
+def _index(text):
+    fast = TOKIE.for_text(text)
+    assert fast is TOKIE, "a trusted text stays on tokie"
+    return fast._build_index(text)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts, st.lists(st.integers(0, 10_000), min_size=2, max_size=30), st.booleans())
+def test_slice_counts_off_one_pass_equal_counting_each_slice(text, raw_cuts, at_words):
+    text = "".join(ch for ch in text if TOKIE._trusted(ch) or ch.isascii() or ch.isspace())
+    if TOKIE.for_text(text) is not TOKIE:
+        return
+    index = _index(text)
+    n = len(text)
+    if at_words:  # the cuts the packer makes: word ends, then anywhere (inside words too)
+        ends = [m.end() for m in _FINE_WORD.finditer(text)]
+        cuts = sorted({ends[c % len(ends)] for c in raw_cuts} | {0, n}) if ends else [0, n]
+    else:
+        cuts = sorted({c % (n + 1) for c in raw_cuts} | {0, n})
+    starts, stops = cuts[:-1], cuts[1:]
+    want = [TOKIE._fast.count_tokens(text[a:b]) for a, b in zip(starts, stops)]
+    if index is not None:
+        assert index.count(starts, stops, lambda a, b: TOKIE._fast.count_tokens(text[a:b])) == want
+        assert len(index.starts) == TOKIE._fast.count_tokens(text)
+
+
+def test_the_index_is_built_for_real_corpora_and_counts_every_word():
+    # The property above passes vacuously if the index is never built: here it must be, on prose
+    # with curly quotes, Greek letters and symbols the vocabulary lacks (pubmed: 20 [UNK]).
+    for name, text in chroma_texts().items():
+        fast = TOKIE.for_text(text)
+        index = fast._build_index(text)
+        assert index is not None, name
+        ends = [0, *word_ends(text), len(text)]
+        slow = []
+        got = index.count(ends[:-1], ends[1:], lambda a, b: slow.append(a) or fast.count(text[a:b]))
+        assert got == fast.count_many([text[a:b] for a, b in zip(ends, ends[1:])]), name
+        assert len(slow) * 100 < len(ends), name  # word edges are nearly all read off the index
+
+
+@pytest.mark.parametrize("text", ["a\x85b c", "x\x01y z", "a \x7f b"])
+def test_doubtful_texts_are_counted_slice_by_slice(text):
+    assert TOKIE._build_index(text * 400) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab .\n\t\x0b\x1c\xa0\u3000東京ーカ한국é\u2028-")), max_size=60), st.booleans())
+def test_vectorised_word_ends_equal_the_regex_scan(text, cjk_alone):
+    pattern = _FINE_WORD if cjk_alone else re.compile(r"\S+")
+    want = [m.end() for m in pattern.finditer(text) if m.end() < len(text)]
+    assert word_ends(text, cjk_alone) == want
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(texts, min_size=30, max_size=60).map("\n\n".join),
+       st.sampled_from([("fixed", 64, 0), ("fixed", 48, 12), ("recursive", 64, 0), ("recursive", 40, 8),
+                        ("paragraphs", 50, 0)]))
+def test_chunks_with_the_index_equal_chunks_without(monkeypatch_text, config):
+    strategy, size, overlap = config
+    text = "".join(ch for ch in monkeypatch_text if TOKIE._trusted(ch) or ch.isascii() or ch.isspace())
+    chunker = make_chunker(strategy=strategy, size=size, overlap=overlap, unit="tokens", tokenizer="minilm",
+                           backend="tokie")
+    fast = [(c.start_char, c.end_char, c.size, c.level, c.needs_review) for c in chunker.chunk(text)]
+    saved = sizing.INDEX_MIN_CHARS
+    sizing.INDEX_MIN_CHARS = 10**12  # every count slice by slice, as before the index existed
+    try:
+        slow = [(c.start_char, c.end_char, c.size, c.level, c.needs_review) for c in chunker.chunk(text)]
+    finally:
+        sizing.INDEX_MIN_CHARS = saved
+    assert fast == slow
+    assert max(c[2] for c in fast) <= size
