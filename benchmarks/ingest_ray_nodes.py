@@ -21,7 +21,8 @@ subprocess tree for ``local``; for Ray, the CLI's process plus both nodes' proce
 GCS, actors), sampled like ``ingest_ray.py`` does. The PostgreSQL server's CPU is in neither.
 
 Run: ``.venv/bin/python benchmarks/ingest_ray_nodes.py [--docs N] [--cpus-per-node C] [--keep]``
-(``ray stop`` at the end stops the cluster; ``--keep`` leaves it and the server up to look at).
+(the cluster is stopped at the end — its own processes only, found by its session name, since ``ray
+stop`` would stop every Ray cluster on a shared machine; ``--keep`` leaves it and the server up).
 """
 from __future__ import annotations
 
@@ -53,6 +54,49 @@ def ray_start(*args: str) -> None:
         raise SystemExit(f"ray start {' '.join(args)} failed:\n{out.stdout}\n{out.stderr}")
 
 
+def _cmdline(pid) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+def session_of_head() -> str:
+    """The session name (``session_<date>_<pid>``) of the cluster whose GCS listens on HEAD_PORT."""
+    import re
+
+    for pid in os.listdir("/proc"):
+        line = _cmdline(pid) if pid.isdigit() else b""
+        if b"gcs_server" in line and f"--gcs_server_port={HEAD_PORT}".encode() in line:
+            found = re.search(rb"session_\d{4}-\d\d-\d\d_[\d_-]+", line)
+            if found:
+                return found.group().decode()
+    raise SystemExit(f"no GCS on port {HEAD_PORT} after ray start --head")
+
+
+def stop_cluster(session: str) -> int:
+    """Stop this cluster's processes only — its raylets' workers, then everything whose command line
+    names its session. ``ray stop`` would stop every Ray process on the machine, other users'
+    clusters included (the machine is shared). Returns how many processes were signalled."""
+    import signal
+
+    procs = _procs()
+    ours = {int(p) for p in procs if session.encode() in _cmdline(p)}
+    workers = {p for p, (ppid, _) in procs.items() if ppid in ours}
+    targets = workers | ours
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in targets:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") and _cmdline(p) for p in targets):
+            time.sleep(0.2)
+    return len(targets)
+
+
 def raylets() -> dict[int, str]:
     """pid -> the node's manager port, of every raylet on this machine."""
     found = {}
@@ -74,8 +118,8 @@ class Watch:
     """Samples /proc while a run goes on: the ``ray::Prepare`` actors under each raylet, and the CPU
     seconds of a set of process trees (each process up to its last sample)."""
 
-    def __init__(self, roots: set[int]) -> None:
-        self.roots, self.base, self.last = roots, {}, {}
+    def __init__(self, roots: set[int], nodes: dict[int, str]) -> None:
+        self.roots, self.nodes, self.base, self.last = roots, nodes, {}, {}
         self.actors: dict[int, set[int]] = {}
         self.stop = threading.Event()
 
@@ -89,7 +133,7 @@ class Watch:
             pid = todo.pop()
             self.last[pid] = procs[pid][1]
             todo += children.get(pid, [])
-        for raylet in raylets():
+        for raylet in self.nodes:  # this cluster's raylets only: the machine may run other clusters
             for pid in children.get(raylet, []):
                 try:
                     with open(f"/proc/{pid}/cmdline", "rb") as f:
@@ -121,11 +165,12 @@ class Watch:
         return sum(v - self.base.get(pid, 0.0) for pid, v in self.last.items())
 
 
-def cli_ingest(corpus: Path, url: str, extra: list[str], cluster_roots: set[int]) -> tuple[float, float, dict, dict]:
+def cli_ingest(corpus: Path, url: str, extra: list[str], cluster_roots: set[int], nodes: dict[int, str]
+               ) -> tuple[float, float, dict, dict]:
     """(wall s, CPU s, stats, actors per raylet) of one ``chunkwise ingest`` subprocess."""
     argv = [sys.executable, "-m", "chunkwise.cli.main", "ingest", str(corpus), "--db", url, "--acl", "bench",
             "--embedder", "hashing", "--size", "256", "--json", *extra]
-    with Watch(set(cluster_roots)) as watch:
+    with Watch(set(cluster_roots), nodes) as watch:
         start = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         watch.add(proc.pid)
@@ -157,21 +202,26 @@ def main() -> None:
     import pgserver
     import psycopg
 
+    # Token authentication on every process of the cluster and on the CLI (Ray enables it for a head
+    # when a token file exists, ~/.ray/auth_token, but not for a node joining it): one token, read
+    # from that file (another machine needs a copy of it, or RAY_AUTH_TOKEN).
+    os.environ["RAY_AUTH_MODE"] = "token"
     load0 = os.getloadavg()
     tmp = Path(tempfile.mkdtemp(prefix="chunkwise-ray-nodes-", dir=os.environ.get("TMPDIR")))
     corpus = write_corpus(tmp / "corpus", args.docs, 1000, 3000).root
     before = set(raylets())
     address = f"127.0.0.1:{HEAD_PORT}"
-    srv = None
+    srv, session = None, None
     try:
         log(f"ray start --head --port {HEAD_PORT}")
         t0 = time.perf_counter()
         ray_start("--head", f"--port={HEAD_PORT}", f"--num-cpus={args.cpus_per_node}", "--include-dashboard=false",
                   "--node-manager-port=6391", "--object-manager-port=6392", "--min-worker-port=20000",
-                  "--max-worker-port=20499", "--ray-client-server-port=6393", "--runtime-env-agent-port=6394",
+                  "--max-worker-port=20499", "--runtime-env-agent-port=6394",
                   "--dashboard-agent-grpc-port=6395", "--dashboard-agent-listen-port=6396",
                   "--metrics-export-port=6397")
         head_s = time.perf_counter() - t0
+        session = session_of_head()
         log(f"ray start --address {address} (the second node)")
         t0 = time.perf_counter()
         ray_start(f"--address={address}", f"--num-cpus={args.cpus_per_node}", "--node-manager-port=6401",
@@ -196,13 +246,14 @@ def main() -> None:
                 admin.execute(f"CREATE DATABASE nodes_{label}")
                 urls[label] = srv.get_uri(f"nodes_{label}")
         log("local: chunkwise ingest --workers 2")
-        local = cli_ingest(corpus, urls["local"], ["--workers", "2"], set())
+        local = cli_ingest(corpus, urls["local"], ["--workers", "2"], set(), nodes)
         log(f"ray: chunkwise ingest --executor ray --ray-address {address}")
-        remote = cli_ingest(corpus, urls["ray"], ["--executor", "ray", "--ray-address", address], roots)
+        remote = cli_ingest(corpus, urls["ray"], ["--executor", "ray", "--ray-address", address], roots, nodes)
         same = "yes, row for row" if pg_rows(urls["local"]) == pg_rows(urls["ray"]) else "NO"
     finally:
         if not args.keep:
-            subprocess.run([RAY, "stop"], capture_output=True)
+            if session is not None:
+                log(f"stopped {stop_cluster(session)} processes of {session}")
             if srv is not None:
                 srv.cleanup()
             shutil.rmtree(tmp, ignore_errors=True)
