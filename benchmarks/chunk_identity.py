@@ -1,12 +1,12 @@
 """Same chunks before and after a speed change: this tree's chunkers against another commit's.
 
 Why: the chunking speed work (issue 26 item 7) must not move a single boundary. This script chunks
-the same texts with the working tree's ``src`` and with ``git archive REF src`` (default ``main``),
+the same texts with the working tree's ``src`` and with ``git archive REF src`` (default 2d8a35f, main before this work),
 each in its own fresh process, and compares every chunk's (start, end, size, level, needs_review,
 reasons, embed_text) for several strategies, units and sizes. It also times both (CPU seconds of the
 chunking calls alone, best of ``--repeat``), so the same run gives the before/after ratio.
 
-Run: ``PYTHONPATH=src python benchmarks/chunk_identity.py [--ref main] [--corpora DIR] [--repeat 3]``
+Run: ``PYTHONPATH=src python benchmarks/chunk_identity.py [--ref 2d8a35f] [--corpora DIR] [--repeat 3]``
 """
 from __future__ import annotations
 
@@ -81,7 +81,8 @@ def run(src: Path, texts: Path, configs: Path, repeat: int, tmp: Path, tag: str)
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ref", default="main")
+    # Default: main just before the chunking speed work of issue 26 (the previous implementation).
+    ap.add_argument("--ref", default="2d8a35f")
     ap.add_argument("--corpora", type=Path, default=CORPORA)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--extra", type=Path, nargs="*", default=[], help="more text files to chunk")

@@ -30,9 +30,10 @@ def child_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def cli(path: Path) -> tuple[float, float]:
-    """(CPU s, wall s) of one CLI run, output discarded."""
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+def cli(path: Path, src: Path = REPO / "src") -> tuple[float, float]:
+    """(CPU s, wall s) of one CLI run from ``src``, output discarded (the child's CPU includes its
+    contained worker's: ``RUSAGE_CHILDREN`` counts every waited-for descendant)."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
     cmd = [sys.executable, "-m", "chunkwise.cli.main", "chunk", "--strategy", "fixed", "--size", "256", "--json",
            str(path)]
     c0, w0 = child_cpu(), time.perf_counter()
@@ -55,6 +56,8 @@ def main() -> None:
     ap.add_argument("--corpora", type=Path, default=CORPORA)
     ap.add_argument("--copies", type=int, default=4, help="copies of the concatenated corpora in the file")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--before", type=Path, default=None,
+                    help="another tree's src/ (e.g. from `git archive 2d8a35f src`) run side by side")
     args = ap.parse_args()
     text = "".join((args.corpora / f).read_text(encoding="utf-8") for f in sorted(os.listdir(args.corpora))
                    if f.endswith(".md")) * args.copies
@@ -81,6 +84,10 @@ def main() -> None:
             "chunkwise chunk (one-line file: start-up)": best(args.repeat, lambda: cli(tiny)),
             "chunkwise chunk --strategy fixed --size 256 --json": best(args.repeat, lambda: cli(big)),
         }
+        if args.before is not None:
+            rows["before: chunkwise chunk (one-line file: start-up)"] = best(args.repeat, lambda: cli(tiny, args.before))
+            rows["before: chunkwise chunk --strategy fixed --size 256 --json"] = best(args.repeat,
+                                                                                     lambda: cli(big, args.before))
     ref = rows["tokie encode (ids), in process"][0]
     load = os.getloadavg()
     print(f"file: {mb:.2f} MB ({args.copies} copies of the Chroma corpora); best of {args.repeat} by CPU; "
@@ -93,6 +100,12 @@ def main() -> None:
     whole = rows["chunkwise chunk --strategy fixed --size 256 --json"][0]
     print(f"\nwithout start-up: {(whole - startup):.3f} CPU s = {(whole - startup) / ref:.1f}x the tokie pass; "
           f"{(whole - startup) / mb:.3f} CPU s per MB")
+    if args.before is not None:
+        b_start = rows["before: chunkwise chunk (one-line file: start-up)"][0]
+        b_whole = rows["before: chunkwise chunk --strategy fixed --size 256 --json"][0]
+        print(f"before ({args.before}): {b_whole:.3f} CPU s = {b_whole / ref:.1f}x the tokie pass; without start-up "
+              f"{b_whole - b_start:.3f} = {(b_whole - b_start) / ref:.1f}x; after / before: {whole / b_whole:.2f} "
+              f"(without start-up {(whole - startup) / (b_whole - b_start):.2f})")
 
 
 if __name__ == "__main__":

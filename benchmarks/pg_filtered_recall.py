@@ -90,7 +90,14 @@ def queries(samples: np.ndarray, count: int, seed: int) -> list[np.ndarray]:
     return out
 
 
-def measure(url: str, qs: list[np.ndarray], k: int, modes: dict, truth: dict | None = None) -> tuple[dict, dict]:
+def _backend_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of the server process ``pid`` (the connection's backend)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure(url: str, qs: list[np.ndarray], k: int, modes: dict, truth: dict | None = None,
+            caller=None) -> tuple[dict, dict]:
     """Per caller: permitted rows, and per path p50/p95 ms and recall@10 against ``truth`` (percent ->
     the exact results measured before), else against this run's own exact path; returns the row
     and this run's exact results (when ``modes`` has one)."""
@@ -98,9 +105,11 @@ def measure(url: str, qs: list[np.ndarray], k: int, modes: dict, truth: dict | N
     from chunkwise.store import open_store, postgres_read
 
     out, exact = {}, {}
+    caller = caller or _caller
     with open_store(url, readonly=True) as store:
+        backend = store.db.execute("SELECT pg_backend_pid()").fetchone()[0]
         for percent in FRACTIONS:
-            groups = _caller(percent)
+            groups = caller(percent)
             row = {"permitted_rows": None if store.capabilities.filtered_reads else int(store.lexical_stats(groups)[0])}
             got = {}
             for name, exact_rows in modes.items():
@@ -109,15 +118,18 @@ def measure(url: str, qs: list[np.ndarray], k: int, modes: dict, truth: dict | N
                 try:
                     dense_rank(store, qs[0], groups, k)  # warm the connection and caches
                     walls, results = [], []
+                    cpu0 = time.process_time() + _backend_cpu(backend)
                     for q in qs:
                         t0 = time.perf_counter()
                         results.append([key for key, _ in dense_rank(store, q, groups, k)])
                         walls.append(time.perf_counter() - t0)
+                    cpu = (time.process_time() + _backend_cpu(backend) - cpu0) / len(qs)
                 finally:
                     postgres_read.EXACT_ROWS = saved
                 got[name] = results
                 w = np.array(walls) * 1e3
-                row[name] = {"p50_ms": float(np.percentile(w, 50)), "p95_ms": float(np.percentile(w, 95))}
+                row[name] = {"p50_ms": float(np.percentile(w, 50)), "p95_ms": float(np.percentile(w, 95)),
+                             "cpu_ms": cpu * 1e3}
             if "exact" in got:
                 exact[percent] = got["exact"]
             want = truth[percent] if truth else got["exact"]
@@ -129,6 +141,64 @@ def measure(url: str, qs: list[np.ndarray], k: int, modes: dict, truth: dict | N
     return out, exact
 
 
+def _both(percent: int) -> list[str]:
+    """A caller of ``percent``% of pg_filtered_build's million rows: its b and its c groups."""
+    return [f"{p}{i:02d}" for p in "bc" for i in range(percent)]
+
+
+def _stored_queries(url: str, count: int, seed: int) -> list[np.ndarray]:
+    """``count`` queries: stored vectors of the first 100k rows (a fixed pseudo-random pick) plus noise."""
+    import psycopg
+    from pgvector.psycopg import register_vector
+
+    from chunkwise.store.postgres.pg_values import as_array
+
+    with psycopg.connect(url) as db:
+        register_vector(db)
+        db.execute("SET search_path = chunkwise, public")
+        rows = db.execute("SELECT vector FROM vectors WHERE embed_key NOT LIKE '%%#%%' ORDER BY md5(embed_key)"
+                          " LIMIT %s", (count,)).fetchall()
+    return queries(np.vstack([as_array(r[0]) for r in rows]), count, seed)
+
+
+def _reader(srv, db: str) -> str:
+    """A row-level-security reader's URL for database ``db`` (``chunkwise pg-secure``; idempotent)."""
+    import psycopg
+
+    from chunkwise.cli.main import main as cli
+
+    role = "bench_reader"
+    with psycopg.connect(srv.get_uri(), autocommit=True) as admin:
+        if not admin.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+            admin.execute(f"CREATE ROLE {role} LOGIN")
+    url = srv.get_uri(db)
+    assert cli(["pg-secure", "--db", url, "--reader", role]) == 0
+    return url.replace("postgresql://postgres:@", f"postgresql://{role}@", 1)
+
+
+def prebuilt(args, report: dict, modes: dict) -> None:
+    """The 1M-row run on pg_filtered_build's server: callers of 1-20% of 100k rows (``f100k``), the
+    same callers after 900k hidden rows are added (``f1m``: ten times the rows, permitted rows
+    fixed), then callers of 1-20% of the million (``f1m``), as owner and, with ``--rls``, as reader."""
+    import pgserver
+
+    from chunkwise.store.postgres import postgres_read
+
+    srv = pgserver.get_server(args.pgdata, cleanup_mode="stop")
+    small, big = srv.get_uri("f100k"), srv.get_uri("f1m")
+    qs = _stored_queries(small, args.queries, args.seed)
+    report["rows"] = 1_000_000
+    if "hidden" in args.phases:
+        report["before"], truth = measure(small, qs, args.k, modes)
+        report["after"], later = measure(big, qs, args.k, modes, truth)
+        report["exact_unchanged"] = later == truth
+    if "1m" in args.phases:
+        report["1M"], truth = measure(big, qs, args.k, modes, caller=_both)
+        if args.rls:
+            report["1M_rls_reader"], _ = measure(_reader(srv, "f1m"), qs, args.k, {
+                "store's choice": postgres_read.EXACT_ROWS, "HNSW forced": 0}, truth, caller=_both)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", default="50k", help="rows the callers' groups share (1% .. 20% of them each)")
@@ -138,19 +208,25 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--rls", action="store_true", help="also measure the store's choice as a row-level-security reader")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--pgdata", type=Path, help="pg_filtered_build.py's server folder: the 1M-row run")
+    ap.add_argument("--phases", default="hidden,1m", help="with --pgdata: hidden (100k -> 1M), 1m (callers of the 1M)")
     args = ap.parse_args()
     import psycopg
 
     from chunkwise.store.postgres import postgres_read
 
     n = parse_size(args.rows)
-    srv, folder = server(None)
-    base = srv.get_uri()
+    modes = {"store's choice": postgres_read.EXACT_ROWS, "HNSW forced": 0, "exact": 10**12}
     report = {"commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                                        cwd=Path(__file__).parent).stdout.strip(),
               "rows": n, "hidden_factor": args.hidden, "queries": args.queries, "dim": DIM,
               "exact_rows": postgres_read.EXACT_ROWS, "load_before": os.getloadavg()}
-    modes = {"store's choice": postgres_read.EXACT_ROWS, "HNSW forced": 0, "exact": 10**12}
+    if args.pgdata:
+        report["hidden_factor"] = 9
+        prebuilt(args, report, modes)
+        return _print(report, args)
+    srv, folder = server(None)
+    base = srv.get_uri()
     try:
         with psycopg.connect(base, autocommit=True) as admin:
             admin.execute("CREATE DATABASE bench_filtered")
@@ -179,23 +255,28 @@ def main() -> int:
     finally:
         srv.cleanup()
         shutil.rmtree(folder, ignore_errors=True)
+    return _print(report, args)
+
+
+def _print(report: dict, args) -> int:
+    n = report["rows"]
     report["load_after"] = os.getloadavg()
     if args.json:
         args.json.write_text(json.dumps(report, indent=1))
-    print(f"\nPostgreSQL {report['server']}, pgvector {report['pgvector']}, commit {report['commit']}, {n:,} rows"
-          f" (+{args.hidden}x hidden), {args.queries} queries, k {args.k}, EXACT_ROWS {report['exact_rows']:,},"
+    print(f"\nPostgreSQL {report.get('server', '16')}, pgvector {report.get('pgvector', '0.6.2')}, commit {report['commit']}, {n:,} rows"
+          f" (+{report['hidden_factor']}x hidden), {args.queries} queries, k {args.k}, EXACT_ROWS {report['exact_rows']:,},"
           f" load {report['load_before'][0]:.1f} -> {report['load_after'][0]:.1f}")
-    print("| caller sees | phase | permitted rows | path | p50 ms | p95 ms | recall@10 |")
-    print("|---|---|---:|---|---:|---:|---:|")
-    for phase in ("before", "before_rls_reader", "after"):
+    print("| caller sees | phase | permitted rows | path | p50 ms | p95 ms | CPU ms/query | recall@10 |")
+    print("|---|---|---:|---|---:|---:|---:|---:|")
+    for phase in ("before", "before_rls_reader", "after", "1M", "1M_rls_reader"):
         for caller, row in report.get(phase, {}).items():
             for name, v in row.items():
                 if isinstance(v, dict) and name != "exact":
                     print(f"| {caller} | {phase} | {row['permitted_rows'] or '-'} | {name} | {v['p50_ms']:.1f} |"
-                          f" {v['p95_ms']:.1f} | {v['recall_at_10']:.3f} |")
+                          f" {v['p95_ms']:.1f} | {v['cpu_ms']:.1f} | {v['recall_at_10']:.3f} |")
             if "exact" in row:
                 print(f"| {caller} | {phase} | {row['permitted_rows']} | exact | {row['exact']['p50_ms']:.1f} |"
-                      f" {row['exact']['p95_ms']:.1f} | 1.000 |")
+                      f" {row['exact']['p95_ms']:.1f} | {row['exact']['cpu_ms']:.1f} | 1.000 |")
     if "exact_unchanged" in report:
         print(f"exact top-10 of every caller unchanged by the hidden rows: {report['exact_unchanged']}")
     return 0

@@ -62,6 +62,11 @@ class StoreWriteError(ChunkwiseError):
     run, never one document's error; the transaction in progress is rolled back."""
 
 
+class StoreLost(ChunkwiseError):
+    """The connection to a server store broke mid-run (the server stopped or restarted): fatal to the
+    run; what was committed is whole (a document is one transaction), so running again finishes."""
+
+
 class StoreBusy(ChunkwiseError):
     """Another writer held the store's write lock longer than this run was willing to wait."""
 

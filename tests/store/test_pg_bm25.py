@@ -83,22 +83,24 @@ def _df_holds(expected: dict, got: dict) -> bool:
 @given(st.data())
 def test_pruned_postgres_bm25_ranks_like_sqlite(pg_server, data):
     """The same top k (ids in order, scores) as SQLite's ranker on the same random data and callers,
-    whatever the budget: 1 forces MaxScore to prune and re-run, a large one scores exhaustively."""
+    whatever the budget (1 forces MaxScore to prune and re-run, a large one scores exhaustively) and
+    however the other terms are added to the candidates (index probes, joins over their postings)."""
     docs = data.draw(corpora)
     queries = data.draw(st.lists(st.lists(st.sampled_from(VOCAB), min_size=1, max_size=6).map(" ".join),
                                  min_size=3, max_size=3))
     callers = data.draw(st.lists(st.lists(st.sampled_from(TAGS + ["nobody"]), min_size=1, max_size=3, unique=True),
                                  min_size=2, max_size=2))
     budget = data.draw(st.sampled_from([1, 4, 30, 10_000]))
+    probe_cost = data.draw(st.sampled_from([0, 4, 1_000_000]))  # completion by probes only, either, joins only
     k = data.draw(st.integers(1, 8))
-    dbs, saved = PgDatabases(pg_server), pg_bm25.BUDGET
+    dbs, saved, saved_cost = PgDatabases(pg_server), pg_bm25.BUDGET, pg_bm25.PROBE_COST
     try:
         with tempfile.TemporaryDirectory() as tmp:
             urls = (Path(tmp) / "s.db", dbs.new())
             for url in urls:
                 with open_store(url) as store:
                     _write(store, docs)
-            pg_bm25.BUDGET = budget
+            pg_bm25.BUDGET, pg_bm25.PROBE_COST = budget, probe_cost
             with Retriever(urls[0], embedder=None) as a, Retriever(urls[1], embedder=None) as b:
                 assert b.native
                 for q in queries:
@@ -108,12 +110,12 @@ def test_pruned_postgres_bm25_ranks_like_sqlite(pg_server, data):
                             ranked = r.rank(q, groups, k, "bm25")
                             rows = r.store.chunks_by_key([key for key, _ in ranked])
                             got.append(([rows[key].record["chunk_id"] for key, _ in ranked], [s for _, s in ranked]))
-                        assert got[0][0] == got[1][0], (q, groups, k, budget)
+                        assert got[0][0] == got[1][0], (q, groups, k, budget, probe_cost)
                         assert got[1][1] == pytest.approx(got[0][1], rel=1e-6, abs=1e-9)
             expected, stored = _model(str(urls[1]))
             assert expected[0] == stored[0] and _df_holds(expected[1], stored[1])
     finally:
-        pg_bm25.BUDGET = saved
+        pg_bm25.BUDGET, pg_bm25.PROBE_COST = saved, saved_cost
         dbs.drop()
 
 

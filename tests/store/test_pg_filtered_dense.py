@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from chunkwise.cli.main import main
 from chunkwise.retrieve.server import dense_rank
@@ -57,6 +58,8 @@ def _exact(mine: dict[str, np.ndarray], query: np.ndarray) -> list[str]:
     q = _unit(query)
     scored = sorted(mine, key=lambda name: (-float(mine[name] @ q), name))
     return scored[:K]
+
+
 
 
 @pytest.fixture
@@ -189,3 +192,47 @@ def test_no_walk_when_the_widest_cannot_hold_enough_permitted_rows(stores, monke
         assert _ranked(url, query, MINE, owner) == _exact(mine, query)
     assert walks == []
     assert _ranked(owner, query, ["sre", "finance"], owner) and walks  # a caller of every row walks the index
+
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), own=st.integers(40, 160), crowd=st.integers(0, 24),
+       spread=st.sampled_from([0.005, 0.05, 0.3, 2.0]), k=st.integers(1, 15), forced=st.booleans())
+def test_property_hidden_rows_never_change_a_callers_nearest(pg_server, monkeypatch, seed, own, crowd, spread, k,
+                                                             forced):
+    """Whatever the caller's rows and however many hidden rows are added (up to 24x its own, so
+    the index is still walked for it: the widest walk may hold 40 of its rows), packed around its
+    query (``spread`` small: the walk's head is all hidden rows) or anywhere: its top k, as owner
+    and as reader, on the store's own path and with the index forced, is exactly the top k of its
+    own rows, before and after."""
+    from chunkwise.store.postgres import postgres_read
+
+    monkeypatch.setattr(postgres_read, "EXACT_ROWS", 0 if forced else postgres_read.EXACT_ROWS)
+    dbs = PgDatabases(pg_server)
+    owner = dbs.new()
+    role = new_role(pg_server.get_uri())
+    try:
+        rng = np.random.default_rng(seed)
+        mine_v = _unit(rng.standard_normal((own, DIM)))
+        _write(owner, "mine", mine_v, MINE)
+        assert main(["pg-secure", "--db", owner, "--reader", role]) == 0
+        mine = {f"mine{i // 20}-{i % 20}": v for i, v in enumerate(mine_v)}
+        queries = [_unit(rng.standard_normal(DIM)), mine_v[0]]
+        want = [sorted(mine, key=lambda name: (-float(mine[name] @ _unit(q)), name))[:k] for q in queries]
+
+        def ranked(url):
+            with open_store(url, readonly=True) as store:
+                got = [[key for key, _ in dense_rank(store, q, MINE, k)] for q in queries]
+            with open_store(owner, readonly=True) as store:
+                return [[store.chunk_ids([key])[key] for key in keys] for keys in got]
+
+        assert ranked(owner) == want and ranked(role_url(owner, role)) == want
+        if crowd:
+            hidden = _unit(np.repeat(queries[:1], crowd * own, axis=0)
+                           + spread * rng.standard_normal((crowd * own, DIM)))
+            _write(owner, "crowd", hidden, ["finance"], per_doc=100)
+        assert ranked(owner) == want and ranked(role_url(owner, role)) == want
+    finally:
+        dbs.drop()
+        drop_role(pg_server.get_uri(), role)

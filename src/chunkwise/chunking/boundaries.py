@@ -6,6 +6,7 @@ per document with C-level regex scans; words and single units are found lazily b
 from __future__ import annotations
 
 import re
+from itertools import repeat
 from typing import Iterator
 
 from chunkwise.chunking.levels import Level
@@ -32,10 +33,9 @@ _SENT_LATIN = re.compile(
 _SENT_CJK = re.compile(r"[。！？][」』”’)）]*")
 
 
-def paragraphs(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, Level]]:
+def paragraphs(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, Level]]:
     end = len(text) if end is None else end
-    for m in _PARA.finditer(text, start, end):
-        yield m.start(), Level.BLOCK
+    return list(zip(map(re.Match.start, _PARA.finditer(text, start, end)), repeat(Level.BLOCK)))
 
 
 def lines(text: str, start: int = 0, end: int | None = None, level: Level = Level.LINE) -> Iterator[tuple[int, Level]]:
@@ -56,13 +56,12 @@ def sentences(text: str, start: int = 0, end: int | None = None) -> list[tuple[i
     return out
 
 
-def literal(text: str, sep: str, level: Level, start: int = 0, end: int | None = None) -> Iterator[tuple[int, Level]]:
+def literal(text: str, sep: str, level: Level, start: int = 0, end: int | None = None) -> list[tuple[int, Level]]:
     """A user separator: whitespace separators cut before themselves, others (".", "?") after."""
     end = len(text) if end is None else end
     keep = not sep.isspace()
-    pat = re.compile(re.escape(sep))
-    for m in pat.finditer(text, start, end):
-        yield (m.end() if keep else m.start()), level
+    found = re.compile(re.escape(sep)).finditer(text, start, end)
+    return list(zip(map(re.Match.end if keep else re.Match.start, found), repeat(level)))
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:

@@ -168,30 +168,40 @@ class _Segments:
         pos = self.pos
         if (finder is None and self.depth != len(ctx.finders)) or max(map(sub, pos[1:], pos), default=0) <= ctx.long:
             return ctx.sizer.count_spans(text, pos[:-1], pos[1:])  # the common case, without a per-segment plan
-        bounds = list(zip(pos, pos[1:]))
+        # Only the long segments get a plan: the rest are counted as they are, in the same call.
+        long = ctx.long
+        longs = [k for k, (a, b) in enumerate(zip(pos, pos[1:])) if b - a > long]
         piece_starts: list[int] = []
         piece_ends: list[int] = []
-        plan: list[tuple[int, tuple | None]] = []  # (number of pieces, fine cuts) per segment
-        for a, b in bounds:
-            if b - a > ctx.long:
-                fine = merge_cuts(finder(text, a, b) if finder else word_cuts(text, a, b, ctx.words), a, b)
-                edges = [a, *fine[0], b]
-                piece_starts.extend(edges[:-1])
-                piece_ends.extend(edges[1:])
-                plan.append((len(edges) - 1, fine))
-            else:
-                piece_starts.append(a)
-                piece_ends.append(b)
-                plan.append((1, None))
+        fines: list[tuple] = []
+        at = 0
+        for k in longs:
+            a, b = pos[k], pos[k + 1]
+            piece_starts += pos[at:k]
+            piece_ends += pos[at + 1 : k + 1]
+            fine = merge_cuts(finder(text, a, b) if finder else word_cuts(text, a, b, ctx.words), a, b)
+            piece_starts.append(a)
+            piece_starts += fine[0]
+            piece_ends += fine[0]
+            piece_ends.append(b)
+            fines.append(fine)
+            at = k + 1
+        piece_starts += pos[at:-1]
+        piece_ends += pos[at + 1 :]
         all_counts = ctx.sizer.count_spans(text, piece_starts, piece_ends)
-        counts, i = [], 0
-        for k, (n, fine) in enumerate(plan):
+        counts: list[int] = []
+        i = 0
+        at = 0
+        for k, fine in zip(longs, fines):
+            counts += all_counts[i : i + k - at]
+            i += k - at
+            n = len(fine[0]) + 1
             part = all_counts[i : i + n]
             i += n
-            if fine is not None:
-                a, b = bounds[k]
-                self._children[k] = _Segments(ctx, a, b, fine, self.depth + 1, part)
+            self._children[k] = _Segments(ctx, pos[k], pos[k + 1], fine, self.depth + 1, part)
             counts.append(sum(part))
+            at = k + 1
+        counts += all_counts[i:]
         return counts
 
     @property

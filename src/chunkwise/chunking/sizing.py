@@ -17,6 +17,7 @@ import os
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from operator import sub
 from pathlib import Path
 from typing import Protocol, Sequence
@@ -120,12 +121,18 @@ def resolve_tokenizer_file(name: str) -> Path:
     return path
 
 
-def _is_exact(tokenizer_json: Path) -> bool:
+@lru_cache(maxsize=8)
+def _spec(tokenizer_json: Path) -> dict:
+    """The parsed tokenizer.json (read once per process: the vocabulary is most of it)."""
     try:
-        spec = json.loads(tokenizer_json.read_text(encoding="utf-8"))
+        return json.loads(tokenizer_json.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ConfigError(f"tokenizer {tokenizer_json}: not a usable Hugging Face tokenizer.json ({exc}); give "
                           f"'minilm', 'cl100k_base', or the tokenizer.json of a model") from exc
+
+
+def _is_exact(tokenizer_json: Path) -> bool:
+    spec = _spec(tokenizer_json)
     pre = spec.get("pre_tokenizer") or {}
     kinds = [p.get("type") for p in pre.get("pretokenizers", [])] if pre.get("type") == "Sequence" else [pre.get("type")]
     model = (spec.get("model") or {}).get("type")
@@ -180,29 +187,48 @@ class TokieSizer(HFSizer):
         self._reference = HFSizer.__new__(HFSizer)
         self._reference.__dict__.update(self.__dict__)
         self._reference.name = self.name.replace("@tokie", "@tokenizers")
-        vocab = self._tok.get_vocab()
-        self._vocab_chars = {c for tok in vocab for c in (tok[2:] if tok.startswith("##") else tok)}
         self._char_ok: dict[str, bool] = {}
-        # For the offset fast path: which ids continue a word, and how many characters each covers.
-        model = json.loads(path.read_text(encoding="utf-8")).get("model") or {}
+        model = _spec(path).get("model") or {}
         self._wordpiece = model.get("type") == "WordPiece" and self._reference.exact
-        prefix = model.get("continuing_subword_prefix", "##")
-        size = max(vocab.values()) + 1
-        self._cont = bytearray(size)
-        self._bytes = [0] * size
-        chars = [0] * size
-        for tok, i in vocab.items():
-            cont = tok.startswith(prefix)
-            self._cont[i] = cont
-            piece = tok[len(prefix):] if cont else tok
-            self._bytes[i] = len(piece.encode("utf-8"))
-            chars[i] = len(piece)
+        self._prefix = model.get("continuing_subword_prefix", "##")
+        vocab = model.get("vocab")
+        self._unk = vocab.get(model.get("unk_token", "[UNK]"), -1) if isinstance(vocab, dict) else -1
         self._norm_bytes: dict[str, int] = {}
-        self._unk = vocab.get(model.get("unk_token", "[UNK]"), -1)
         # For counting slices off one pass over the document (``count_spans``).
-        self._token_chars = chars
         self._norm_chars: dict[str, int] = {}
         self._index: tuple[str, object] | None = None  # (text, TokenIndex or None) of the last document
+
+    # The vocabulary tables are built on first need (a start-up of a CLI run pays only for what it uses).
+    @cached_property
+    def _vocab_chars(self) -> set[str]:
+        return {c for tok in self._tok.get_vocab() for c in (tok[2:] if tok.startswith("##") else tok)}
+
+    @cached_property
+    def _tables(self) -> tuple[bytearray, list[int], list[int]]:
+        """Per id: whether it continues a word, and the UTF-8 bytes and characters it covers."""
+        vocab, prefix = self._tok.get_vocab(), self._prefix
+        size = max(vocab.values()) + 1
+        cont, nbytes, chars = bytearray(size), [0] * size, [0] * size
+        for tok, i in vocab.items():
+            c = tok.startswith(prefix)
+            cont[i] = c
+            piece = tok[len(prefix):] if c else tok
+            nbytes[i] = len(piece.encode("utf-8"))
+            chars[i] = len(piece)
+        return cont, nbytes, chars
+
+    @cached_property
+    def _token_chars(self):
+        """Per id, the characters it covers in the normalised text (``##`` dropped), vectorised."""
+        import numpy as np
+
+        vocab, prefix = self._tok.get_vocab(), self._prefix
+        ids = np.fromiter(vocab.values(), dtype=np.int64, count=len(vocab))
+        lens = np.fromiter(map(len, vocab), dtype=np.int64, count=len(vocab))
+        cont = np.fromiter(map(str.startswith, vocab, [prefix] * len(vocab)), dtype=bool, count=len(vocab))
+        chars = np.zeros(int(ids.max()) + 1, dtype=np.int64)
+        chars[ids] = lens - cont * len(prefix)
+        return chars
 
     def for_text(self, text: str) -> Sizer:
         if "\x7f" in text:  # the one ASCII character they disagree on: tokie counts DEL, tokenizers drops it
@@ -225,7 +251,7 @@ class TokieSizer(HFSizer):
         if not self._wordpiece or _CONTROL.search(text) or (not text.isascii() and _CJK_TEXT.search(text)):
             return self._reference.spans(text)
         enc = self._fast.encode_with_offsets(text, add_special_tokens=False)
-        cont, nbytes, unk = self._cont, self._bytes, self._unk
+        (cont, nbytes, _), unk = self._tables, self._unk
         if text.isascii():
             to_char = None
         else:
@@ -311,8 +337,6 @@ class TokieSizer(HFSizer):
 
         if _CONTROL.search(text):
             return None
-        if isinstance(self._token_chars, list):
-            self._token_chars = np.array(self._token_chars, dtype=np.int64)
         ids, _ = self._fast.encode_batch_flat([text], add_special_tokens=False)
         return token_index.build(text, ids, self._token_chars, self._unk, self._normalised_chars)
 

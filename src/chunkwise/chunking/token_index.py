@@ -132,7 +132,10 @@ def build(text: str, ids: np.ndarray, token_chars: np.ndarray, unk: int,
             where = np.flatnonzero(high)
             uniq, inverse = np.unique(code[where], return_inverse=True)
             per_char[where] = np.array([normalised_chars(chr(c)) for c in uniq.tolist()], dtype=np.int64)[inverse]
-        source = np.repeat(np.arange(n, dtype=np.int64), per_char)
+        if int(per_char.max(initial=0)) <= 1:  # every character makes at most one: no repeat needed
+            source = np.flatnonzero(per_char)
+        else:
+            source = np.repeat(np.arange(n, dtype=np.int64), per_char)
     if unknown.size and not _measure_unknown(text, lens, unknown, source):
         return None
     if int(lens.sum()) != source.size:

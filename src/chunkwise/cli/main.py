@@ -17,6 +17,7 @@ from chunkwise.cli.output import counted, emit_json, emit_jsonl, preview, safe, 
 from chunkwise.cli.progress import IngestBar
 from chunkwise.cli.ranking import add_ranking_flags, ranking_options, rerank_options
 from chunkwise.cli.results import print_search, use_color
+from chunkwise.store import server_lost
 
 def _file_limits(p: argparse.ArgumentParser) -> None:
     """``--file-memory``/``--file-timeout``: the contained worker's limits per file (ingest, chunk, audit)."""
@@ -438,7 +439,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(_JsonErrorParser if wants_json else argparse.ArgumentParser)
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        try:
+            return args.func(args)
+        except Exception as exc:  # noqa: BLE001 — only a server store's broken connection is turned into a message
+            lost = server_lost(exc)
+            if lost is None:
+                raise
+            raise lost from None
     except ChunkwiseError as exc:
         if getattr(args, "json", False):  # machines read stdout: the error is the one JSON document
             emit_json({"error": str(exc), "exit_code": exc.exit_code})

@@ -137,8 +137,10 @@ def _chunk_view(doc: Document, chunker=None, **options: Any) -> list[Chunk]:
         chunks = chunker.chunk_from(doc.text, doc.body_start)  # front matter is blank (chunk_document)
     else:
         body = doc.text[doc.body_start :]
-        chunks = [replace(c, start_char=c.start_char + doc.body_start, end_char=c.end_char + doc.body_start)
-                  for c in chunker.chunk(body)]
+        chunks = chunker.chunk(body)
+        if doc.body_start:  # a copy per chunk only where the offsets move
+            chunks = [replace(c, start_char=c.start_char + doc.body_start, end_char=c.end_char + doc.body_start)
+                      for c in chunks]
     return attach_pages(chunks, doc.pages)
 
 

@@ -37,10 +37,11 @@ def door_config(config: ChunkConfig | None, options: Mapping, default: ChunkConf
 
 def make_preparer(config: ChunkConfig, *, acl=(), acl_map=None, embed_model: str = "none") -> Preparer:
     """The Preparer of a door: ingest's settings with the caller's default tags and acl map (the
-    same grammar, checked here); no clock (``ingested_at`` is ""), no embedder. The chunker is
-    built here, so a bad config or tokenizer is the caller's ConfigError, never one file's failure."""
+    same grammar, checked here); no clock (``ingested_at`` is ""), no embedder, no lexical fields
+    (nothing here indexes them; the records are the same). The chunker is built here, so a bad
+    config or tokenizer is the caller's ConfigError, never one file's failure."""
     preparer = Preparer(PrepareSettings(config, embed_model, AccessTags.parse(acl, "acl"),
-                                        parse_acl_map(acl_map or {}, "acl_map")))
+                                        parse_acl_map(acl_map or {}, "acl_map"), lexical=False))
     preparer.warm_up()
     return preparer
 

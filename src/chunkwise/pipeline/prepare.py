@@ -39,6 +39,10 @@ class PrepareSettings:
     now: str = ""
     late: object | None = None
     embedder: object | None = None
+    # Analyse each record's lexical fields where it is made (``Prepared.lexical``): ingest's single
+    # writer wants them; the doors that only show records (``chunkwise chunk``, the splitters) do not,
+    # and the analysis (stemming every word) cost them a third of their time.
+    lexical: bool = True
 
 
 @dataclass(frozen=True)
@@ -103,7 +107,8 @@ class Preparer:
         this once, so loading it counts against no file's time or memory limit. The stemmer of the
         lexical fields too (a native library: loaded under a small absolute limit it fails)."""
         self.chunker
-        LexicalFields.of("warm up")
+        if self.settings.lexical:
+            LexicalFields.of("warm up")
 
     @property
     def chunker(self):
@@ -158,7 +163,7 @@ class Preparer:
             except Exception:  # noqa: BLE001 — not this file's error: the embed stage runs the embedder
                 vectors = {}  # again for the keys it lacks, and its error is the run's, as without workers
         dicts = tuple(r.to_dict() for r in records)
-        lexical = {d["chunk_id"]: LexicalFields.of_record(d).values() for d in dicts}
+        lexical = {d["chunk_id"]: LexicalFields.of_record(d).values() for d in dicts} if s.lexical else {}
         return Prepared(task, doc.doc_id, doc.source, doc.title, str(meta.get("author") or ""),
                         str(meta.get("updated_at") or ""), dicts, plan,
                         access.reported, version_info(meta, records).to_json(), vectors, doc.warnings, lexical)

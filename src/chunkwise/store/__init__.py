@@ -17,6 +17,23 @@ def is_server_url(location) -> bool:
     return isinstance(location, (str, os.PathLike)) and os.fspath(location).startswith(_SERVER_SCHEMES)
 
 
+def server_lost(exc: BaseException):
+    """A ``StoreLost`` that says, on one line, what happened when ``exc`` is a server store's broken
+    connection (the PostgreSQL server stopped or restarted under a running command); else None.
+    The driver is not imported for this: without it loaded, no server store was used."""
+    import sys
+
+    from chunkwise.errors import StoreLost
+
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is None or not isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
+        return None
+    reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+    return StoreLost(f"lost the connection to the PostgreSQL store ({reason}): the server stopped or restarted "
+                     f"during the run; nothing half-written is kept (each document is written in one transaction): "
+                     f"run the command again to finish")
+
+
 def open_store(location: str | os.PathLike, *, readonly: bool = False, create: bool | None = None,
                timeout: float = 60.0) -> Store:
     """Open the store at a path (SQLite) or a ``postgresql://`` URL (the ``pg`` extra; the database
@@ -33,4 +50,4 @@ def open_store(location: str | os.PathLike, *, readonly: bool = False, create: b
 
 
 __all__ = ["DocumentDiff", "DocumentRow", "DocumentState", "Postings", "SQLiteStore", "ServableRows", "Store", "StoreBusy",
-           "StoreCounts", "StoredChunk", "VersionLink", "is_server_url", "open_store"]
+           "StoreCounts", "StoredChunk", "VersionLink", "is_server_url", "open_store", "server_lost"]

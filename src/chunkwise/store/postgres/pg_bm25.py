@@ -34,6 +34,10 @@ from chunkwise.lexical import FIELDS
 # is not met. At 1M generated chunks (owner, 60 queries, load 6-14): 2,000 gave p50 42.7 / p95 129.9 ms,
 # 5,000 68.5 / 379.7, 15,000 32.2 / 231.4 (docs/_figures/pgbm25.md).
 BUDGET = 2_000
+# A completion stage looks a term up by key for each surviving row (an index probe) unless the
+# term's permitted postings are fewer than this many times the rows: then it reads them (one index
+# range) and joins. Probes cost ~4-7x a posting read in a range at 1M chunks (EXPLAIN ANALYZE).
+PROBE_COST = 4
 _F = len(FIELDS)
 
 MIGRATION = """
@@ -145,41 +149,64 @@ def bound(idf: float, maxima: Sequence[int], shortest: int, weights: Sequence[fl
     return idf * tf * (k1 + 1) / (tf + norm)
 
 
-# One MaxScore round: the essential terms' permitted postings summed per row (index ranges of the
-# primary key: lexeme, then each permitted tag set), the n-th best partial score (``cut``), and the
-# rows that may still reach it completed by index probes (LATERAL with LIMIT 1, so it is not
-# flattened into a join: one probe per candidate and term, never a scan of a common term's
-# postings). Completion runs twice: the ``m`` best partial scores first, whose n-th best full score
-# (>= cut: each full score is >= its partial) then bounds which other rows are worth probing; only
-# the rows within ``slack`` of the n-th best full score leave the server.
+# One MaxScore round, one statement: the essential terms' permitted postings summed per row (index
+# ranges of the primary key: lexeme, then each permitted tag set); the n-th best partial score
+# (``cut``); the ``m`` best partial rows completed (the other terms looked up by key), whose n-th
+# best full score, with ``cut`` and the previous rounds' bound (``floor``), is ``bound``: n real rows
+# score at least it, so the n-th best full score does too. When the other terms' bounds sum below
+# it, only rows of the essential postings can reach the top, and they are completed one other term
+# at a time, highest bound first, each row dropped as soon as its score so far plus the bounds of
+# the terms still to add falls below ``bound`` (one probe per surviving row and term: LATERAL with
+# LIMIT 1, so it is never flattened into a scan of a common term's postings). Only the rows within
+# ``slack`` of the n-th best full score leave the server, with every term's counts (a few probes).
 # Tag-set ids are bound as int4[] so they are index conditions.
-_PROBE = """SELECT {c}.key, q.i, q.idf, p.len, p.f0, p.f1, p.f2 FROM {c} CROSS JOIN q CROSS JOIN LATERAL
-    (SELECT p.len, p.f0, p.f1, p.f2 FROM postings p WHERE p.lexeme = q.lexeme AND p.set_id = {c}.set_id
-     AND p.key = {c}.key{fields} LIMIT 1) p"""
-_SCORE = """WITH q AS (SELECT * FROM unnest(%(ls)s::text[], %(idf)s::float8[], %(ess)s::bool[]) WITH ORDINALITY
-                       AS t(lexeme, idf, essential, i)),
- s AS MATERIALIZED (SELECT p.key, p.set_id, sum(q.idf * ({w}) * (%(k1)s + 1)
-                    / (({w}) + %(k1)s * (1 - %(b)s + %(b)s * p.len / %(avgdl)s))) AS score
+_CONTRIB = "{x} * ({w}) * (%(k1)s + 1) / (({w}) + %(k1)s * (1 - %(b)s + %(b)s * p.len / %(avgdl)s))"
+_LOOKUP = "FROM postings p WHERE p.lexeme = {lx} AND p.set_id = {c}.set_id AND p.key = {c}.key{fields} LIMIT 1"
+_HEAD = """WITH q AS (SELECT * FROM unnest(%(ls)s::text[], %(idf)s::float8[]) WITH ORDINALITY AS t(lexeme, idf, i)),
+ s AS MATERIALIZED (SELECT p.key, p.set_id, sum({contrib_q}) AS score
                     FROM q JOIN postings p ON p.lexeme = q.lexeme AND p.set_id = ANY(%(sets)s::int4[])
-                    WHERE q.essential{fields} GROUP BY p.key, p.set_id),
- facts AS MATERIALIZED (SELECT cut, matched, %(every)s OR (cut IS NOT NULL AND %(rest)s < cut * (1 - %(slack)s)) AS ok
-                        FROM (SELECT (SELECT score FROM s ORDER BY score DESC LIMIT 1 OFFSET %(last)s) AS cut,
-                              (SELECT count(*) FROM s) AS matched) t),
- c0 AS MATERIALIZED (SELECT s.key, s.set_id FROM s, facts WHERE facts.ok ORDER BY s.score DESC LIMIT %(m)s),
- r0 AS MATERIALIZED ({probe0}),
- f0 AS (SELECT p.key, sum(p.idf * ({w}) * (%(k1)s + 1) / (({w}) + %(k1)s * (1 - %(b)s + %(b)s * p.len / %(avgdl)s)))
-        AS score FROM r0 p GROUP BY p.key),
- theta AS MATERIALIZED (SELECT greatest(facts.cut, (SELECT score FROM f0 ORDER BY score DESC LIMIT 1 OFFSET %(last)s))
-                        AS bound FROM facts),
- c1 AS MATERIALIZED (SELECT s.key, s.set_id FROM s, facts, theta WHERE facts.ok AND s.key NOT IN (SELECT key FROM c0)
-       AND (%(every)s OR s.score + %(rest)s >= theta.bound * (1 - %(slack)s))),
- x AS MATERIALIZED ({probe1} UNION ALL SELECT * FROM r0),
- fx AS MATERIALIZED (SELECT p.key, sum(p.idf * ({w}) * (%(k1)s + 1)
-                     / (({w}) + %(k1)s * (1 - %(b)s + %(b)s * p.len / %(avgdl)s))) AS score FROM x p GROUP BY p.key),
- keep AS (SELECT key FROM fx WHERE score >= coalesce((SELECT score FROM fx ORDER BY score DESC LIMIT 1 OFFSET %(last)s),
-          '-Infinity'::float8) * (1 - %(slack)s))
-SELECT f.cut, f.matched, y.key, y.i, y.len, y.f0, y.f1, y.f2 FROM facts f
-  LEFT JOIN (SELECT x.* FROM x WHERE x.key IN (SELECT key FROM keep)) y ON true"""
+                    WHERE q.i = ANY(%(ess)s::int8[]){fields} GROUP BY p.key, p.set_id),
+ facts AS MATERIALIZED (SELECT (SELECT score FROM s ORDER BY score DESC LIMIT 1 OFFSET %(last)s) AS cut,
+                        (SELECT count(*) FROM s) AS matched),
+ c0 AS MATERIALIZED (SELECT s.key, s.set_id, s.score FROM s ORDER BY s.score DESC LIMIT %(m)s),
+ f0 AS MATERIALIZED (SELECT c0.key, c0.score + coalesce((SELECT sum(p.c) FROM q CROSS JOIN LATERAL
+                     (SELECT {contrib_q} AS c {lookup_q}) p WHERE NOT q.i = ANY(%(ess)s::int8[])), 0) AS score FROM c0),
+ ok AS MATERIALIZED (SELECT t.bound, %(every)s OR (t.bound IS NOT NULL AND %(rest)s < t.bound * (1 - %(slack)s)) AS ok
+                     FROM (SELECT greatest(facts.cut, %(floor)s::float8,
+                           (SELECT score FROM f0 ORDER BY score DESC LIMIT 1 OFFSET %(last)s)) AS bound FROM facts) t),
+ a0 AS MATERIALIZED (SELECT s.key, s.set_id, s.score FROM s, ok
+                     WHERE ok.ok AND (%(every)s OR s.score + %(r0)s >= ok.bound * (1 - %(slack)s)))"""
+_STAGE = """,
+ t{j} AS MATERIALIZED (SELECT p.key, p.set_id, {contrib} AS c FROM postings p WHERE p.lexeme = %(l{t})s
+                       AND p.set_id = ANY(%(sets)s::int4[]){fields} AND (SELECT count(*) FROM a{i}) * %(ratio)s >= %(df{t})s),
+ a{j} AS MATERIALIZED (SELECT a.key, a.set_id, a.score + coalesce(p.c, 0) AS score FROM a{i} a
+                     LEFT JOIN LATERAL (SELECT {contrib} AS c {lookup}) p ON true, ok
+                     WHERE (SELECT count(*) FROM a{i}) * %(ratio)s < %(df{t})s
+                       AND a.score + coalesce(p.c, 0) + %(r{j})s >= ok.bound * (1 - %(slack)s)
+                     UNION ALL
+                     SELECT a.key, a.set_id, a.score + coalesce(t.c, 0) FROM a{i} a
+                     LEFT JOIN t{j} t ON t.key = a.key AND t.set_id = a.set_id, ok
+                     WHERE (SELECT count(*) FROM a{i}) * %(ratio)s >= %(df{t})s
+                       AND a.score + coalesce(t.c, 0) + %(r{j})s >= ok.bound * (1 - %(slack)s))"""
+_TAIL = """,
+ keep AS MATERIALIZED (SELECT a.key, a.set_id FROM a{j} a WHERE a.score >= coalesce(
+                       (SELECT score FROM a{j} ORDER BY score DESC LIMIT 1 OFFSET %(last)s), '-Infinity'::float8) * (1 - %(slack)s)),
+ y AS (SELECT keep.key, q.i, p.len, p.f0, p.f1, p.f2 FROM keep CROSS JOIN q CROSS JOIN LATERAL
+       (SELECT p.len, p.f0, p.f1, p.f2 {lookup_keep}) p)
+SELECT facts.cut, facts.matched, ok.bound, y.key, y.i, y.len, y.f0, y.f1, y.f2 FROM facts CROSS JOIN ok LEFT JOIN y ON true"""
+
+
+def _round_sql(others: Sequence[int], fields: Sequence[str]) -> str:
+    """The statement of one round whose non-essential terms are ``others`` (query positions from 0,
+    highest bound first): one completion stage per term."""
+    w = " + ".join(f"%(w{i})s * p.f{i}" for i in range(_F))
+    where = _field_filter(fields)
+    sql = _HEAD.format(contrib_q=_CONTRIB.format(x="q.idf", w=w), fields=where,
+                       lookup_q=_LOOKUP.format(lx="q.lexeme", c="c0", fields=where))
+    for j, t in enumerate(others, 1):
+        sql += _STAGE.format(j=j, i=j - 1, t=t, fields=where, contrib=_CONTRIB.format(x=f"%(x{t})s", w=w),
+                             lookup=_LOOKUP.format(lx=f"%(l{t})s", c="a", fields=where))
+    return sql + _TAIL.format(j=len(others), lookup_keep=_LOOKUP.format(lx="q.lexeme", c="keep", fields=where))
 
 
 def top(db, lexemes: Sequence[str], idf: Sequence[float], stats: dict, sets: Sequence[int], avgdl: float, n: int,
@@ -198,32 +225,29 @@ def top(db, lexemes: Sequence[str], idf: Sequence[float], stats: dict, sets: Seq
             break
         essential.add(i)
         held += stats[lexemes[i]][0]
-    weighted = " + ".join(f"%(w{i})s * p.f{i}" for i in range(_F))
-    where = _field_filter(fields)
-    sql = _SCORE.format(w=weighted, fields=where, probe0=_PROBE.format(c="c0", fields=where),
-                        probe1=_PROBE.format(c="c1", fields=where))
     args = {"ls": list(lexemes), "idf": [float(x) for x in idf], "sets": list(sets), "k1": float(k1), "b": float(b),
             "avgdl": float(avgdl or 1.0), "last": int(n) - 1, "slack": float(slack), "m": 2 * int(n) + 8,
-            **{f"w{i}": w for i, w in enumerate(weights)}}
+            **{f"w{i}": w for i, w in enumerate(weights)}, **{f"l{i}": lx for i, lx in enumerate(lexemes)},
+            **{f"x{i}": float(x) for i, x in enumerate(idf)}, "ratio": PROBE_COST,
+            **{f"df{i}": int(stats[lx][0]) for i, lx in enumerate(lexemes)}}
+    floor = None
     while True:
-        rest = sum(ub[i] for i in range(len(lexemes)) if i not in essential)
-        every = len(essential) == len(lexemes)
-        rows = db.execute(sql, {**args, "ess": [i in essential for i in range(len(lexemes))], "rest": float(rest),
-                                "every": False}).fetchall()
-        cut, matched = rows[0][0], int(rows[0][1])
-        if every and cut is None:  # fewer than n rows hold any term: all of them are candidates
-            rows = db.execute(sql, {**args, "ess": [True] * len(lexemes), "rest": 0.0, "every": True}).fetchall()
-            return matched, [r[2:] for r in rows if r[2] is not None]
-        if every or (cut is not None and rest < cut * (1 - slack)):
-            return matched, [r[2:] for r in rows if r[2] is not None]
+        others = [i for i in order if i not in essential]  # highest bound first
+        rest = sum(ub[i] for i in others)
+        every = not others
+        left = [rest - sum(ub[i] for i in others[:j]) for j in range(len(others) + 1)]
+        rows = db.execute(_round_sql(others, fields), {
+            **args, "ess": [i + 1 for i in sorted(essential)], "rest": float(rest), "every": every, "floor": floor,
+            **{f"r{j}": float(r) for j, r in enumerate(left)}}).fetchall()
+        matched, floor = int(rows[0][1]), rows[0][2]
+        if every or (floor is not None and rest < floor * (1 - slack)):
+            return matched, [r[3:] for r in rows if r[3] is not None]
         # Other terms could still lift a row past the bound: the next highest become essential, until
-        # the bound is met (known cut) or another budget's worth of postings joins (fewer than n rows yet).
+        # the bound is met (known bound) or another budget's worth of postings joins (fewer than n rows yet).
         grown = 0
-        for i in order:
-            if i in essential:
-                continue
+        for i in others:
             essential.add(i)
             rest -= ub[i]
             grown += stats[lexemes[i]][0]
-            if (rest < cut * (1 - slack)) if cut is not None else grown >= budget:
+            if (rest < floor * (1 - slack)) if floor is not None else grown >= budget:
                 break

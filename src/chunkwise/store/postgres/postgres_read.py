@@ -368,13 +368,16 @@ class PostgresReads:
             rows = self._hnsw_whole_ties(args, dim, n, allowed, total)
         if rows is None:
             # A zero vector's distance is NaN in pgvector; the retriever scores it 0 (distance 1).
+            # Only (key, distance) of every permitted row is kept; the vectors of the few within
+            # the cut are read again: the scan no longer carries every permitted row's vector.
             rows = self.db.execute(
-                f"WITH s AS MATERIALIZED (SELECT c.key, v.vector, coalesce(nullif(v.vector <=> %(q)s, 'NaN'), 1) AS d"
+                f"WITH s AS MATERIALIZED (SELECT c.key, c.embed_key, c.chunk_id,"
+                f" coalesce(nullif(v.vector <=> %(q)s, 'NaN'), 1) AS d"
                 f" FROM chunks c JOIN vectors v ON v.embed_key = c.embed_key WHERE {_PERMITTED}),"
                 " cut AS (SELECT d FROM s ORDER BY d LIMIT 1 OFFSET %(last)s)"
-                " SELECT c.key, s.vector FROM s JOIN chunks c ON c.key = s.key"
+                " SELECT s.key, v.vector FROM s JOIN vectors v ON v.embed_key = s.embed_key"
                 " WHERE s.d <= coalesce((SELECT d FROM cut), 'Infinity'::float8) + %(slack)s"
-                ' ORDER BY s.d, c.chunk_id COLLATE "C"',
+                ' ORDER BY s.d, s.chunk_id COLLATE "C"',
                 {**args, "last": n - 1, "slack": DISTANCE_SLACK}).fetchall()
         return rows
 
