@@ -213,7 +213,13 @@ def test_ray_store_is_the_local_store_and_reruns_converge(tmp_path, cluster):
     (docs / "deep.md").write_text(NESTED, encoding="utf-8")
     (docs / "empty.md").write_text("", encoding="utf-8")
     # One batch holds all 26 files: the segfault costs its own file, the rest of the batch comes back.
-    local, remote = run(docs, tmp_path / "local.db"), run(docs, tmp_path / "ray.db", ray_executor(prepare_batch=64))
+    # The memory limit is absolute and a contained process spawned by a Ray actor starts larger than
+    # a local one: under 256 MB the parser there may fail to allocate the stack it overflows on
+    # deep.md (a panic: the Python parser takes over) where the local one segfaults; with room
+    # both segfault.
+    roomy = Limits(memory_mb=2048, seconds=LIMITS.seconds)
+    local = run(docs, tmp_path / "local.db", limits=roomy)
+    remote = run(docs, tmp_path / "ray.db", ray_executor(prepare_batch=64, limits=roomy), limits=roomy)
     assert remote.to_dict() == local.to_dict() and local.added > 24
     assert [e["path"] for e in remote.errors] == ["deep.md"]
     assert content(tmp_path / "local.db") == content(tmp_path / "ray.db")
