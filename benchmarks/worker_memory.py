@@ -6,7 +6,8 @@ checkout where ``--workers 1`` parses in the main process; ``--after``, this one
 ``--repeat`` times each, on ordinary files: the Docling test documents (DOCX, HTML, Markdown)
 and the Chroma benchmark's Markdown (``../shared/data``), hashing embedder (cheap: the worker's cost
 is the largest share it can be), ``--workers 1``, a fresh store each run. Reported: the median wall
-time and the after/before ratio.
+time and the after/before ratio, and the same for CPU time (main process and workers, user and
+system: what a loaded machine does not inflate).
 
 Hostile, each inside the extraction guards: a DOCX whose ``document.xml`` inflates to ``--docx-mb``
 MB of varied words, with 10 MB of media (about 28 MB on disk), and a Markdown file of one
@@ -44,9 +45,10 @@ except SystemExit as exc:
     code = exc.code
 except BaseException as exc:  # a MemoryError in the main process is a figure too
     code = type(exc).__name__
-self_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-children_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-print(json.dumps({"code": code, "main_mb": self_mb, "worker_mb": children_mb}), file=sys.stderr)
+me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"code": code, "main_mb": me.ru_maxrss / 1024, "worker_mb": kids.ru_maxrss / 1024,
+                  "main_cpu_s": me.ru_utime + me.ru_stime, "worker_cpu_s": kids.ru_utime + kids.ru_stime}),
+      file=sys.stderr)
 """
 
 
@@ -121,16 +123,20 @@ def speed(before: str, after: str, work: Path, repeat: int) -> dict:
     root = ordinary(work)
     files = sum(1 for p in root.rglob("*") if p.is_file())
     walls: dict[str, list[float]] = {"before": [], "after": []}
+    cpus: dict[str, list[float]] = {"before": [], "after": []}  # main + workers, user + system
     chunks = {}
     for i in range(repeat):
         for name, src in (("before", before), ("after", after)):
             db = work / f"{name}-{i}.db"
             wall, figures, out = cli(src, ingest_args(root, db))
             walls[name].append(wall)
+            cpus[name].append(figures.get("main_cpu_s", 0.0) + figures.get("worker_cpu_s", 0.0))
             chunks[name] = json.loads(out)["in_store"]
-            print(f"  speed {name} run {i}: {wall:.2f} s", file=sys.stderr, flush=True)
+            print(f"  speed {name} run {i}: {wall:.2f} s, cpu {cpus[name][-1]:.2f} s", file=sys.stderr, flush=True)
     med = {k: statistics.median(v) for k, v in walls.items()}
-    return {"files": files, "chunks": chunks, "median_s": med, "runs": walls, "ratio": med["after"] / med["before"]}
+    cpu_med = {k: statistics.median(v) for k, v in cpus.items()}
+    return {"files": files, "chunks": chunks, "median_s": med, "runs": walls, "ratio": med["after"] / med["before"],
+            "median_cpu_s": cpu_med, "cpu_runs": cpus, "cpu_ratio": cpu_med["after"] / cpu_med["before"]}
 
 
 def hostile(before: str, after: str, work: Path, docx_mb: int, line_mb: int, limit_gb: float) -> list[dict]:

@@ -1,7 +1,7 @@
 """``RecordPack``: what a worker sends back is one bytes value that reads back as the same records."""
 import pickle
 
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from chunkwise.pipeline.pack import RecordPack
 
@@ -36,3 +36,38 @@ def test_a_pack_unpickles_as_one_bytes_value_not_a_graph():
     packed, pack = _peak(pickle.dumps(RecordPack.of(rs)))
     assert packed < graph / 2, (packed, graph)  # the dicts, lists and small strings are never built
     assert packed < pack.nbytes * 1.5 and list(pack) == rs
+
+
+lexical = st.dictionaries(st.text(max_size=6), st.tuples(st.text(max_size=8), st.text(max_size=4), st.text(max_size=4)),
+                          max_size=12)
+
+
+@settings(deadline=None)
+@given(lexical)
+def test_a_lexical_pack_reads_back_as_its_mapping(lex):
+    from chunkwise.pipeline.pack import LexicalPack
+
+    pack = pickle.loads(pickle.dumps(LexicalPack.of(lex)))
+    assert dict(pack) == lex and list(pack) == list(lex) and len(pack) == len(lex)
+    assert all(k in pack and pack[k] == v for k, v in lex.items()) and "\x00absent" not in pack
+
+
+def test_a_big_pack_crosses_as_a_file_that_the_receiver_unlinks(tmp_path, monkeypatch):
+    """Over ``SPOOL_BYTES`` a pack pickles as a file's name; unpickling opens and unlinks the file
+    and reads records from it (nothing of it is held in memory, nothing is left on disk)."""
+    from array import array
+
+    from chunkwise.pipeline import pack as packing
+
+    monkeypatch.setattr(packing, "SPOOL_BYTES", 1000)
+    rs = [{"chunk_id": f"c{i}", "text": f"record {i} " * 20} for i in range(50)]
+    data = pickle.dumps(RecordPack.of(rs).spooled(str(tmp_path)))
+    assert len(data) < 2000 and len(list(tmp_path.iterdir())) == 1
+    got = pickle.loads(data)
+    assert list(tmp_path.iterdir()) == [] and got.nbytes < 1000
+    assert list(got) == rs and got[-1] == rs[-1] and pickle.loads(pickle.dumps(got)) == rs
+    vectors = {f"k{i}": array("f", [float(i)] * 64) for i in range(40)}
+    keyed = pickle.loads(pickle.dumps(packing.KeyedPack.of(vectors).spooled(str(tmp_path))))
+    assert list(tmp_path.iterdir()) == [] and dict(keyed) == vectors and "k3" in keyed and "k99" not in keyed
+    small = RecordPack.of(rs[:1])
+    assert small.spooled(str(tmp_path)) is small  # under the threshold: bytes, no file

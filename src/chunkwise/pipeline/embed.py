@@ -10,11 +10,41 @@ to be written with it; the store is the vector cache (by embed_key) for everythi
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from chunkwise.pipeline.prepare import Prepared, PrepareFailure
 
 Vectors = dict[str, list[float]]
+
+
+class Carried(Mapping):
+    """The vectors a document brought from where it was prepared (``source``, packed when it came
+    from a worker: ``pipeline.pack``), restricted to ``keys`` (those the store lacks), plus the ones
+    embedded here (``extra``). Read from ``source`` when asked: a big document's vectors are never
+    all held at once by this process (the writer takes them a batch at a time)."""
+
+    def __init__(self, source: Mapping, keys: set[str], extra: Mapping | None = None) -> None:
+        self.source, self.keys, self.extra = source, keys, extra or {}
+
+    def plus(self, extra: Mapping) -> "Carried":
+        return Carried(self.source, self.keys, {**self.extra, **extra}) if extra else self
+
+    def __getitem__(self, key: str):
+        if key in self.extra:
+            return self.extra[key]
+        if key in self.keys:
+            return self.source[key]
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.keys
+        yield from (k for k in self.extra if k not in self.keys)
+
+    def __len__(self) -> int:
+        return len(self.keys) + sum(1 for k in self.extra if k not in self.keys)
+
+    def __contains__(self, key) -> bool:
+        return key in self.extra or key in self.keys
 
 
 class EmbedStage:
@@ -41,12 +71,12 @@ class EmbedStage:
                 if not waiting:
                     yield item, {}
                 else:
-                    waiting.append((item, set(), {}))
+                    waiting.append((item, set(), Carried({}, set())))
                 continue
             keys = {r["embed_key"]: i for i, r in enumerate(item.records)}
             fresh = [k for k in keys if k not in wanted]
             missing = self.store.missing_vectors(fresh) if fresh else set()
-            carried = {k: item.vectors[k] for k in missing if k in item.vectors}
+            carried = Carried(item.vectors, {k for k in missing if k in item.vectors})
             if carried:
                 self.texts_embedded += len(carried)
                 if self.on_embedded:
@@ -63,7 +93,7 @@ class EmbedStage:
     def _flush(self, waiting, wanted: dict[str, tuple[Prepared, int]]):
         vectors = self.encode(wanted)
         for item, keys, carried in waiting:
-            yield item, {**carried, **{k: vectors[k] for k in keys if k in vectors}}
+            yield item, carried.plus({k: vectors[k] for k in keys if k in vectors})
 
     def encode(self, wanted: dict[str, tuple[Prepared, int]]) -> Vectors:
         """Vectors for ``wanted`` (key -> a document and record index holding it)."""

@@ -36,6 +36,7 @@ from chunkwise.enrich.versions import RECIPE as VERSIONS_RECIPE
 from chunkwise.errors import ChunkwiseError, ConfigError, StoreWriteError
 from chunkwise.pipeline.chunk import make_chunker
 from chunkwise.pipeline.embed import EmbedStage
+from chunkwise.pipeline.pack import PackingPreparer
 from chunkwise.pipeline.executors import Executor, contained, prepare_and_embed, session
 from chunkwise.pipeline.prepare import Prepared, PrepareFailure, Preparer, PrepareSettings, PrepareTask
 from chunkwise.pipeline.progress import NoProgress, Progress
@@ -160,7 +161,10 @@ def ingest(
         # A cheap embedder (hashing) runs where each document is prepared, in the workers.
         local = embedder if late is None and not dry_run and getattr(embedder, "cheap", False) else None
         settings = PrepareSettings(config, model, acl, acl_map, now, late, local)
-        preparer, executor = Preparer(settings, r.chunker), executor or contained(workers, limits)
+        executor = executor or contained(workers, limits)
+        # A big PDF's pages are shared among the pool's workers (pipeline/split.py) where the
+        # executor runs split items (the contained pool; not Ray's actors).
+        preparer = Preparer(settings, r.chunker, split=getattr(executor, "shares", 1))
         scope.enter_context(session(executor))
         run = None if dry_run else store.start_run(now)
         embed = EmbedStage(store, None if dry_run else (late or embedder), late=late, on_embedded=progress.embedded)
@@ -257,6 +261,10 @@ def _stages(executor, preparer, tasks, embed, progress, store, write, timeout):
     """(item, vectors) from *prepare* and *embed*; with an executor that writes on its workers (Ray
     on a store that takes parallel writers) the items come back already written (``Written``)."""
     if write.dry_run or not getattr(executor, "writes_in_workers", lambda _: False)(store):
+        from chunkwise.sandbox import PoolExecutor
+
+        if isinstance(executor, PoolExecutor):  # records cross a pipe: packed, written a batch at a time
+            preparer = PackingPreparer(preparer)
         return prepare_and_embed(executor, preparer, tasks, embed, progress)
     spec = WriteSpec(store.opens_with, write.root, write.inputs, write.now, write.model, write.embedding, timeout)
     return ((item, {}) for item in executor.prepare_embed_write(preparer, tasks, embed, spec, progress))

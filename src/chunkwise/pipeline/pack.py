@@ -6,34 +6,89 @@ so a 60 MB document's records took the calling process to gigabytes although it 
 file. A :class:`RecordPack` pickles as one bytes value (each record pickled on its own, and their
 offsets) and unpickles as that one value; records are decoded one at a time as the caller reads
 them, so a command that streams them (``chunkwise chunk --json``) holds one record beyond the pack.
+
+Ingest goes one step further (issue 25, item 9): a pack over ``SPOOL_BYTES`` is *spooled*, written
+by the worker to a file it names in what it sends back; the receiving process opens the file,
+unlinks it at once (nothing is left behind whatever happens next) and reads each record from it
+when asked. So ingest's main process holds a big document's offsets and ids, never its text,
+lexical fields or vectors, and writes it a batch at a time (``pipeline.write``).
 """
 from __future__ import annotations
 
+import io
+import os
 import pickle
+import tempfile
 from array import array
-from collections.abc import Sequence
-from typing import Iterable, Iterator
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Iterable, Iterator
+
+if TYPE_CHECKING:
+    from chunkwise.pipeline.prepare import Preparer
+
+
+SPOOL_BYTES = 16 << 20  # a pack bigger than this crosses from a worker as a file (``spooled``)
+
+
+class Spool:
+    """The bytes of a spooled pack: an open file already unlinked, read a slice at a time."""
+
+    __slots__ = ("_file", "size")
+
+    def __init__(self, path: str) -> None:
+        self._file = open(path, "rb")  # noqa: SIM115 — closed when the pack is collected
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        self.size = os.fstat(self._file.fileno()).st_size
+
+    def __getitem__(self, span: slice) -> bytes:
+        return os.pread(self._file.fileno(), span.stop - span.start, span.start)
+
+    def __len__(self) -> int:
+        return self.size
+
+
+def _unspool(path: str, ends: array) -> RecordPack:
+    return RecordPack(Spool(path), ends)
 
 
 class RecordPack(Sequence):
-    """An immutable sequence of record dicts (``ChunkRecord.to_dict()`` each), stored packed."""
+    """An immutable sequence of record dicts (``ChunkRecord.to_dict()`` each), stored packed: in
+    bytes, or in a spooled file (``spooled``)."""
 
-    __slots__ = ("_blob", "_ends")
+    __slots__ = ("_blob", "_ends", "_path")
 
-    def __init__(self, blob: bytes, ends: array) -> None:
-        self._blob, self._ends = blob, ends
+    def __init__(self, blob, ends: array) -> None:
+        self._blob, self._ends, self._path = blob, ends, None
+
+    def spooled(self, directory: str | None = None) -> RecordPack:
+        """This pack, to pickle as the name of a file holding its bytes (when it is over
+        ``SPOOL_BYTES``; else itself). The process that unpickles it opens and unlinks the file."""
+        if isinstance(self._blob, Spool) or len(self._blob) <= SPOOL_BYTES:
+            return self
+        fd, path = tempfile.mkstemp(prefix="chunkwise-pack-", dir=directory)
+        with os.fdopen(fd, "wb") as f:
+            f.write(self._blob)
+        out = RecordPack(b"", self._ends)
+        out._path = path
+        return out
 
     @classmethod
     def of(cls, records: Iterable[dict]) -> RecordPack:
-        parts, ends, at = [], array("Q"), 0
+        out, ends = io.BytesIO(), array("Q")  # written as it goes: no list of parts joined into a copy
         for record in records:
-            data = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
-            parts.append(data)
-            at += len(data)
-            ends.append(at)
-        return cls(b"".join(parts), ends)
+            out.write(pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL))
+            ends.append(out.tell())
+        return cls(out.getvalue(), ends)
 
     def __reduce__(self):
+        if self._path is not None:
+            return (_unspool, (self._path, self._ends))
+        if isinstance(self._blob, Spool):
+            return (RecordPack, (self._blob[0:len(self._blob)], self._ends))
         return (RecordPack, (self._blob, self._ends))
 
     def __len__(self) -> int:
@@ -41,6 +96,8 @@ class RecordPack(Sequence):
 
     def _one(self, i: int) -> dict:
         start = self._ends[i - 1] if i else 0
+        if isinstance(self._blob, Spool):
+            return pickle.loads(self._blob[start:self._ends[i]])
         return pickle.loads(memoryview(self._blob)[start:self._ends[i]])
 
     def __getitem__(self, i):
@@ -63,5 +120,68 @@ class RecordPack(Sequence):
 
     @property
     def nbytes(self) -> int:
-        """What the pack holds in memory: its bytes and offsets."""
-        return len(self._blob) + self._ends.itemsize * len(self._ends)
+        """What the pack holds in memory: its bytes (none when spooled) and offsets."""
+        held = 0 if isinstance(self._blob, Spool) else len(self._blob)
+        return held + self._ends.itemsize * len(self._ends)
+
+
+class KeyedPack(Mapping):
+    """A mapping (``Prepared.lexical``: chunk_id -> analysed (body, title, heading); ``Prepared.vectors``:
+    embed_key -> float32 array) stored packed: as a dict they are object graphs the size of the text
+    again, or of every vector, that unpickled in ingest's main process whole."""
+
+    __slots__ = ("_keys", "_pack", "_at")
+
+    def __init__(self, keys: tuple[str, ...], pack: RecordPack) -> None:
+        self._keys, self._pack, self._at = keys, pack, None
+
+    @classmethod
+    def of(cls, mapping: Mapping) -> KeyedPack:
+        return cls(tuple(mapping), RecordPack.of(mapping.values()))
+
+    def spooled(self, directory: str | None = None) -> KeyedPack:
+        return KeyedPack(self._keys, self._pack.spooled(directory))
+
+    def __reduce__(self):
+        return (KeyedPack, (self._keys, self._pack))
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __contains__(self, key) -> bool:
+        return key in self._index()
+
+    def _index(self) -> dict:
+        if self._at is None:
+            self._at = {k: i for i, k in enumerate(self._keys)}
+        return self._at
+
+    def __getitem__(self, key):
+        return self._pack[self._index()[key]]
+
+
+LexicalPack = KeyedPack  # the name the lexical fields are packed under
+
+
+class PackingPreparer:
+    """``Preparer`` whose ``Prepared`` comes back with its records and lexical fields packed: one
+    bytes value each through the pipe instead of object graphs several times the text's size, so
+    the writer (``pipeline.write``) decodes and writes a document a batch of records at a time."""
+
+    def __init__(self, preparer: Preparer) -> None:
+        self.preparer = preparer
+
+    def warm_up(self) -> None:
+        self.preparer.warm_up()
+
+    def __call__(self, task):
+        from chunkwise.pipeline.prepare import Prepared
+
+        out = self.preparer(task)
+        if not isinstance(out, Prepared):
+            return out
+        return replace(out, records=RecordPack.of(out.records).spooled(),
+                       lexical=KeyedPack.of(out.lexical).spooled(), vectors=KeyedPack.of(out.vectors).spooled())

@@ -5,6 +5,13 @@ since it was prepared), then inserts, in-place refreshes, deletes and the vector
 Seed 001 block 7: ids only in the new set are added, ids only in the store removed, ids in both
 kept; a kept chunk is re-embedded only when its embed_key changed and its metadata is refreshed in
 place; a document whose bytes and inputs are unchanged is skipped.
+
+Streamed (issue 25, item 9): a document is written ``BATCH_RECORDS`` records at a time inside its
+one transaction (``Store.write_streamed``). Its records arrive packed from the worker
+(``pipeline.pack``) and are decoded a batch at a time; the diff against the stored document is
+taken per batch from the stored chunk ids and embed keys (small) and the stored records of that
+batch's kept ids only. So the writer never holds every record dict of a big document, and the
+result (rows, counts, releases carried over) is the whole-document diff's, batch by batch.
 """
 from __future__ import annotations
 
@@ -12,6 +19,7 @@ import contextlib
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import PurePosixPath
+from typing import Iterator, Mapping
 
 from chunkwise.pipeline.prepare import Prepared
 from chunkwise.review import carry
@@ -103,6 +111,44 @@ def diff(old: dict, new: dict, stats: IngestStats, counts_embedding: bool):
     return added, updated, removed, need
 
 
+class DocumentPlan:
+    """One document's streamed write (``Store.write_streamed`` drives it inside the transaction):
+    ``begin`` decides whether to write at all, ``parts`` yields the new records a batch at a time,
+    ``diff`` takes a batch's difference against the stored records of its kept ids, ``removal`` the
+    ids no batch held. ``begin`` resets what was counted: a retried write starts again."""
+
+    def __init__(self, stage: "WriteStage", doc: Prepared, vectors: Mapping, batch: int) -> None:
+        self.stage, self.doc, self.vectors, self.batch = stage, doc, vectors, max(1, batch)
+        self.stats, self.needed = IngestStats(), set()
+
+    def begin(self, state: DocumentState | None) -> bool:
+        self.stats, self.needed = IngestStats(), set()
+        if unchanged(state, self.doc.task.sha256, self.stage.inputs):
+            self.stats.skipped_documents, self.stats.unchanged = 1, state.chunk_count
+            return False
+        return True
+
+    def parts(self) -> Iterator[list[dict]]:
+        records = self.doc.records
+        for i in range(0, len(records), self.batch):
+            yield list(records[i : i + self.batch])
+
+    def diff(self, old: dict, part: list[dict]) -> DocumentDiff:
+        stage = self.stage
+        added, updated, _, need = diff(old, {r["chunk_id"]: r for r in part}, self.stats, stage.embedding)
+        self.needed.update(r["embed_key"] for r in need)
+        vectors = {}
+        if stage.embedding:  # the vectors the embed stage gave for this batch's keys (the store lacked them)
+            vectors = {r["embed_key"]: self.vectors[r["embed_key"]] for r in part if r["embed_key"] in self.vectors}
+        lexical = self.doc.lexical
+        return DocumentDiff(added, updated, (), vectors, stage.model,
+                            {r["chunk_id"]: lexical[r["chunk_id"]] for r in part if r["chunk_id"] in lexical})
+
+    def removal(self, removed: list[str]) -> DocumentDiff:
+        self.stats.removed += len(removed)
+        return DocumentDiff(removed=removed, vector_model=self.stage.model)
+
+
 class WriteStage:
     """Writes prepared documents. In ``batched()`` (a store with ``batch()``: SQLite) documents
     share a transaction, each still atomic on its own (a savepoint), committed by ``idle()`` (the
@@ -111,6 +157,7 @@ class WriteStage:
 
     BATCH_DOCS = 256
     BATCH_SECONDS = 1.0
+    BATCH_RECORDS = 512  # records decoded and written at a time within one document's transaction
 
     def __init__(self, store, *, root: str, inputs: str, now: str, model: str, embedding: bool,
                  stats: IngestStats, dry_run: bool = False) -> None:
@@ -150,33 +197,26 @@ class WriteStage:
                            doc.title, doc.author, doc.updated_at, self.now, len(doc.records), doc.versioning)
 
     def write(self, doc: Prepared, vectors: dict, repair=None) -> None:
-        """Write one document (a dry run only counts). ``repair(doc, keys)``: vectors for needed keys
-        the store lost since they were checked. Raises ChunkwiseError for this document only."""
-        new = {r["chunk_id"]: r for r in doc.records}
-        delta = IngestStats()
+        """Write one document (a dry run only counts), ``BATCH_RECORDS`` records at a time in its one
+        transaction. ``repair(doc, keys)``: vectors for needed keys the store lost since they were
+        checked. Raises ChunkwiseError for this document only."""
+        plan = DocumentPlan(self, doc, vectors, self.BATCH_RECORDS)
         if self.dry_run:
             state = self.store.document_states(self.root, doc.task.rel).get(doc.task.rel)
-            if unchanged(state, doc.task.sha256, self.inputs):
-                delta.skipped_documents, delta.unchanged = 1, state.chunk_count
-            else:
-                diff(self.store.records_of(state.doc_id) if state else {}, new, delta, self.embedding)
-            self.stats.merge(delta)
+            if plan.begin(state):
+                old_ids = set(self.store.chunk_keys_of(state.doc_id)) if state else set()
+                seen: set[str] = set()
+                for part in plan.parts():
+                    seen.update(r["chunk_id"] for r in part)
+                    kept = [r["chunk_id"] for r in part if r["chunk_id"] in old_ids]
+                    plan.diff(self.store.records_among(state.doc_id, kept) if kept else {}, part)
+                plan.removal([cid for cid in old_ids if cid not in seen])
+            self.stats.merge(plan.stats)
             return
-        needed: set[str] = set()
-
-        def decide(state: DocumentState | None, old: dict) -> DocumentDiff | None:
-            delta.__init__()  # decide may run again if the write is retried
-            if unchanged(state, doc.task.sha256, self.inputs):
-                delta.skipped_documents, delta.unchanged = 1, state.chunk_count
-                return None
-            added, updated, removed, need = diff(old, new, delta, self.embedding)
-            needed.update(r["embed_key"] for r in need)
-            return DocumentDiff(added, updated, removed, vectors if self.embedding else {}, self.model, doc.lexical)
-
-        self.store.write_document(self.row(doc), decide)
+        self.store.write_streamed(self.row(doc), plan)
         self._wrote()
-        self.stats.merge(delta)
-        lost = sorted(needed - set(vectors))
+        self.stats.merge(plan.stats)
+        lost = sorted(plan.needed - set(vectors))
         if repair is not None and lost:
             fixed = repair(doc, lost)
             if fixed:

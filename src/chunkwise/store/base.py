@@ -299,7 +299,8 @@ class Store(Protocol):
                        decide: Callable[[DocumentState | None, dict[str, dict]], DocumentDiff | None]) -> DocumentDiff | None:
         """In one write transaction holding the document: read its state and records, call ``decide``
         (pure; may raise to abort), apply the diff it returns (None: write nothing). Returns it.
-        Written once for every backend (store/writing.py)."""
+        Written once for every backend (store/writing.py), with ``write_streamed``: the same write a
+        batch of records at a time (ingest's; a big document is never held whole)."""
     def remove_missing(self, root: str, prefix: str, seen: set[str], *, dry_run: bool = False) -> int:
         """Delete the documents under ``root``/``prefix`` whose path is not in ``seen`` (and their
         chunks and version links); returns the chunks removed (``dry_run``: would remove)."""

@@ -12,7 +12,7 @@ store, so a record is split into columns the same way everywhere.
 from __future__ import annotations
 
 import os
-from typing import Callable, ContextManager, Protocol, Sequence
+from typing import Callable, ContextManager, Iterator, Protocol, Sequence
 
 from chunkwise.access import AccessTags
 from chunkwise.errors import IdentityConflict
@@ -32,6 +32,10 @@ class WritePrimitives(Protocol):
     def _state_at(self, root: str, path: str) -> DocumentState | None: ...
     def doc_id_owner(self, doc_id: str) -> tuple[str, str] | None: ...
     def records_of(self, doc_id: str) -> dict[str, dict]: ...
+    def chunk_keys_of(self, doc_id: str) -> dict[str, str]:
+        """chunk_id -> embed_key of a document's chunks (no texts, no records: small)."""
+    def records_among(self, doc_id: str, chunk_ids: Sequence[str]) -> dict[str, dict]:
+        """The stored records of ``chunk_ids`` (those of ``doc_id``), by chunk id."""
     def _delete_document(self, doc_id: str) -> int:
         """Delete a document, its chunks and links, and the vectors no chunk uses any more; returns
         the chunks deleted."""
@@ -67,8 +71,22 @@ def missing_chunks(states: dict[str, DocumentState], seen: set[str]) -> list[Doc
     return [s for p, s in states.items() if p not in seen]
 
 
+class DocumentPlan(Protocol):
+    """A document written a batch of records at a time (``pipeline.write.DocumentPlan``)."""
+
+    def begin(self, state: DocumentState | None) -> bool:
+        """Whether to write (False: unchanged); resets what a retried write counted."""
+    def parts(self) -> Iterator[list[dict]]:
+        """The new records, a batch at a time (each chunk id once over all batches)."""
+    def diff(self, old: dict[str, dict], part: list[dict]) -> DocumentDiff:
+        """A batch's difference against ``old``, the stored records of its ids that are kept."""
+    def removal(self, removed: list[str]) -> DocumentDiff:
+        """The stored chunk ids no batch held, to delete."""
+
+
 class DocumentWrites:
-    """``Store.write_document``, ``remove_missing`` and ``relink_versions`` over ``WritePrimitives``."""
+    """``Store.write_document``, ``write_streamed``, ``remove_missing`` and ``relink_versions`` over
+    ``WritePrimitives``."""
 
     def write_document(self: WritePrimitives, doc: DocumentRow,
                        decide: Callable[[DocumentState | None, dict[str, dict]], DocumentDiff | None]
@@ -86,6 +104,29 @@ class DocumentWrites:
             self._apply(doc, diff)
             self._drop_unused({r["embed_key"] for r in old.values()})
             return diff
+
+    def write_streamed(self: WritePrimitives, doc: DocumentRow, plan: DocumentPlan) -> bool:
+        """``write_document`` with the diff taken a batch at a time, in the same one transaction (a
+        crash or an error mid-document leaves nothing of it written): what is held is the stored
+        ids and embed keys and one batch of records, never the whole document. Returns whether
+        anything was written (False: ``plan.begin`` found it unchanged)."""
+        with self.atomic():
+            self._lock_document(doc)
+            state = self._state_at(doc.root, doc.path)
+            check_owner(doc, self.doc_id_owner(doc.doc_id))
+            if not plan.begin(state):
+                return False
+            stored = self.chunk_keys_of(state.doc_id) if state else {}
+            if state is not None and state.doc_id != doc.doc_id:  # its id changed (front matter): replace it whole
+                self._delete_document(state.doc_id)  # (chunk ids hash the doc id: none is kept)
+            seen: set[str] = set()
+            for part in plan.parts():
+                seen.update(r["chunk_id"] for r in part)
+                kept = [r["chunk_id"] for r in part if r["chunk_id"] in stored]
+                self._apply(doc, plan.diff(self.records_among(state.doc_id, kept) if kept else {}, part))
+            self._apply(doc, plan.removal([cid for cid in stored if cid not in seen]))
+            self._drop_unused(set(stored.values()))
+            return True
 
     def remove_missing(self: WritePrimitives, root: str, prefix: str, seen: set[str], *, dry_run: bool = False) -> int:
         """Delete the documents under ``root``/``prefix`` whose path is not in ``seen`` (their chunks,

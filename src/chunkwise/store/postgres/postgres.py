@@ -257,6 +257,14 @@ class PostgresStore(DocumentWrites, PostgresReads):
         rows = self.db.execute("SELECT chunk_id, record, text, embed_text FROM chunks WHERE doc_id = %s", (doc_id,))
         return {cid: {**rec, "text": text, "embed_text": embed} for cid, rec, text, embed in rows}
 
+    def chunk_keys_of(self, doc_id: str) -> dict[str, str]:
+        return dict(self.db.execute("SELECT chunk_id, embed_key FROM chunks WHERE doc_id = %s", (doc_id,)))
+
+    def records_among(self, doc_id: str, chunk_ids: Sequence[str]) -> dict[str, dict]:
+        rows = self.db.execute("SELECT chunk_id, record, text, embed_text FROM chunks WHERE doc_id = %s"
+                               " AND chunk_id = ANY(%s)", (doc_id, list(chunk_ids)))
+        return {cid: {**rec, "text": text, "embed_text": embed} for cid, rec, text, embed in rows}
+
     # -- the shared writes' primitives (store/writing.py) ----------------------------------------
     def _lock_document(self, doc: DocumentRow) -> None:
         """Share the roots lock, then hold the document's (root, path) and its id, in a fixed order."""

@@ -264,6 +264,19 @@ class SQLiteStore(DocumentWrites, ReadMixin):
         rows = self.db.execute("SELECT chunk_id, record, text, embed_text FROM chunks WHERE doc_id = ?", (doc_id,))
         return {cid: {**json.loads(rec), "text": text, "embed_text": embed} for cid, rec, text, embed in rows}
 
+    def chunk_keys_of(self, doc_id: str) -> dict[str, str]:
+        return dict(self.db.execute("SELECT chunk_id, embed_key FROM chunks WHERE doc_id = ?", (doc_id,)))
+
+    def records_among(self, doc_id: str, chunk_ids: Sequence[str]) -> dict[str, dict]:
+        out: dict[str, dict] = {}
+        ids = list(chunk_ids)
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            rows = self.db.execute(f"SELECT chunk_id, record, text, embed_text FROM chunks WHERE doc_id = ? AND chunk_id IN"
+                                   f" ({','.join('?' * len(part))})", [doc_id, *part])
+            out.update((cid, {**json.loads(rec), "text": text, "embed_text": embed}) for cid, rec, text, embed in rows)
+        return out
+
     # -- the shared writes' primitives (store/writing.py) ----------------------------------------
     def _lock_document(self, doc: DocumentRow) -> None:
         """Nothing to take: ``atomic``'s BEGIN IMMEDIATE already holds the one write lock."""
