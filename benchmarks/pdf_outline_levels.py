@@ -62,7 +62,8 @@ def score(path: Path, ref: list[tuple[int, str]]) -> dict:
     from chunkwise.extract import PDF, extract_bytes
 
     row = {"file": path.name, "entries": len(ref), "matched": 0, "level_ok": 0, "exact": 0, "headings": 0}
-    try:  # the extractor itself, in this process: the contained worker's clock stops a 619-page book on a loaded machine
+    # the extractor itself, in this process: the contained worker's clock stops a 619-page book under load
+    try:
         doc = extract_bytes(path.read_bytes(), str(path), PDF)
     except Exception as exc:  # noqa: BLE001
         return {**row, "error": f"{type(exc).__name__}: {exc}"[:160]}
