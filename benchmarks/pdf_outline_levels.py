@@ -13,7 +13,11 @@ matched to them on normalised text (``docling_compare.norm`` and its numbering/t
 entry's depth below the outline's top (the rule ``docling_compare`` uses); "exact" counts equal
 relative depths. Recall is over outline entries; a PDF read with errors scores zero.
 
-    PYTHONPATH=src python benchmarks/pdf_outline_levels.py [FOLDER ...] [--skip 400p] [--files]
+chunkwise itself takes headings and levels from the outline when a PDF has one, so the default run
+checks that they are carried over; ``--font-rules-only`` hides the outline from chunkwise and measures
+the levels its font, weight and numbering rules infer, against the outline.
+
+    PYTHONPATH=src python benchmarks/pdf_outline_levels.py [FOLDER ...] [--skip 400p] [--files] [--font-rules-only]
 """
 from __future__ import annotations
 
@@ -58,7 +62,8 @@ def score(path: Path, ref: list[tuple[int, str]]) -> dict:
     from chunkwise.extract import PDF, extract_bytes
 
     row = {"file": path.name, "entries": len(ref), "matched": 0, "level_ok": 0, "exact": 0, "headings": 0}
-    try:  # the extractor itself, in this process: the contained worker's clock stops a 619-page book on a loaded machine
+    # the extractor itself, in this process: the contained worker's clock stops a 619-page book under load
+    try:
         doc = extract_bytes(path.read_bytes(), str(path), PDF)
     except Exception as exc:  # noqa: BLE001
         return {**row, "error": f"{type(exc).__name__}: {exc}"[:160]}
@@ -85,7 +90,14 @@ def main(argv=None) -> int:
     ap.add_argument("folders", nargs="*", type=Path, default=DEFAULT)
     ap.add_argument("--skip", default="", help="comma-separated name parts to leave out (e.g. 619p)")
     ap.add_argument("--files", action="store_true")
+    ap.add_argument("--font-rules-only", action="store_true",
+                    help="hide the outline from chunkwise (it takes headings from the outline when there is one): "
+                         "levels from font size, weight and numbering alone, as for a PDF without an outline")
     args = ap.parse_args(argv)
+    if args.font_rules_only:
+        from chunkwise.extract import pdf
+
+        pdf.outline_entries = lambda *a, **k: []
     skip = [s for s in args.skip.split(",") if s]
     rows = []
     for folder in args.folders:

@@ -67,7 +67,8 @@ def test_numbered_heading_styles_carry_their_number():
                     '<w:ilvl w:val="1"/><w:numId w:val="1"/></w:numPr></w:pPr></w:style>')
 
     def add_styles(files):
-        files["word/styles.xml"] = files["word/styles.xml"].replace(b"</w:styles>", styles_extra.encode() + b"</w:styles>")
+        styles = files["word/styles.xml"]
+        files["word/styles.xml"] = styles.replace(b"</w:styles>", styles_extra.encode() + b"</w:styles>")
 
     body = (p("Scope", "H1") + p("Terms", "H2") + p("Rules", "H2") + p("Method", "H1") + p("Data", "H2")
             + p("Unnumbered", "H1", ppr='<w:numPr><w:numId w:val="0"/></w:numPr>'))
@@ -134,8 +135,8 @@ def test_a_chart_becomes_its_caption_and_data_table_after_its_paragraph():
              + "</c:barChart></c:plotArea></c:chart></c:chartSpace>")
     drawing = (f'<w:r><w:drawing><wp:inline><a:graphic><a:graphicData><c:chart xmlns:c="{C_URI}" r:id="rIdC"/>'
                "</a:graphicData></a:graphic></wp:inline></w:drawing></w:r>")
-    doc = extract(build(p("Results", extra=drawing) + p("After."), {"rIdC": ("chart", "word/charts/chart1.xml", chart)}),
-                  "c.docx")
+    parts = {"rIdC": ("chart", "word/charts/chart1.xml", chart)}
+    doc = extract(build(p("Results", extra=drawing) + p("After."), parts), "c.docx")
     assert _texts(doc) == ["Results", "Bar chart",
                            "|  | Revenue | Cost |\n| --- | --- | --- |\n| 2023 | 1.2 | 0.5 |\n| 2024 | 4.4 | 0.7 |",
                            "After."]

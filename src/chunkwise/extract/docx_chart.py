@@ -73,7 +73,8 @@ def read(root) -> tuple[str, list[list[str]]] | None:
     names, columns, cats = [], [], {}
     for i, s in enumerate(series):
         tx = _kids(s, "tx")
-        names.append(" ".join(_points(tx[0]).values()) or (tx[0].findtext(".//{*}v") or "") if tx else f"Series {i + 1}")
+        name = (" ".join(_points(tx[0]).values()) or tx[0].findtext(".//{*}v") or "") if tx else ""
+        names.append(name or f"Series {i + 1}")
         vals = next((c for c in s if _local(c) in ("val", "yVal")), None)
         columns.append(_points(vals) if vals is not None else {})
         cat = next((c for c in s if _local(c) in ("cat", "xVal")), None)
