@@ -8,9 +8,8 @@ index on ``acl``), so a row the caller may not see is never matched, counted or 
 - ``lexical_df``: per term, the permitted rows holding it (sums over the caller's tag sets,
   store/postgres/pg_bm25.py);
 - ``lexical_top``: BM25 over those rows computed in the server (MaxScore over the postings of the
-  caller's tag sets, store/postgres/pg_bm25.py), with the same formula and the same statistics as the SQLite
-  engines; only the candidates for the top n leave it, with their term
-  counts and lengths, and retrieve/server.py re-scores them in its own arithmetic, so the scores
+  caller's tag sets, store/postgres/pg_bm25.py), with the same formula and statistics as the
+  SQLite engines; only the candidates for the top n leave it, with their term counts and lengths, and retrieve/server.py re-scores them in its own arithmetic, so the scores
   are the same numbers (see README "PostgreSQL"); ``lexical_postings`` returns every permitted
   posting of a term (``term_matches``);
 - ``dense_candidates``: the permitted rows nearest a query vector, exact (a scan of the permitted
