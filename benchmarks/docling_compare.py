@@ -18,7 +18,7 @@ Documents come from ``chunkwise.pipeline.documents.load_document`` — the Docum
 ``chunkwise extract FILE --json`` prints and every chunk is cut from.
 
     PYTHONPATH=src python benchmarks/docling_compare.py [--data ../shared/data/docling] [--formats pdf,docx,html]
-                                                        [--files] [--json]
+                                                        [--files] [--json] [--html-whole-page]
 """
 from __future__ import annotations
 
@@ -164,7 +164,15 @@ def _lis(xs: list[int]) -> int:
     return len(tails)
 
 
-def measure_file(path: Path, md_path: Path, fmt: str) -> dict:
+def _whole_page(path: Path):
+    """An HTML file with every visible block kept (``html.extract(..., main_content=False)``): what
+    Docling converts, page chrome included — the main-content step's share of the missed words."""
+    from chunkwise.extract import html as html_extract
+
+    return html_extract.extract(path.read_bytes(), str(path), main_content=False)
+
+
+def measure_file(path: Path, md_path: Path, fmt: str, whole_page: bool = False) -> dict:
     from chunkwise.pipeline.documents import load_document
 
     # Docling's Markdown escapes &, < and > as entities: "&lt;m:f&gt;" is the text "<m:f>", not the words "lt", "gt"
@@ -172,7 +180,7 @@ def measure_file(path: Path, md_path: Path, fmt: str) -> dict:
     json_path = md_path.with_suffix(".json")
     row = {"file": path.name, "format": fmt}
     try:
-        doc = load_document(path)
+        doc = _whole_page(path) if whole_page and fmt == "html" else load_document(path)
     except Exception as exc:  # noqa: BLE001 - a file chunkwise refuses scores zero, with its reason
         return {**row, "error": f"{type(exc).__name__}: {exc}"[:200]}
     row.update(heading_scores(gt_headings(md), doc))
@@ -200,10 +208,10 @@ def summarise(rows: list[dict]) -> dict:
             "word_recall_min": min((r["words_hit"] / r["words"] for r in ok if r["words"]), default=None)}
 
 
-def run(data: Path, formats=FORMATS) -> dict:
+def run(data: Path, formats=FORMATS, whole_page: bool = False) -> dict:
     out = {}
     for fmt in formats:
-        rows = [measure_file(p, md, fmt) for p, md in pairs(data, fmt)]
+        rows = [measure_file(p, md, fmt, whole_page) for p, md in pairs(data, fmt)]
         out[fmt] = {"summary": summarise(rows), "files": rows}
     return out
 
@@ -214,11 +222,13 @@ def main(argv=None) -> int:
     ap.add_argument("--formats", default=",".join(FORMATS))
     ap.add_argument("--files", action="store_true", help="print every file's row too")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--html-whole-page", action="store_true",
+                    help="HTML without the main-content step (every visible block, as Docling converts a page)")
     args = ap.parse_args(argv)
     if not args.data.is_dir():
         print(f"no Docling data at {args.data} (see ../shared/data/docling/README.md)", file=sys.stderr)
         return 2
-    result = run(args.data, tuple(args.formats.split(",")))
+    result = run(args.data, tuple(args.formats.split(",")), args.html_whole_page)
     if args.json:
         print(json.dumps(result, indent=1))
         return 0

@@ -90,49 +90,108 @@ def one(root: Path, db: Path, embedder: str | None, workers: int, executor=None)
     return time.perf_counter() - wall0, time.process_time() - cpu0, children_cpu() - kids0, stats
 
 
-def per_file_cpu(root: Path, embedder: str | None) -> list[tuple[int, float]]:
-    """(size, CPU s) of preparing each file in this process, in walk order: what a worker spends."""
+def per_file_cpu(root: Path, embedder: str | None, split: int = 1) -> list[tuple[int, list]]:
+    """(size, steps) per file in walk order, each step (kind, CPU s) of preparing it in this process,
+    as a worker does: ("file", s) for a file prepared whole; for a PDF shared among ``split``
+    workers (``pipeline/split.py``) ("plan", s), then ("part", s) per page range, then ("join", s)."""
     from chunkwise import api
     from chunkwise.config import ChunkConfig
     from chunkwise.pipeline.prepare import Preparer, PrepareSettings, PrepareTask
+    from chunkwise.sandbox import Fanout, Join
     from chunkwise.sources import iter_sources
 
     emb = api.make_embedder(embedder) if embedder else None
     prep = Preparer(PrepareSettings(ChunkConfig(strategy="auto", size=256), emb.name if emb else "none",
-                                    embedder=emb))
+                                    embedder=emb), split=split)
     prep.warm_up()
+
+    def timed(item):
+        start = time.thread_time()
+        value = prep(item)
+        return value, time.thread_time() - start
+
     out = []
     for src in iter_sources([root], root=str(root)):
         if not hasattr(src, "sha256"):
             continue
         task = PrepareTask(str(src.path), src.doc_id, src.doc_id, src.media_type, src.sha256, src.size)
-        start = time.thread_time()
-        prep(task)
-        out.append((src.size, time.thread_time() - start))
+        value, cost = timed(task)
+        if not isinstance(value, Fanout):
+            out.append((src.size, [("file", cost)]))
+            continue
+        steps, results = [("plan", cost)], []
+        for part in value.parts:
+            result, cost = timed(part)
+            results.append(result)
+            steps.append(("part", cost))
+        steps.append(("join", timed(Join(value.join, tuple(results)))[1]))
+        out.append((src.size, steps))
     return out
 
 
-def makespan(costs: list[float], workers: int) -> float:
-    """Greedy list scheduling in the given order: each file to the first worker free."""
-    free = [0.0] * workers
-    for c in costs:
-        i = free.index(min(free))
-        free[i] += c
-    return max(free)
+def makespan(files: list[list], workers: int) -> float:
+    """List scheduling in the given order on ``workers`` idle cores, as the pool runs it: each
+    file to the first worker free; a split file's parts go first in line once its plan step is
+    done, and its join once its last part is."""
+    import heapq
+
+    queue = [(i, steps) for i, steps in enumerate(files)]
+    queue.reverse()  # pop() takes the next in order
+    free = [(0.0, w) for w in range(workers)]
+    pending: list[tuple[float, int, list]] = []  # (ready at, order, steps): parts and joins
+    end = 0.0
+    while queue or pending:
+        at, w = heapq.heappop(free)
+        ready = [p for p in pending if p[0] <= at]
+        if ready:
+            job = min(ready, key=lambda p: p[1])
+            pending.remove(job)
+            _, _, steps = job
+        elif queue:
+            _, steps = queue.pop()
+        else:  # wait for a join whose parts run elsewhere
+            job = min(pending, key=lambda p: p[0])
+            pending.remove(job)
+            at, steps = job[0], job[2]
+        kind, cost = steps[0]
+        done = at + (cost if kind != "part-of" else cost[0])
+        if kind == "plan":  # its parts are queued first; the join once the last part is done
+            parts = [[step] for step in steps[1:-1]]
+            join = steps[-1]
+            holder = {"left": len(parts), "end": done}
+            for k, part in enumerate(parts):
+                pending.append((done, -1000 + k, [("part-of", (part[0][1], holder, join))]))
+        elif kind == "part-of":
+            _, holder, join = cost
+            holder["left"] -= 1
+            holder["end"] = max(holder["end"], done)
+            if not holder["left"]:
+                pending.append((holder["end"], -2000, [join]))
+        end = max(end, done)
+        heapq.heappush(free, (done, w))
+    return end
 
 
 def simulate(root: Path, embedder: str | None, main_per_file: float) -> list[str]:
-    """Two idle cores, from per-file CPU: walk order (before) vs largest first (now)."""
+    """Two idle cores, from per-file CPU: walk order, largest first, and largest first with big
+    PDFs shared among the workers (now)."""
     from chunkwise.pipeline.schedule import largest_first
 
-    costs = per_file_cpu(root, embedder)
-    walk = [c for _, c in costs]
-    lpt = [t.cost for t in largest_first([_Sized(s, c) for s, c in costs])]
-    main = main_per_file * len(costs)
-    one = max(main, sum(walk))
-    lines = [f"- per-file prepare CPU (one process, {len(costs)} files): total {sum(walk):.1f} s, largest "
-             f"{max(walk):.1f} s; main process {main:.1f} s"]
-    for label, order in (("walk order (before)", walk), ("largest first (now)", lpt)):
+    whole = per_file_cpu(root, embedder)
+    shared = per_file_cpu(root, embedder, split=2)
+    walk = [steps for _, steps in whole]
+    lpt = [t.cost for t in largest_first([_Sized(s, steps) for s, steps in whole])]
+    lpt_split = [t.cost for t in largest_first([_Sized(s, steps) for s, steps in shared])]
+    main = main_per_file * len(whole)
+    one = max(main, sum(c for steps in walk for _, c in steps))
+    biggest = max(whole, key=lambda f: f[1][0][1])
+    split_steps = next(steps for size, steps in shared if size == biggest[0])
+    lines = [f"- per-file prepare CPU (one process, {len(whole)} files): total {one:.1f} s, largest "
+             f"{biggest[1][0][1]:.1f} s; main process {main:.1f} s",
+             f"- the largest file shared among 2 workers: " + ", ".join(f"{k} {c:.1f} s" for k, c in split_steps)
+             + f" (total {sum(c for _, c in split_steps):.1f} s)"]
+    for label, order in (("walk order", walk), ("largest first (before)", lpt),
+                         ("largest first, big PDFs shared (now)", lpt_split)):
         two = max(main, makespan(order, 2))
         lines.append(f"- two idle cores, {label}: workers 2 = **{one / two:.2f}x** workers 1 (list schedule of the "
                      f"measured CPU per file; main process overlapped)")

@@ -13,6 +13,15 @@ forced (``EXACT_ROWS`` = 0: what a caller above the threshold gets at scale) and
 forced (the truth). ``--rls`` repeats the store's choice as a row-level-security reader.
 
     .venv/bin/python benchmarks/pg_filtered_recall.py --rows 50k [--hidden 0] [--queries 50] [--rls]
+
+At 1M rows (``--pgdata``: the server benchmarks/pg_filtered_build.py built once): callers of 1, 2,
+5 and 20% of the 100k rows of database ``f100k``, then the same callers on ``f1m`` (those rows plus
+900k rows of other groups: ten times the rows, the permitted rows fixed), recall against the exact
+results on ``f100k``; then callers of 1-20% of the million (``b`` and ``c`` groups) on ``f1m``, as
+owner and (``--rls``) as a row-level-security reader. CPU per query is the client's plus the
+server backend's (``/proc``), over all queries of a path.
+
+    .venv/bin/python benchmarks/pg_filtered_recall.py --pgdata /work/wt/cache/pgfilter/pgdata --queries 40 --rls
 """
 from __future__ import annotations
 
@@ -90,25 +99,30 @@ def queries(samples: np.ndarray, count: int, seed: int) -> list[np.ndarray]:
     return out
 
 
-def _backend_cpu(pid: int) -> float:
-    """CPU seconds (user + system) of the server process ``pid`` (the connection's backend)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def _backend_cpu(pids: tuple[int, int | None]) -> float:
+    """CPU seconds (user + system) of the connection's backend, plus those of the postmaster's
+    exited children (``cutime``, ``cstime``): the parallel workers a scan started, reaped when it
+    ends (also any other child that exits meanwhile: nothing else runs on the benchmark's server)."""
+    backend, postmaster = (Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split() if p else [0] * 20
+                           for p in pids)
+    return (int(backend[11]) + int(backend[12]) + int(postmaster[13]) + int(postmaster[14])) / os.sysconf("SC_CLK_TCK")
 
 
 def measure(url: str, qs: list[np.ndarray], k: int, modes: dict, truth: dict | None = None,
-            caller=None) -> tuple[dict, dict]:
+            caller=None, fractions=None, pgdata: Path | None = None) -> tuple[dict, dict]:
     """Per caller: permitted rows, and per path p50/p95 ms and recall@10 against ``truth`` (percent ->
     the exact results measured before), else against this run's own exact path; returns the row
     and this run's exact results (when ``modes`` has one)."""
     from chunkwise.retrieve.server import dense_rank
-    from chunkwise.store import open_store, postgres_read
+    from chunkwise.store import open_store
+    from chunkwise.store.postgres import postgres_read
 
     out, exact = {}, {}
     caller = caller or _caller
     with open_store(url, readonly=True) as store:
-        backend = store.db.execute("SELECT pg_backend_pid()").fetchone()[0]
-        for percent in FRACTIONS:
+        backend = (store.db.execute("SELECT pg_backend_pid()").fetchone()[0],
+                   int((pgdata / "postmaster.pid").read_text().split()[0]) if pgdata else None)
+        for percent in fractions or FRACTIONS:
             groups = caller(percent)
             row = {"permitted_rows": None if store.capabilities.filtered_reads else int(store.lexical_stats(groups)[0])}
             got = {}
@@ -188,15 +202,20 @@ def prebuilt(args, report: dict, modes: dict) -> None:
     small, big = srv.get_uri("f100k"), srv.get_uri("f1m")
     qs = _stored_queries(small, args.queries, args.seed)
     report["rows"] = 1_000_000
-    if "hidden" in args.phases:
-        report["before"], truth = measure(small, qs, args.k, modes)
-        report["after"], later = measure(big, qs, args.k, modes, truth)
-        report["exact_unchanged"] = later == truth
+    saved = args.pgdata / "truth_100k.json"  # the "before" phase's exact results, for an "after" run alone
+    if "before" in args.phases:
+        report["before"], truth = measure(small, qs, args.k, modes, pgdata=args.pgdata)
+        saved.write_text(json.dumps({str(p): t for p, t in truth.items()}))
+    if "after" in args.phases:
+        truth = {int(p): t for p, t in json.loads(saved.read_text()).items()}
+        report["after"], later = measure(big, qs, args.k, modes, truth, fractions=args.fractions, pgdata=args.pgdata)
+        report["exact_unchanged"] = all(later[p] == truth[p] for p in later)
     if "1m" in args.phases:
-        report["1M"], truth = measure(big, qs, args.k, modes, caller=_both)
+        report["1M"], truth = measure(big, qs, args.k, modes, caller=_both, fractions=args.fractions, pgdata=args.pgdata)
         if args.rls:
             report["1M_rls_reader"], _ = measure(_reader(srv, "f1m"), qs, args.k, {
-                "store's choice": postgres_read.EXACT_ROWS, "HNSW forced": 0}, truth, caller=_both)
+                m: v for m, v in modes.items() if m != "exact"}, truth, caller=_both, fractions=args.fractions,
+                pgdata=args.pgdata)
 
 
 def main() -> int:
@@ -209,7 +228,12 @@ def main() -> int:
     ap.add_argument("--rls", action="store_true", help="also measure the store's choice as a row-level-security reader")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--pgdata", type=Path, help="pg_filtered_build.py's server folder: the 1M-row run")
-    ap.add_argument("--phases", default="hidden,1m", help="with --pgdata: hidden (100k -> 1M), 1m (callers of the 1M)")
+    ap.add_argument("--phases", default="before,after,1m",
+                    help="with --pgdata: before (callers of 100k rows), after (the same callers, 900k hidden rows added),"
+                         " 1m (callers of 1-20%% of the million)")
+    ap.add_argument("--fractions", type=lambda t: [int(x) for x in t.split(",")], default=None,
+                    help="with --pgdata: only these callers (percent, e.g. 1,2)")
+    ap.add_argument("--no-forced", action="store_true", help="with --pgdata: skip the HNSW-forced path")
     args = ap.parse_args()
     import psycopg
 
@@ -223,6 +247,8 @@ def main() -> int:
               "exact_rows": postgres_read.EXACT_ROWS, "load_before": os.getloadavg()}
     if args.pgdata:
         report["hidden_factor"] = 9
+        if args.no_forced:
+            del modes["HNSW forced"]
         prebuilt(args, report, modes)
         return _print(report, args)
     srv, folder = server(None)

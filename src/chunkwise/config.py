@@ -29,10 +29,14 @@ FORMATS = ("markdown", "text", "code")
 # The embedder: all-MiniLM-L6-v2 on ONNX Runtime with int8 weights (no torch). When it cannot be loaded,
 # ingest indexes for BM25 only and says so once (pipeline/settings.py); ``hashing`` is used only when named.
 DEFAULT_EMBEDDER = "minilm-onnx-int8"
-# MiniLM reads 256 tokens, [CLS] and [SEP] included: the default size fills that window. A contextual
+# MiniLM reads 256 tokens, [CLS] and [SEP] included; the default size is half that window. Chosen on the
+# tune splits of both labelled sets (eval/examples.golden.jsonl and Chroma's questions; figures in
+# docs/_figures/s3-chroma.md): at 128 a result is evidence rather than evidence plus padding -- Chroma's
+# span IoU at k = 5 rises from 3.4 to 5.9 and the context sent falls by 44 %, while recall stays
+# above 86 on tune (96 tokens drops it to 84) and the examples' first hit improves. A contextual
 # header counts inside the size (the hard-cap contract), so it needs no room of its own.
 DEFAULT_WINDOW = 256
-DEFAULT_SIZE = DEFAULT_WINDOW - 2
+DEFAULT_SIZE = 128
 
 
 def _real(x) -> bool:

@@ -47,7 +47,7 @@ def cli(*args, blocked=(), env=None):
 
 
 def test_defaults_are_one_constant():
-    assert DEFAULT_EMBEDDER == "minilm-onnx-int8" and DEFAULT_SIZE == 254 == ChunkConfig().size
+    assert DEFAULT_EMBEDDER == "minilm-onnx-int8" and DEFAULT_SIZE == 128 == ChunkConfig().size
 
 
 @needs_model
@@ -58,7 +58,7 @@ def test_new_store_gets_the_model_at_the_size_it_reads_whole(docs, tmp_path, cap
     assert main(["manifest", "--db", db, "--json"]) == 0
     m = json.loads(capsys.readouterr().out)
     text = json.dumps(m)
-    assert "all-MiniLM-L6-v2-onnx-int8@1" in text and '"size": 254' in text
+    assert "all-MiniLM-L6-v2-onnx-int8@1" in text and '"size": 128' in text
     assert main(["search", "undo a release", "--db", db, "--groups", "staff", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["mode"] == "hybrid" and out["results"][0]["source_uri"].endswith("rollback.md")
@@ -152,7 +152,7 @@ def test_hashing_is_used_only_when_named(monkeypatch):
 def test_chunk_command_uses_the_default_size(capsys):
     assert main(["chunk", str(ROOT / "examples" / "incident-runbook.md"), "--json"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert rows and max(r["size"] for r in rows) <= 254 and max(r["size"] for r in rows) > 200
+    assert rows and max(r["size"] for r in rows) <= DEFAULT_SIZE and max(r["size"] for r in rows) > 100
 
 
 def demo_commands() -> list[list[str]]:

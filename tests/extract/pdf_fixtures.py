@@ -177,3 +177,37 @@ def write_handbook_pdf(path: Path) -> Path:
         pdf.text(100, 285, f"Page {n} of {len(HANDBOOK_PAGES)}")
     path.write_bytes(bytes(pdf.output()))
     return path
+
+
+def write_long_pdf(path: Path, pages: int = 64) -> Path:
+    """A long report, uncompressed (over 256 KB: big enough for ingest to split it among workers):
+    per page a running head, a heading (chapters every eighth page set larger), paragraphs with a
+    word hyphenated at a line end, a ruled table on every fifth page, and a paragraph that runs on
+    to the next page. Headings come from font statistics over the whole document, so a page range
+    read alone could not tell them."""
+    pdf = _pdf()
+    pdf.set_compression(False)
+    for n in range(1, pages + 1):
+        pdf.add_page()
+        _running_head(pdf)
+        pdf.set_xy(20, 20)
+        if n % 8 == 1:
+            pdf.set_font("Times", "B", 20)
+            pdf.cell(0, 10, f"Chapter {n // 8 + 1}: {SCAN_WORDS[n // 8 % 10].title()} Harbours", new_x="LMARGIN",
+                     new_y="NEXT")
+        pdf.set_font("Times", "B", 14)
+        name = f"{SCAN_WORDS[n % 10].title()} and {SCAN_WORDS[n // 10 % 10].title()}"  # running heads repeat: these do not
+        pdf.cell(0, 8, f"Section {n}.1 {name}", new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("Times", size=10)
+        pdf.multi_cell(170, 5, BODY * (2 + n % 3) + f"Pier {n} kept a care-\nful count of ships.")
+        if n % 5 == 0:
+            pdf.ln(3)
+            with pdf.table(col_widths=(60, 40, 40)) as table:
+                for row in TABLE:
+                    cells = table.row()
+                    for value in row:
+                        cells.cell(f"{value} {n}" if row is not TABLE[0] else value)
+        pdf.ln(3)
+        pdf.multi_cell(170, 5, BODY * 2 + f"This paragraph about pier {n} runs on")
+    path.write_bytes(bytes(pdf.output()))
+    return path

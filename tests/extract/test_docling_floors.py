@@ -20,10 +20,10 @@ FLOORS = {
     ("pdf", "word_recall"): 0.98, ("pdf", "heading_recall"): 0.85, ("pdf", "heading_precision"): 0.86,
     ("pdf", "cell_recall"): 0.90, ("pdf", "word_recall_min"): 0.80, ("pdf", "located"): 0.94,
     ("pdf", "order_mean"): 0.95,
-    ("docx", "word_recall"): 0.96, ("docx", "heading_recall"): 0.98, ("docx", "heading_precision"): 0.98,
+    ("docx", "word_recall"): 0.975, ("docx", "heading_recall"): 0.98, ("docx", "heading_precision"): 0.98,
     ("docx", "cell_recall"): 0.89, ("docx", "order_mean"): 0.98,
-    ("html", "word_recall"): 0.83, ("html", "heading_recall"): 0.91, ("html", "heading_precision"): 0.96,
-    ("html", "cell_recall"): 0.84, ("html", "order_mean"): 0.98,
+    ("html", "word_recall"): 0.85, ("html", "heading_recall"): 0.97, ("html", "heading_precision"): 0.98,
+    ("html", "cell_recall"): 0.86, ("html", "order_mean"): 0.98,
 }
 
 

@@ -114,3 +114,45 @@ def test_formats_are_distinct_and_ordered(n, fmt):
         assert a == "abcdefghijklmnopqrstuvwxyz"[n - 1]
     if fmt == "upperRoman" and n < 4000:
         assert a.isupper() and set(a) <= set("MDCLXVI")
+
+
+C_URI = "http://schemas.openxmlformats.org/drawingml/2006/chart"
+
+
+def _series(name: str, cats: list[str], vals: list[str]) -> str:
+    pts = lambda xs: "".join(f'<c:pt idx="{i}"><c:v>{x}</c:v></c:pt>' for i, x in enumerate(xs))  # noqa: E731
+    return (f"<c:ser><c:tx><c:strRef><c:strCache>{pts([name])}</c:strCache></c:strRef></c:tx>"
+            f"<c:cat><c:strRef><c:strCache>{pts(cats)}</c:strCache></c:strRef></c:cat>"
+            f"<c:val><c:numRef><c:numCache>{pts(vals)}</c:numCache></c:numRef></c:val></c:ser>")
+
+
+def test_a_chart_becomes_its_caption_and_data_table_after_its_paragraph():
+    chart = (f'<c:chartSpace xmlns:c="{C_URI}" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main">'
+             "<c:chart><c:plotArea><c:barChart>"
+             + _series("Revenue", ["2023", "2024"], ["1.2", "4.4000000000000004"])
+             + _series("Cost", ["2023", "2024"], ["0.5", "0.7"])
+             + "</c:barChart></c:plotArea></c:chart></c:chartSpace>")
+    drawing = (f'<w:r><w:drawing><wp:inline><a:graphic><a:graphicData><c:chart xmlns:c="{C_URI}" r:id="rIdC"/>'
+               "</a:graphicData></a:graphic></wp:inline></w:drawing></w:r>")
+    doc = extract(build(p("Results", extra=drawing) + p("After."), {"rIdC": ("chart", "word/charts/chart1.xml", chart)}),
+                  "c.docx")
+    assert _texts(doc) == ["Results", "Bar chart",
+                           "|  | Revenue | Cost |\n| --- | --- | --- |\n| 2023 | 1.2 | 0.5 |\n| 2024 | 4.4 | 0.7 |",
+                           "After."]
+    assert [b.meta.get("role") for b in doc.blocks] == [None, "chart", "chart", None]
+    assert_spans(doc)
+
+
+def test_check_boxes_read_by_state_and_numbered_lists_in_cells_keep_numbers():
+    w14 = 'xmlns:w14="http://schemas.microsoft.com/office/word/2010/wordml"'
+
+    def box(checked: str) -> str:  # the glyph is a private-use character of a symbol font: useless as text
+        return (f'<w:sdt {w14}><w:sdtPr><w14:checkbox><w14:checked w14:val="{checked}"/></w14:checkbox></w:sdtPr>'
+                '<w:sdtContent><w:r><w:t>\uf0fe</w:t></w:r></w:sdtContent></w:sdt>')
+
+    body = (f'<w:p>{box("1")}<w:r><w:t xml:space="preserve"> Design</w:t></w:r></w:p>'
+            f'<w:p>{box("0")}<w:r><w:t xml:space="preserve"> Docs</w:t></w:r></w:p>'
+            "<w:tbl><w:tr><w:tc>" + p("Steps") + "</w:tc></w:tr><w:tr><w:tc>" + _item("Open", 1) + _item("Close", 1)
+            + "</w:tc></w:tr></w:tbl>")
+    doc = extract(build(body, {"rIdN": _numbering({0: OUTLINE}, {1: (0, "")})}), "b.docx")
+    assert _texts(doc) == ["[x] Design", "[ ] Docs", "| Steps |\n| --- |\n| 1. Open 2. Close |"]

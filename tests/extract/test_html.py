@@ -4,6 +4,8 @@ import socket
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("selectolax")
 
@@ -253,4 +255,54 @@ def test_judge_misses_a_lead_paragraph_and_a_teaser_in_a_heading_tag():
                                     "nach dem letzten Block, den der Richter behielt, ohne Wert für den Artikel.")]
     judged = PROSE * 2 + "\n" + PROSE + " Ende."  # trafilatura kept only the two middle paragraphs
     kept = [c.body for c in select(cands, judged)]
-    assert kept == [lead, PROSE * 2, teaser, PROSE + " Ende."]
+    assert kept == ["Neue Mole", lead, PROSE * 2, teaser, PROSE + " Ende."]  # the h1: the article's title
+
+
+def test_judge_drops_link_lines_and_chrome_prose_it_did_not_keep():
+    from chunkwise.extract.html_main import select
+    from chunkwise.extract.html_walk import Candidate
+
+    aside = "Melden Sie sich für unseren Newsletter an und erhalten Sie jede Woche die wichtigsten Nachrichten " * 2
+    cands = [Candidate("paragraph", PROSE * 2),
+             Candidate("paragraph", "Nächster Artikel: Die Mole", links=0.9),
+             Candidate("paragraph", aside, chrome=True),
+             Candidate("paragraph", PROSE + " Ende.")]
+    judged = PROSE * 2 + "\nNächster Artikel: Die Mole\n" + PROSE + " Ende."
+    assert [c.body for c in select(cands, judged)] == [PROSE * 2, PROSE + " Ende."]
+
+
+def test_noscript_that_swallows_the_page_does_not_hide_it():
+    """A ``<div>`` opened in a ``<noscript>`` puts the whole page inside it in a scripting-off parse;
+    a browser running scripts shows the page and never the noscript's content."""
+    page = (b"<html><body><noscript><div id='nojs'></noscript><div><h1>Bears</h1><p>" + PROSE.encode() * 3
+            + b"</p></div><noscript>Enable JavaScript</div></noscript></body></html>")
+    doc = html.extract(page, "n.html")
+    assert "Bears" in doc.text and PROSE.strip() in doc.text and "JavaScript" not in doc.text
+    unclosed = html.extract(b"<p>Kept words here.</p><noscript><p>never closed", "u.html", main_content=False)
+    assert unclosed.text == "Kept words here."
+
+
+def test_table_spans_fill_the_grid_and_cells_never_run_together():
+    page = (b"<table><tr><th>Year</th><th colspan=2>Result</th></tr>"
+            b"<tr><td rowspan=2>2025</td><td>Q1</td><td>up</td></tr><tr><td>Q2</td><td>down</td></tr>"
+            b"<tr><td><ul><li>one</li><li>two</li></ul></td><td>a<br>b</td></tr></table>")
+    doc = html.extract(page, "t.html", main_content=False)
+    assert doc.text == ("| Year | Result | Result |\n| --- | --- | --- |\n| 2025 | Q1 | up |\n| 2025 | Q2 | down |\n"
+                        "| one two | a b |  |")
+    wide = html.extract(b"<table><tr><td>x</td></tr><tr><td colspan=999999 rowspan=-3>wide</td></tr></table>", "w.html",
+                        main_content=False)
+    assert wide.text.count("wide") == 64  # a hostile span is capped
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.integers(1, 3), st.integers(1, 3)), min_size=1, max_size=4), min_size=1,
+                max_size=5))
+def test_any_spans_keep_every_cell_and_every_row(grid):
+    """Whatever the spans: every cell's text is in the table, and every row is one pipe row."""
+    rows = "".join("<tr>" + "".join(f"<td colspan={c} rowspan={r}>c{i}x{j}</td>" for j, (c, r) in enumerate(row))
+                   + "</tr>" for i, row in enumerate(grid))
+    doc = html.extract(f"<table>{rows}</table>".encode(), "g.html", main_content=False)
+    lines = doc.text.splitlines()
+    assert len(lines) == len(grid) + 1  # the separator row
+    assert all(f"c{i}x{j}" in doc.text for i, row in enumerate(grid) for j in range(len(row)))
+    assert len({line.count(" | ") for line in lines}) == 1  # one width

@@ -133,3 +133,27 @@ def test_review_chunk_is_invisible_to_every_engine(store):
         for mode in ("bm25", "dense", "hybrid"):
             res = r.search(text, GROUPS, k=20, mode=mode)
             assert all(cid not in p.chunk_ids for p in res.passages)
+
+
+@pytest.mark.parametrize("bm25", ["fts5", "sparse"])
+def test_hybrid_with_the_dense_list_in_a_thread_ranks_as_in_one_thread(store, monkeypatch, bm25):
+    """Above ``PARALLEL_ROWS`` the dense list of a hybrid search is ranked in a thread beside BM25:
+    the same fused ranking as one thread, for every caller and query; an error in the thread (a
+    query vector of the wrong size) reaches the caller as in one thread."""
+    import numpy as np
+
+    from chunkwise.retrieve import store as retrieve_store
+
+    _, db = store
+    queries = ["rollback freeze", "refund audit billing", "pager incident w3", "restore the backup step"]
+    callers = [["sre"], ["finance", "legal"], GROUPS]
+    with Retriever(db, bm25=bm25) as r:
+        if r.native:
+            pytest.skip("a server store ranks inside the server: no in-memory index")
+        got = {}
+        for threshold in (10 ** 9, 0):
+            monkeypatch.setattr(retrieve_store, "PARALLEL_ROWS", threshold)
+            got[threshold] = [r.rank(q, g, 7, "hybrid") for q in queries for g in callers]
+            with pytest.raises(ValueError, match="dimensions"):
+                r._hybrid_lists("rollback", ["sre"], np.ones(5, np.float32), 50)
+    assert got[0] == got[10 ** 9] and any(got[0])

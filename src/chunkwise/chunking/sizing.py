@@ -34,6 +34,9 @@ INDEX_MIN_CHARS = 2048
 # The one pass costs ~1.7 counting passes (ids, then the character map): it is made for a document
 # when the packer asks for many short spans at once (words: ~6 characters each), and reused after.
 INDEX_SPAN_CHARS = 64
+# Above this a document is counted slice by slice as before: the index's arrays take ~30 bytes a
+# character while built, and a contained worker's whole address space is 2 GB by default.
+INDEX_MAX_CHARS = 8_000_000
 
 
 class Sizer(Protocol):
@@ -316,7 +319,7 @@ class TokieSizer(HFSizer):
     def count_spans(self, text: str, starts: Sequence[int], ends: Sequence[int]) -> list[int]:
         """Counts of ``text[a:b]``, read off the document's token starts (``token_index``) when the
         text is long enough for one pass to pay; equal to ``count_many`` of the slices."""
-        if len(text) < INDEX_MIN_CHARS or not self._wordpiece or len(starts) < 2:
+        if not INDEX_MIN_CHARS <= len(text) <= INDEX_MAX_CHARS or not self._wordpiece or len(starts) < 2:
             return super().count_spans(text, starts, ends)
         cached = self._index
         if cached is not None and cached[0] is text:

@@ -125,23 +125,29 @@ def build(text: str, ids: np.ndarray, token_chars: np.ndarray, unk: int,
         except UnicodeEncodeError:  # lone surrogates
             return None
         high = code >= 128
-        low = np.where(high, 0, code)
-        per_char = (1 - _ASCII_BLANK[low]).astype(np.int64)
+        low = code.astype(np.uint8) & 127  # one byte a character; non-ASCII ones are set below
+        per_char = 1 - _ASCII_BLANK[low]
         split = _ASCII_SPLIT[low] & ~high
+        del low
         if high.any():
             where = np.flatnonzero(high)
             uniq, inverse = np.unique(code[where], return_inverse=True)
-            per_char[where] = np.array([normalised_chars(chr(c)) for c in uniq.tolist()], dtype=np.int64)[inverse]
+            made = [min(normalised_chars(chr(c)), 127) for c in uniq.tolist()]  # 127: no exact sum, no index
+            per_char[where] = np.array(made, dtype=np.int8)[inverse]
+            del where, inverse
+        del code, high
         if int(per_char.max(initial=0)) <= 1:  # every character makes at most one: no repeat needed
             source = np.flatnonzero(per_char)
         else:
             source = np.repeat(np.arange(n, dtype=np.int64), per_char)
+        del per_char
     if unknown.size and not _measure_unknown(text, lens, unknown, source):
         return None
     if int(lens.sum()) != source.size:
         return None
     first = np.cumsum(lens) - lens  # each token's first normalised character
     starts = source[first] if first.size else np.zeros(0, dtype=np.int64)
+    del source, first
     safe = np.ones(n + 1, dtype=bool)
     if n > 1:
         safe[1:n] = split[:-1] | split[1:]

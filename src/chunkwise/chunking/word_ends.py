@@ -13,6 +13,9 @@ import numpy as np
 from chunkwise.chunking.pack import _CJK
 
 BLANK, WORD, ALONE = 0, 1, 2
+# Longer texts are left to the regex scan: the class arrays take ~6 bytes a character while built,
+# and a contained worker's whole address space is 2 GB by default.
+MAX_CHARS = 8_000_000
 _ASCII = np.array([BLANK if chr(c).isspace() else WORD for c in range(128)], dtype=np.int8)
 _CJK_RANGES = [(ord(_CJK[i]), ord(_CJK[i + 2])) for i in range(0, len(_CJK), 3)]
 
@@ -44,6 +47,8 @@ def word_ends(text: str, cjk_alone: bool = True) -> list[int] | None:
     of non-blank characters (``\\S+``). None when the text cannot be scanned this way."""
     if len(text) < 2:
         return []
+    if len(text) > MAX_CHARS:
+        return None
     cls = _classes(text, cjk_alone)
     if cls is None:
         return None

@@ -20,7 +20,7 @@ def _chunk_options(p: argparse.ArgumentParser, stored: bool = False) -> None:
         p.add_argument(flag, default=default, help=text, **kw)
 
     add("--strategy", "auto", "chunking strategy", choices=STRATEGIES)
-    add("--size", api.DEFAULT_SIZE, "hard cap per chunk, in --unit (what MiniLM reads whole)", type=int)
+    add("--size", api.DEFAULT_SIZE, "hard cap per chunk, in --unit (MiniLM reads up to 254 whole)", type=int)
     add("--overlap", 0, "overlap in units (sentences for sentence_window)", type=int)
     add("--unit", "tokens", "what --size counts", choices=UNITS)
     add("--tokenizer", "minilm", "'minilm', 'cl100k_base', or a path to a tokenizer.json")

@@ -116,3 +116,49 @@ def summary(lines: list[str]) -> list[str]:
         rest = sum(list(counts.values())[MAX_DISTINCT:])
         out = out[:MAX_DISTINCT] + [f"parser warning: {rest} more of {len(out) - MAX_DISTINCT} other kinds"]
     return out
+
+
+class Heard:
+    """What parsers logged and warned, kept apart: one pass over a file collects its log records
+    as they come and its ``warnings.warn`` messages at the end, so parts of a file read in other
+    processes (``Heard.add``) can be put back where one pass would have heard them."""
+
+    def __init__(self) -> None:
+        self.logged: list[str] = []
+        self.warned: list[str] = []
+        self._added: list[str] = []  # warned by parts added so far: before this pass's own
+
+    def add(self, part: tuple) -> None:
+        logged, warned = part
+        self.logged += logged
+        self._added += warned
+
+    def lines(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return tuple(self.logged), tuple(self._added + self.warned)
+
+    def all(self) -> list[str]:
+        logged, warned = self.lines()
+        return [*logged, *warned]
+
+
+@contextmanager
+def captured_parts():
+    """``captured``, yielding a ``Heard``: log records in ``logged`` as they come, warnings in
+    ``warned`` when the block ends."""
+    heard = Heard()
+    outer = _router.sinks.get(threading.get_ident())
+    _attach(heard.logged)
+    try:
+        if threading.current_thread() is threading.main_thread():
+            with warnings.catch_warnings(record=True) as caught:
+                try:
+                    yield heard
+                finally:
+                    heard.warned += [_warning_line(w) for w in caught]
+        else:
+            yield heard
+    finally:
+        _detach()
+        if outer is not None:
+            with _lock:
+                _router.sinks[threading.get_ident()] = outer

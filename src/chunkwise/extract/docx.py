@@ -15,6 +15,10 @@ Beside the flow, each once and next to where it belongs:
   a later section that repeats the same text, add nothing), headers before the section's body and
   footers after it (``role`` "header"/"footer");
 - comments, only when asked (``comments=True``): "Comment (author): text" after the paragraph;
+- charts: a caption (title, else kind) and a table of the cached data (``extract/docx_chart.py``),
+  after the anchoring paragraph (``role`` "chart");
+- check boxes (Word 2010 content controls) as ``[x]`` / ``[ ]`` from their state, whatever glyph
+  and font draw them;
 - equations (Office Math) as linear text in place (``extract/omml.py``), and a table nested in a
   cell kept in that cell, marked: ``[table: a | b ; c | d]``.
 
@@ -28,6 +32,7 @@ from datetime import datetime
 
 from chunkwise import ids
 from chunkwise.errors import InputError
+from chunkwise.extract import docx_chart
 from chunkwise.extract.builder import TextBuilder
 from chunkwise.extract.docx_numbering import Numbering
 from chunkwise.extract.omml import is_math, linear
@@ -38,6 +43,7 @@ MEDIA_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.doc
 W = "{%s}" % W_NS
 _R_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
 _MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
+W14 = "{http://schemas.microsoft.com/office/word/2010/wordml}"
 _HEADING_STYLE = re.compile(r"heading\s*([1-9])$", re.I)
 _TRAILING_DIGIT = re.compile(r"\s(\d)$")
 _WS = re.compile(r"\s+")
@@ -83,6 +89,11 @@ def _main_part(pkg: Package) -> str:
 
 def _on(el) -> bool:
     return el is not None and el.get(W + "val", "1").lower() not in _OFF
+
+
+def _on14(el) -> bool:
+    """A Word 2010 on/off property (``w14:checked w14:val="1"``); absent is off."""
+    return el is not None and el.get(W14 + "val", "1").lower() not in _OFF
 
 
 def _val(el, tag: str) -> str | None:
@@ -199,10 +210,8 @@ class _Walker:
         raw, boxes = self.inline(p)
         text = "\n".join(line.strip() for line in raw.splitlines() if line.strip())
         sid = _val(ppr, W + "pStyle") or self.styles.default
-        numbered = self.numbering.resolve(ppr, self.styles.chain(sid))
-        label = self.numbering.label(*numbered) if numbered and text else ""
         if text:
-            text = f"{label} {text}" if label else text
+            text = self._numbered(ppr, sid, text)
             style = self.styles.name.get(sid, sid or "")
             meta = {"role": role} if role else {}
             level = 0 if role else self._heading_level(ppr, sid, style)
@@ -215,10 +224,19 @@ class _Walker:
                 self.out.block("paragraph", text, meta=meta)
         self.after(boxes)
 
+    def _numbered(self, ppr, sid: str, text: str) -> str:
+        """``text`` behind its list or heading number, when numbering.xml gives it one."""
+        numbered = self.numbering.resolve(ppr, self.styles.chain(sid))
+        label = self.numbering.label(*numbered) if numbered else ""
+        return f"{label} {text}" if label else text
+
     def after(self, boxes) -> None:
         """What belongs right after a paragraph or table: its text boxes, then the notes it cites."""
         for box in boxes:
-            self.blocks(box, "textbox")
+            if docx_chart.is_chart(box.tag):
+                self._chart(box.get(_R_ID) or "")
+            else:
+                self.blocks(box, "textbox")
         pending, self.pending = self.pending, []
         for kind, nid in pending:
             self._note(kind, nid)
@@ -242,8 +260,10 @@ class _Walker:
             elif tag == W + "r" and _on(node.find(f"{W}rPr/{W}vanish")):
                 self.hidden += sum(len(t.text or "") for t in node.iter(W + "t"))
                 continue  # hidden text
-            elif tag == W + "txbxContent":
-                boxes.append(node)
+            elif tag == W + "sdt" and (box := node.find(f"{W}sdtPr/{W14}checkbox")) is not None:
+                parts.append("[x]" if _on14(box.find(W14 + "checked")) else "[ ]")  # its state, not a glyph
+            elif tag == W + "txbxContent" or docx_chart.is_chart(tag):
+                boxes.append(node)  # a text box or a chart: its blocks follow the paragraph
             elif is_math(tag):  # an equation: linear text in place (extract/omml.py)
                 parts.append(linear(node))
             elif tag == W + "tab":
@@ -262,6 +282,22 @@ class _Walker:
             elif tag != W + "p":  # a paragraph inside a run is a text box's, reached through it
                 stack.append(iter(node))
         return "".join(parts), boxes
+
+    def _chart(self, rid: str) -> None:
+        """A chart's caption and data table (``extract/docx_chart.py``), ``role`` "chart"."""
+        rel = self.rels.get(rid)
+        if rel is None or rel.external:
+            return
+        found = docx_chart.read(self.pkg.xml(rel.target))
+        if found is None:
+            return
+        caption, rows = found
+        if caption:
+            self.out.block("paragraph", caption, meta={"role": "chart"})
+        start = len(self.out.blocks)
+        self.out.table(rows)
+        if len(self.out.blocks) > start:
+            self.out.blocks[-1].meta["role"] = "chart"
 
     def _reference(self, kind: str, nid: str) -> str:
         if self.in_note or nid not in self.notes[kind]:
@@ -367,6 +403,9 @@ class _Walker:
                 continue
             raw, found = self.inline(node)
             boxes += found
+            if raw.strip():  # a numbered list in a cell keeps its numbers, as in the body
+                ppr = node.find(W + "pPr")
+                raw = self._numbered(ppr, _val(ppr, W + "pStyle") or self.styles.default, raw.strip())
             texts.append(raw)
         return _WS.sub(" ", " ".join(texts)).strip()
 

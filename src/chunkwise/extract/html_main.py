@@ -78,11 +78,11 @@ def select(cands: list[Candidate], main: str) -> list[Candidate]:
     if not hits:
         return []
     first, last = hits[0], hits[-1]
-    lead = _lead(cands, first)
+    lead = _lead(cands, first) | _title(cands, first)
     out = []
     for i, c in enumerate(cands):
         if kept[i]:
-            if not furniture(c, True) and not (c.chrome and _slight(c)):
+            if not furniture(c, True) and not (c.chrome and _slight(c)) and not _link_line(c):
                 out.append(c)
         elif i in lead or (first < i < last and _structure(c) and not furniture(c, False)):
             out.append(c)  # article text that trafilatura dropped
@@ -101,6 +101,23 @@ def _lead(cands: list[Candidate], first: int) -> set[int]:
     return out
 
 
+def _title(cands: list[Candidate], first: int) -> set[int]:
+    """The page's ``<h1>`` among the few blocks before the judge's first one: trafilatura takes the
+    title out of its text (into its metadata), so the article's own heading would be lost."""
+    for i in range(first - 1, max(-1, first - 1 - LEAD_REACH), -1):
+        c = cands[i]
+        if c.chrome:
+            break
+        if c.kind == "heading" and c.level == 1 and c.links < LINKY and not furniture(c, False):
+            return {i}
+    return set()
+
+
+def _link_line(c: Candidate) -> bool:
+    """A short paragraph that is mostly a link: a teaser, "next article", a category line."""
+    return c.kind == "paragraph" and c.links >= LINKY and len(c.body) < MAX_FURNITURE_CHARS
+
+
 def _slight(c: Candidate) -> bool:
     """Too short or too linky to be article text found in page chrome (menus, breadcrumbs)."""
     return c.links >= LINKY or (c.kind != "heading" and len(c.plain) < CHROME_MIN_CHARS)
@@ -113,7 +130,9 @@ def _structure(c: Candidate) -> bool:
         return True
     if c.kind == "heading":
         return len(c.body) >= HEADING_PROSE_CHARS and not c.chrome
-    return c.kind == "paragraph" and len(c.body) >= PROSE_CHARS and c.links < 0.2
+    # prose in page chrome the judge dropped is an aside, a teaser or a sign-up text (half A: 1 article
+    # string against 17 of boilerplate)
+    return c.kind == "paragraph" and len(c.body) >= PROSE_CHARS and c.links < 0.2 and not c.chrome
 
 
 def _covered(c: Candidate, grams: set) -> bool:

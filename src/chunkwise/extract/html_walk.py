@@ -44,6 +44,11 @@ _LANG_CLASS = re.compile(r"(?:^|\s)(?:language|lang)-([\w+#.-]+)")
 _PROSE = "p, h1, h2, h3, h4, h5, h6, article, main"
 _MAIN = "article, main, [role=main]"
 _EXIT = object()  # stack marker: leaving a block container
+_GAP = object()  # stack marker: a space after a block's text
+_SEPARATED = _BLOCKS | frozenset(HEADINGS) | frozenset({"td", "th", "tr", "table", "caption", "pre", "thead",
+                                                        "tbody", "tfoot"})
+_MAX_SPAN = 64  # colspan / rowspan beyond this are hostile or broken: capped
+_MAX_SPANNED = 100_000  # cells a table's spans may cover; past it spans are ignored (no text amplification)
 
 
 @dataclass
@@ -59,8 +64,8 @@ class Candidate:
 
     @property
     def plain(self) -> str:
-        if self.rows is not None:
-            return " ".join(c for r in self.rows for c in r)
+        if self.rows is not None:  # a table: its cells once each (spans repeat them in ``rows``)
+            return self.title or " ".join(c for r in self.rows for c in r)
         return self.body
 
 
@@ -120,11 +125,16 @@ def text_of(node, inside: bool, keep_space: bool = False) -> str:
     stack = list(reversed(_children(node)))
     while stack:
         n = stack.pop()
-        if n.is_text_node:
+        if n is _GAP:
+            parts.append(" ")
+        elif n.is_text_node:
             parts.append(n.text_content or "")
         elif n.is_element_node and not skip(n, inside):
             if n.tag == "br":
                 parts.append("\n")
+            elif n.tag in _SEPARATED:  # cells, list items, paragraphs inside: words never run together
+                parts.append(" ")
+                stack.append(_GAP)
             stack.extend(reversed(_children(n)))
     text = "".join(parts)
     return text if keep_space else _WS.sub(" ", text).strip()
@@ -209,8 +219,9 @@ class _Walker:
             caption = node.css_first("caption")
             if caption is not None and not skip(caption, inside) and (text := text_of(caption, inside)):
                 found.append(Candidate("caption", text))
-            if rows := _rows(node, inside):
-                found.append(Candidate("table", rows=rows))
+            own: list[str] = []
+            if rows := _rows(node, inside, own):
+                found.append(Candidate("table", rows=rows, title=" ".join(own)))
         for c in found:
             c.chrome = in_chrome
         self.out.extend(found)
@@ -230,8 +241,9 @@ def _code(pre, inside: bool) -> Candidate | None:
     return Candidate("code", f"{fence}{lang}\n{code}\n{fence}", meta={"lang": lang}, title=code)
 
 
-def _rows(table, inside: bool) -> list[list[str]]:
-    """This table's own rows (not a nested table's), as cell texts."""
+def _rows(table, inside: bool, own: list[str] | None = None) -> list[list[str]]:
+    """This table's own rows (not a nested table's), as cell texts, one per grid column: a
+    ``colspan`` repeats its text across the columns it covers, a ``rowspan`` down the rows."""
     trs = []
     for child in _children(table):
         if child.tag == "tr":
@@ -239,13 +251,44 @@ def _rows(table, inside: bool) -> list[list[str]]:
         elif child.tag in ("thead", "tbody", "tfoot") and not skip(child, inside):
             trs += [c for c in _children(child) if c.tag == "tr"]
     rows = []
+    carried: dict[int, tuple[int, str]] = {}  # column -> (rows still covered, text) of a rowspan above
+    budget = _MAX_SPANNED
     for tr in trs:
         if skip(tr, inside):
             continue
-        cells = [text_of(c, inside) for c in _children(tr) if c.tag in ("th", "td") and not skip(c, inside)]
+        cells: list[str] = []
+        for c in _children(tr):
+            if c.tag not in ("th", "td") or skip(c, inside):
+                continue
+            _carry(cells, carried)
+            text = text_of(c, inside)
+            if own is not None and text:
+                own.append(text)  # each cell once, as the page (and the judge) reads it
+            span, down = (_span(c, "colspan"), _span(c, "rowspan")) if budget > 0 else (1, 1)
+            budget -= span * down  # spans copy text: a table's copies are bounded, then cells count once
+            for _ in range(span):
+                if down > 1:
+                    carried[len(cells)] = (down - 1, text)
+                cells.append(text)
+        _carry(cells, carried, to_end=True)
         if any(cells):
             rows.append(cells)
     return rows
+
+
+def _carry(cells: list[str], carried: dict, to_end: bool = False) -> None:
+    """Fill the columns a rowspan from above covers at this point of the row (every remaining one
+    at the row's end): the text repeats, so each row reads alone and its cells stay in their columns."""
+    while len(cells) in carried or (to_end and carried and len(cells) <= max(carried)):
+        left, text = carried.pop(len(cells), (0, ""))
+        if left > 1:
+            carried[len(cells)] = (left - 1, text)
+        cells.append(text)
+
+
+def _span(cell, name: str) -> int:
+    value = (cell.attributes.get(name) or "1").strip()
+    return min(int(value), _MAX_SPAN) if value.isdigit() and int(value) > 0 else 1
 
 
 def emit(kept: list[Candidate]) -> TextBuilder:

@@ -96,7 +96,7 @@ def _text(el) -> str:
         sep = _val(el, "dPr", "sepChr", "|")
         return begin + sep.join(_text(c) for c in el if _local(c) == "e") + end
     if name == "func":
-        return f"{_part(el, 'fName').strip()} {_part(el, 'e')}"
+        return f" {_part(el, 'fName').strip()} {_part(el, 'e')}"  # apart from a script before it: "a_n cos", not "a_ncos"
     if name in ("limLow", "limUpp"):
         return f"{_part(el, 'e')}{'_' if name == 'limLow' else '^'}{_group(_part(el, 'lim'))}"
     if name == "eqArr":

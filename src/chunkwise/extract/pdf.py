@@ -11,9 +11,11 @@ flagged ``needs_ocr``. Text drawn invisible among visible text is read, and is a
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 from statistics import median
+from typing import NamedTuple
 
 from chunkwise import ids
 from chunkwise.errors import DependencyError, InputError
@@ -22,7 +24,7 @@ from chunkwise.extract.ocr import LOW_CONFIDENCE, MIN_CONFIDENCE, PAGE_TIMEOUT, 
 from chunkwise.extract.pdf_aligned import candidate as aligned_candidate
 from chunkwise.extract.pdf_headings import font_headings, outline_entries, outline_headings, respace
 from chunkwise.extract.pdf_lines import Line, page_lines
-from chunkwise.extract.pdf_tables import MIN_RULES, Table, find_tables, inside
+from chunkwise.extract.pdf_tables import MIN_RULES, Table, find_tables, inside, page_tables, within_bounds
 from chunkwise.types import Block, Document, Page
 
 MEDIA_TYPE = "application/pdf"
@@ -39,23 +41,129 @@ def extract(data: bytes, source: str, ocr: bool = True, ocr_min_confidence: floa
     whose mean confidence is under ``ocr_min_confidence`` is marked for review."""
     pypdf = _import_pypdf()
     reader = _open(pypdf, data, source)
-    warnings: list[str] = []
+    whole = _scan(pypdf, reader, source, 0, None)
+    return _document(pypdf, reader, data, source, [whole], ocr, ocr_min_confidence, ocr_timeout, None)
+
+
+class Scan(NamedTuple):
+    """The per-page first pass over pages ``start`` to ``start + len(pages) - 1`` (0-based): each
+    page's lines, drawn rules and top edge, and, speculatively, the tables of the pages there that
+    may be table pages (``pdf_tables.PageTables``; the document-wide bounds pick among them). Why:
+    this pass is nearly all of a big PDF's cost and no page's result depends on another page, so
+    page ranges are scanned in separate workers and ``assemble`` gives exactly the Document one
+    scan of every page gives."""
+
+    start: int
+    count: int  # pages in the document
+    pages: list
+    rules: list
+    tops: list
+    failed: list
+    warnings: list
+    tables: dict
+    heard: tuple = ((), ())  # what the parsers logged and warned meanwhile (``capture.captured_parts``)
+
+
+def page_count(data: bytes, source: str) -> int:
+    """The number of pages (raises InputError for an unreadable file)."""
+    pypdf = _import_pypdf()
+    return len(_pages(pypdf, _open(pypdf, data, source), source))
+
+
+def scan(data: bytes, source: str, first: int = 0, last: int | None = None) -> Scan:
+    """The first pass over pages ``first`` to ``last - 1`` (0-based; None: to the end), in a
+    process of its own: the parser messages of its pages are kept (``Scan.heard``; those of opening
+    the file are the assembler's), and the tables of the pages that may hold some are found as
+    ``find_tables`` would (within the range's own bounds: every page the document's bounds choose is
+    among them)."""
+    from chunkwise.extract.capture import captured_parts
+
+    pypdf = _import_pypdf()
+    with captured_parts():  # opening the file: ``assemble`` opens it too and hears the same
+        reader = _open(pypdf, data, source)
+    with captured_parts() as heard:
+        part = _scan(pypdf, reader, source, first, last)
+    work = {first + i: w for i, w in _table_work(part.pages, part.rules).items() if usable(part.pages[i])}
+    found = page_tables(data, within_bounds(work, []), {i: w[0] for i, w in work.items()})
+    return part._replace(tables=found, heard=heard.lines())
+
+
+def _scan(pypdf, reader, source: str, first: int, last: int | None) -> Scan:
     numbered = _pages(pypdf, reader, source)
+    warnings: list[str] = []
     pages, rules, tops, failed = [], [], [], []
-    for n, page in numbered:
+    for n, page in numbered[first:last]:
         lines, ruled, top = _page_lines(pypdf, page, n, warnings, failed)
         pages.append(lines)
         rules.append(ruled)
         tops.append(top)
+    return Scan(first, len(numbered), pages, rules, tops, failed, warnings, {})
+
+
+def _table_work(pages: list, rules: list) -> dict[int, tuple[int, int]]:
+    """Pages that may hold tables (drawn rules or aligned lines) -> (rules, characters)."""
+    return {i: (r, sum(len(line.text) for line in pages[i])) for i, r in enumerate(rules)
+            if r >= MIN_RULES or aligned_candidate([line.text for line in pages[i]])}
+
+
+def assemble(data: bytes, source: str, scans: list[Scan], ocr: bool = True,
+             ocr_min_confidence: float = MIN_CONFIDENCE, ocr_timeout: float = PAGE_TIMEOUT, heard=None) -> Document:
+    """The Document from ``scan``s of page ranges covering every page in order: exactly the one
+    ``extract`` gives. ``heard``: a ``capture.Heard`` collecting this pass's parser messages; the
+    scans' are put in it where one pass over every page would have heard them."""
+    pypdf = _import_pypdf()
+    reader = _open(pypdf, data, source)
+    return _document(pypdf, reader, data, source, scans, ocr, ocr_min_confidence, ocr_timeout, heard)
+
+
+def extract_scans(data: bytes, source: str, scans: list[Scan], options=None) -> Document:
+    """``extract.extract_bytes`` of a PDF whose page ranges were scanned apart (``scan``, in other
+    worker processes): the same Document, the parsers' messages included, as one pass gives.
+    ``options``: an ``extract.ExtractOptions`` (OCR)."""
+    from dataclasses import replace
+
+    from chunkwise.extract.capture import captured_parts, summary
+
+    kw = {} if options is None else {"ocr": options.ocr, "ocr_min_confidence": options.ocr_min_confidence}
+    with captured_parts() as heard:
+        try:
+            doc = assemble(data, source, scans, heard=heard, **kw)
+        except InputError as exc:
+            said = summary(heard.all())
+            if not said:
+                raise
+            more = f" (and {len(said) - 1} more)" if len(said) > 1 else ""
+            raise InputError(f"{exc}; {said[0]}{more}") from exc
+    said = summary(heard.all())
+    return replace(doc, warnings=doc.warnings + tuple(said)) if said else doc
+
+
+def _document(pypdf, reader, data: bytes, source: str, scans: list[Scan], ocr: bool, ocr_min_confidence: float,
+              ocr_timeout: float, heard) -> Document:
+    warnings: list[str] = []
+    pages, rules, tops, failed = [], [], [], []
+    for part in scans:
+        if part.start != len(pages):
+            raise ValueError(f"{source}: scans out of order (page {part.start + 1} after {len(pages)} pages)")
+        pages += part.pages
+        rules += part.rules
+        tops += part.tops
+        failed += part.failed
+        warnings += part.warnings
+        if heard is not None:
+            heard.add(part.heard)
+    if scans and len(pages) != scans[0].count:
+        raise ValueError(f"{source}: scans cover {len(pages)} of {scans[0].count} pages")
     if pages and len(failed) == len(pages):  # every page failed: the file, not a page, is broken
         raise InputError(f"{source}: no page of this PDF could be read ({warnings[-1]}); the file is "
                          "corrupt or truncated — download or export it again")
     read = _ocr(data, pages, warnings, ocr_timeout) if ocr else {}
     for i, result in read.items():
         pages[i], rules[i] = result.lines, 0
+    known = {i: t for part in scans for i, t in part.tables.items() if i not in read}
     words: dict[int, list[tuple[float, float, str]]] = {}
-    tables = find_tables(data, {i: (r, sum(len(line.text) for line in pages[i])) for i, r in enumerate(rules)
-                                if r >= MIN_RULES or aligned_candidate([line.text for line in pages[i]])}, warnings, words)
+    tables = find_tables(data, _table_work(pages, rules), warnings, words, known=known,
+                         heard=heard.add if heard is not None else None)
     levels = _levels(pypdf, reader, pages)
     for i, found in words.items():
         pages[i] = [_respaced(line, found, tops[i]) if level else line for line, level in zip(pages[i], levels[i])]

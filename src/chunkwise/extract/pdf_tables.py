@@ -28,6 +28,7 @@ the document guard applies, between pages, and the ingest worker's wall-time lim
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 import signal
@@ -88,55 +89,124 @@ def within_bounds(work: dict[int, tuple[int, int]], warnings: list[str]) -> list
     return chosen
 
 
+class PageTables(NamedTuple):
+    """One page's table detection as ``find_tables`` does it, done ahead (``page_tables``):
+    ``found`` None when it failed (``warning`` says so), the words it read, what parsers said."""
+
+    found: list | None
+    words: list
+    warning: str
+    heard: tuple = ((), ())
+
+
 def find_tables(data: bytes, pages: list[int] | dict[int, tuple[int, int]], warnings: list[str],
-                words: dict[int, list[tuple[float, float, str]]] | None = None) -> dict[int, list[Table]]:
+                words: dict[int, list[tuple[float, float, str]]] | None = None, known: dict | None = None,
+                heard=None) -> dict[int, list[Table]]:
     """0-based page index → its tables with at least two rows and two columns. ``pages``: the
     candidate pages, each with its (drawn rules, characters) when known (then bounded by them).
-    ``words``, when given, receives each page's words read on the way as (top, bottom, text)."""
+    ``words``, when given, receives each page's words read on the way as (top, bottom, text).
+    ``known``: pages already done (``page_tables``, in another process) -> their ``PageTables``,
+    used where this would read them; ``heard(lines)`` receives their parser messages there."""
     drawn = {i: work[0] for i, work in pages.items()} if isinstance(pages, dict) else {}
     if isinstance(pages, dict):
         pages = within_bounds(pages, warnings)
     if not pages:
         return {}
-    try:
-        import pdfplumber
-    except ImportError:
-        warnings.append("pdfplumber is not installed (pip install 'chunkwise[pdf]'): ruled tables "
-                        "are read as lines of text")
-        return {}
+    known = known or {}
+    if any(p not in known for p in pages):
+        try:
+            import pdfplumber
+        except ImportError:
+            warnings.append("pdfplumber is not installed (pip install 'chunkwise[pdf]'): ruled tables "
+                            "are read as lines of text")
+            return {}
     if len(pages) > MAX_TABLE_PAGES:
         warnings.append(f"{len(pages)} pages draw rules; tables looked for on the first {MAX_TABLE_PAGES} only")
         pages = pages[:MAX_TABLE_PAGES]
     out: dict[int, list[Table]] = {}
     stop = time.monotonic() + TOTAL_SECONDS
+    left_to_read = [p for p in pages if p not in known]
     try:
-        with _limit(TOTAL_SECONDS), pdfplumber.open(io.BytesIO(data), pages=[p + 1 for p in pages]) as doc:
-            for index, page in zip(pages, doc.pages):
-                left = stop - time.monotonic()
-                if left <= 0:
-                    raise _Overtime
-                try:
-                    with _limit(min(PAGE_SECONDS, left)):
-                        found = _page_tables(page, words.setdefault(index, []) if words is not None else None,
-                                             ruled=drawn.get(index, MIN_RULES) >= MIN_RULES)
-                except Exception as exc:  # noqa: BLE001 - pdfminer raises anything on a hostile page
-                    warnings.append(f"page {index + 1}: table detection failed ({type(exc).__name__}); "
-                                    "its tables read as lines of text")
-                    continue
-                except _Overtime:
-                    if time.monotonic() >= stop:
-                        raise
-                    warnings.append(f"page {index + 1}: table detection took over {PAGE_SECONDS:.0f} s (the last "
-                                    "guard: on a faster or quieter machine this page's tables may be found); "
-                                    "its tables read as lines of text")
-                    continue
-                if found:
+        with _limit(TOTAL_SECONDS), contextlib.ExitStack() as scope:
+            doc = scope.enter_context(pdfplumber.open(io.BytesIO(data), pages=[p + 1 for p in left_to_read])) \
+                if left_to_read else None
+            opened = iter(doc.pages) if doc is not None else iter(())
+            for index in pages:
+                if index in known:
+                    done = known[index]
+                    if words is not None:
+                        words[index] = list(done.words)
+                    if heard is not None:
+                        heard(done.heard)
+                    found, warning = done.found, done.warning
+                else:
+                    page = next(opened)
+                    left = stop - time.monotonic()
+                    if left <= 0:
+                        raise _Overtime
+                    found, warning = _read_page(page, index, drawn, words.setdefault(index, []) if words is not None
+                                                else None, left, stop)
+                if warning:
+                    warnings.append(warning)
+                elif found:
                     out[index] = found
     except _Overtime:
         warnings.append(f"table detection stopped after {TOTAL_SECONDS:.0f} s (the last guard: on a faster "
                         "or quieter machine more tables may be found); tables on the pages left read as lines of text")
     except Exception as exc:  # noqa: BLE001 - pdfminer raises anything on a hostile file; text stays
         warnings.append(f"table detection failed ({type(exc).__name__}); tables read as lines of text")
+        return {}
+    return out
+
+
+def _read_page(page, index: int, drawn: dict, seen: list | None, left: float, stop: float
+               ) -> tuple[list | None, str]:
+    """One page's tables, or None and the warning saying why not. Raises ``_Overtime`` when the
+    document's clock ran out."""
+    try:
+        with _limit(min(PAGE_SECONDS, left)):
+            return _page_tables(page, seen, ruled=drawn.get(index, MIN_RULES) >= MIN_RULES), ""
+    except Exception as exc:  # noqa: BLE001 - pdfminer raises anything on a hostile page
+        return None, (f"page {index + 1}: table detection failed ({type(exc).__name__}); "
+                      "its tables read as lines of text")
+    except _Overtime:
+        if time.monotonic() >= stop:
+            raise
+        return None, (f"page {index + 1}: table detection took over {PAGE_SECONDS:.0f} s (the last "
+                      "guard: on a faster or quieter machine this page's tables may be found); "
+                      "its tables read as lines of text")
+
+
+def page_tables(data: bytes, pages: list[int], drawn: dict[int, int]) -> dict[int, PageTables]:
+    """``find_tables``'s work on each of ``pages`` (0-based, with their drawn rules), done ahead
+    in a process of its own (a page range of a big PDF), each page's parser messages apart. Only
+    what ``find_tables`` would give exactly: a page that ran into a clock guard is left out, and
+    nothing comes back when pdfplumber is missing or cannot read the file (``find_tables`` then
+    reads those pages itself and says why)."""
+    from chunkwise.extract.capture import captured_parts
+
+    if not pages:
+        return {}
+    try:
+        import pdfplumber
+    except ImportError:
+        return {}
+    out: dict[int, PageTables] = {}
+    stop = time.monotonic() + TOTAL_SECONDS
+    try:
+        with _limit(TOTAL_SECONDS), pdfplumber.open(io.BytesIO(data), pages=[p + 1 for p in pages]) as doc:
+            for index, page in zip(pages, doc.pages):
+                left = stop - time.monotonic()
+                if left <= 0:
+                    break
+                seen: list = []
+                with captured_parts() as heard:
+                    found, warning = _read_page(page, index, drawn, seen, left, stop)
+                if "took over" not in warning:
+                    out[index] = PageTables(found, seen, warning, heard.lines())
+    except _Overtime:
+        pass  # the pages done are exact; find_tables reads the rest
+    except Exception:  # noqa: BLE001 - find_tables meets the same failure and reports it
         return {}
     return out
 

@@ -161,7 +161,10 @@ def ingest(
         # A cheap embedder (hashing) runs where each document is prepared, in the workers.
         local = embedder if late is None and not dry_run and getattr(embedder, "cheap", False) else None
         settings = PrepareSettings(config, model, acl, acl_map, now, late, local)
-        preparer, executor = Preparer(settings, r.chunker), executor or contained(workers, limits)
+        executor = executor or contained(workers, limits)
+        # A big PDF's pages are shared among the pool's workers (pipeline/split.py) where the
+        # executor runs split items (the contained pool; not Ray's actors).
+        preparer = Preparer(settings, r.chunker, split=getattr(executor, "shares", 1))
         scope.enter_context(session(executor))
         run = None if dry_run else store.start_run(now)
         embed = EmbedStage(store, None if dry_run else (late or embedder), late=late, on_embedded=progress.embedded)

@@ -97,13 +97,19 @@ class PrepareFailure:
 class Preparer:
     """``Preparer(settings)(task) -> Prepared | PrepareFailure``; never raises for a bad file."""
 
-    def __init__(self, settings: PrepareSettings, chunker=None) -> None:
-        """``chunker``: one already built from ``settings.config`` (saves rebuilding it here)."""
+    def __init__(self, settings: PrepareSettings, chunker=None, split: int = 1) -> None:
+        """``chunker``: one already built from ``settings.config`` (saves rebuilding it here).
+        ``split``: the workers a big PDF's pages may be shared among (``pipeline.split``; the
+        executor must run ``sandbox.Fanout`` answers: the contained pool does)."""
         self.settings = settings
         self._chunker = chunker
+        self.split = split
 
     def __getstate__(self) -> dict:
-        return {"settings": self.settings, "_chunker": None}  # rebuilt where it runs
+        return {"settings": self.settings, "_chunker": None, "split": self.split}  # rebuilt where it runs
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update({"split": 1, **state})
 
     def warm_up(self) -> None:
         """Build the chunker (tokenizer included) before the first file: a worker process calls
@@ -122,10 +128,20 @@ class Preparer:
     def __call__(self, task: PrepareTask | PrepareFailure) -> Prepared | PrepareFailure:
         from chunkwise.sources import SourceFile
 
+        from chunkwise.pipeline.split import PdfPages, plan, scan
+        from chunkwise.sandbox import Join
+
         if isinstance(task, PrepareFailure):  # found while walking: passes through in order
             return task
-        src = SourceFile(Path(task.path), task.rel, task.media_type, task.size, task.sha256)
-        doc = read_source(src, extract_options(self.settings.config))
+        if isinstance(task, PdfPages):  # a page range of a big PDF (pipeline/split.py)
+            return scan(task)
+        if isinstance(task, Join):  # its page ranges are scanned: the Document, then as below
+            task, doc = task.item, _joined(task, extract_options(self.settings.config))
+        elif (fanout := plan(task, self.split)) is not None:
+            return fanout
+        else:
+            src = SourceFile(Path(task.path), task.rel, task.media_type, task.size, task.sha256)
+            doc = read_source(src, extract_options(self.settings.config))
         if isinstance(doc, SourceFailure):
             return PrepareFailure(task, doc.error, doc.skipped)
         if doc.doc_id == doc.source:  # no front matter id: the id the store assigned to this path
@@ -173,6 +189,19 @@ class Preparer:
         return Prepared(task, doc.doc_id, doc.source, doc.title, str(meta.get("author") or ""),
                         str(meta.get("updated_at") or ""), dicts, plan,
                         access.reported, version_info(meta, records).to_json(), vectors, doc.warnings, lexical)
+
+
+def _joined(join, options) -> Document | SourceFailure:
+    """A split PDF's Document from its scans, or why not (as ``read_source`` says it)."""
+    from chunkwise.errors import DependencyError, InputError
+    from chunkwise.pipeline.split import join as join_scans
+
+    try:
+        return join_scans(join.item, join.results, options)
+    except (InputError, DependencyError) as exc:
+        return SourceFailure(join.item.rel, str(exc))
+    except OSError as exc:
+        return SourceFailure(join.item.rel, f"{join.item.rel}: cannot read ({exc.strerror or exc})")
 
 
 def _late_records(doc, chunks, records, regions, late):

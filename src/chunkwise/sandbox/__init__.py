@@ -24,7 +24,7 @@ import time
 from typing import Any, Callable, Iterable, Iterator
 
 from chunkwise.errors import ConfigError
-from chunkwise.sandbox.outcome import Failure, Limits, Outcome, call
+from chunkwise.sandbox.outcome import Failure, Fanout, Join, Limits, Outcome, call, run_fanout
 
 
 _NOTHING = object()
@@ -97,6 +97,8 @@ class Pool:
             for index, item in enumerate(items):
                 start = time.perf_counter()
                 value, failure = call(self.fn, item)
+                if failure is None and isinstance(value, Fanout):
+                    value, failure = run_fanout(self.fn, value)
                 yield Outcome(index, item, value, failure, time.perf_counter() - start)
             return
         items = iter(items)
@@ -120,6 +122,7 @@ class PoolExecutor:
         check_workers(workers)
         self.workers, self.on_failure, self.limits, self.window = workers, on_failure, limits, window
         self.isolate = isolate
+        self.shares = workers  # the workers a split item's parts (``Fanout``) run on
         self.on_idle: Callable[[], None] | None = None  # set by a consumer that can use the waits
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
@@ -128,5 +131,5 @@ class PoolExecutor:
             yield out.value if out.ok else self.on_failure(out.item, out.failure)
 
 
-__all__ = ["Failure", "Limits", "Outcome", "Pool", "PoolExecutor", "WORKERS_PER_CPU", "check_workers", "default_workers",
+__all__ = ["Failure", "Fanout", "Join", "Limits", "Outcome", "Pool", "PoolExecutor", "WORKERS_PER_CPU", "check_workers", "default_workers",
            "run"]

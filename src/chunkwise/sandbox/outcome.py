@@ -59,6 +59,43 @@ class Outcome:
         return self.failure is None
 
 
+@dataclass(frozen=True)
+class Fanout:
+    """An item's answer that splits it (a 600-page PDF: page ranges): the pool runs ``parts``
+    anywhere it likes, each as an item of its own under the same limits, then sends ``Join(join,
+    results)`` (the parts' results in order) to a worker; the join's result is the item's. A part
+    that fails fails the item. Parts and the join may not fan out again. Why: one file can be most
+    of a corpus's work; split, two workers share it instead of one finishing it alone."""
+
+    parts: tuple
+    join: Any
+
+
+@dataclass(frozen=True)
+class Join:
+    """What a worker receives once every part of a ``Fanout`` has its result."""
+
+    item: Any
+    results: tuple
+
+
+def run_fanout(fn, fanout: Fanout) -> tuple[Any, Failure | None]:
+    """A ``Fanout`` run here, part after part, then its join (the pool's in-process path)."""
+    results = []
+    for part in fanout.parts:
+        value, failure = call(fn, part)
+        if failure is None and isinstance(value, Fanout):
+            failure = NESTED
+        if failure is not None:
+            return None, failure
+        results.append(value)
+    value, failure = call(fn, Join(fanout.join, tuple(results)))
+    return (None, NESTED) if failure is None and isinstance(value, Fanout) else (value, failure)
+
+
+NESTED = Failure("error", "a part of a split item split again (not allowed)")
+
+
 def exception_failure(exc: BaseException, tb: str) -> Failure:
     name = type(exc).__name__
     text = str(exc)

@@ -16,7 +16,7 @@ from multiprocessing.connection import wait
 from typing import Any, Iterable, Iterator
 
 from chunkwise.errors import ChunkwiseError
-from chunkwise.sandbox.outcome import Failure, Limits, Outcome, with_detail
+from chunkwise.sandbox.outcome import NESTED, Failure, Fanout, Join, Limits, Outcome, with_detail
 from chunkwise.sandbox.worker import read_log, worker_main
 
 _START_SECONDS = 120.0
@@ -69,6 +69,17 @@ class _Worker:
     since: float = 0.0  # when the first of ``jobs`` started: sent, or the one before it answered
 
 
+@dataclass
+class _Fan:
+    """A split item waiting for its parts (``outcome.Fanout``)."""
+
+    item: Any
+    join: Any
+    results: list
+    left: int
+    seconds: float = 0.0
+
+
 class Processes:
     """The worker processes and the thread that feeds them. The consumer's thread draws items and
     takes results in order; the feeder thread dispatches, collects, enforces deadlines and replaces
@@ -81,6 +92,7 @@ class Processes:
         self.cond = threading.Condition()
         self.todo: collections.deque = collections.deque()
         self.done: dict[int, Outcome] = {}
+        self.fans: dict[int, _Fan] = {}  # item index -> its parts' results so far (keys ("part", index, k))
         self.error: BaseException | None = None
         self.closing = False
         self._serial = 0
@@ -108,6 +120,7 @@ class Processes:
         exhausted = False
         with self.cond:
             self.done.clear()
+            self.fans.clear()
         try:
             while True:
                 while not exhausted and drawn - taken < window:
@@ -185,7 +198,7 @@ class Processes:
                 self._replace(w)
             return False
         except Exception as exc:  # noqa: BLE001 — an unpicklable item is that item's failure
-            self._record(index, item, None, Failure("error", f"item cannot be sent to a worker: "
+            self._answer(index, item, None, Failure("error", f"item cannot be sent to a worker: "
                                                     f"{type(exc).__name__}: {exc}", type(exc).__name__, str(exc)), 0.0)
             return True
         if not w.jobs:
@@ -235,7 +248,7 @@ class Processes:
             assert got_index == index, (got_index, index)
             now = time.monotonic()
             w.jobs.popleft()
-            self._record(index, item, payload if ok else None, None if ok else payload, now - w.since)
+            self._answer(index, item, payload if ok else None, None if ok else payload, now - w.since)
             w.since = now  # the next item started when this one was answered
             if retire:  # it exits: what it had not started goes to the others
                 self._requeue(w)
@@ -271,8 +284,43 @@ class Processes:
         self._kill(w)
         if not failure.detail:
             failure = with_detail(failure, read_log(w.log))
-        self._record(index, item, None, failure, seconds)
+        self._answer(index, item, None, failure, seconds)
         self._replace(w, dead=True)
+
+    def _answer(self, key, item, value, failure, seconds) -> None:
+        """One answer from a worker: an item's outcome, or a part or join of a split item."""
+        if isinstance(key, tuple):  # ("part", index, k) or ("join", index)
+            fan = self.fans.get(key[1])
+            if fan is None:  # the item failed already: a late part's answer is dropped
+                return
+            fan.seconds += seconds
+            if failure is None and isinstance(value, Fanout):
+                failure = NESTED
+            if failure is not None or key[0] == "join":
+                self._unfan(key[1])
+                self._record(key[1], fan.item, None if failure else value, failure, fan.seconds)
+                return
+            fan.results[key[2]] = value
+            fan.left -= 1
+            if not fan.left:
+                with self.cond:
+                    self.todo.appendleft((("join", key[1]), Join(fan.join, tuple(fan.results))))
+            return
+        if failure is None and isinstance(value, Fanout):
+            parts = [(("part", key, k), part) for k, part in enumerate(value.parts)]
+            self.fans[key] = _Fan(item, value.join, [None] * len(parts), len(parts), seconds)
+            with self.cond:  # first in line: the item's outcome holds back every later one
+                self.todo.extendleft(reversed(parts or [(("join", key), Join(value.join, ()))]))
+            return
+        self._record(key, item, value, failure, seconds)
+
+    def _unfan(self, index: int) -> None:
+        """Forget a split item; its parts not yet sent are dropped."""
+        self.fans.pop(index, None)
+        with self.cond:
+            kept = [p for p in self.todo if not (isinstance(p[0], tuple) and p[0][1] == index)]
+            self.todo.clear()
+            self.todo.extend(kept)
 
     def _record(self, index, item, value, failure, seconds) -> None:
         with self.cond:
