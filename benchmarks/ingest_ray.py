@@ -11,12 +11,19 @@ Method:
   (MiniLM) MiniLM tokens, strategy auto, one access tag;
 - each run ingests into a fresh SQLite store through ``chunkwise.api.ingest``: ``local`` with
   ``workers=2`` (contained processes, embedding and writes in this process), ``ray`` with a
-  ``RayExecutor`` (its defaults) on a local cluster of 2 CPUs started once by this process (its
-  start is timed apart). Every Ray run pays its actors' start (prepare actors spawn their sandbox
-  processes, embed actors load the model); the first Ray run on the new cluster also pays Ray
-  Data's own one-time start (its stats actor, the first worker processes), so the hashing pair
-  is run as ``ray, first run on the cluster``, ``local``, ``ray``: both Ray rows are reported and
-  the ratio is given for each. The stores of the local and the last Ray run are compared row by
+  ``RayExecutor`` (its defaults: one prepare actor of 2 contained processes) on a local cluster of
+  2 CPUs started once by this process (its start is timed apart). Every Ray run pays its actors'
+  start (prepare actors spawn their sandbox processes, embed actors load the model); the first Ray
+  run on the new cluster also pays the cluster's one-time start of worker processes, so the
+  hashing pair is run as ``ray, first run on the cluster``, then ``--repeat`` alternating pairs of
+  ``local`` and ``ray`` (alternating, so a change in the machine's load hits both); each row is
+  reported and the ratio is the median pair's (the first run's is given apart);
+- CPU seconds are of every process involved, sampled from ``/proc`` every 0.2 s (``TreeCpu``):
+  this process and its descendants (sandbox workers, the Ray cluster's processes and actors); the
+  PostgreSQL server is not one of them (pg_ctl detaches it), so it is in neither row. For a
+  local row the Ray cluster's processes (idle then) are left out; for a Ray row they are in (the
+  raylet, the GCS and the actors are the Ray run's cost). On a loaded machine read this column and
+  the ratios, not the wall times; The stores of the local and the last Ray run are compared row by
   row (ids, texts, vectors; MiniLM vectors to 1e-6);
 - each row also gives when the first document came out of prepare (the fixed start: pool or
   actors, sandbox processes, the walk of the window) and the rate after it (the steady state);
@@ -29,7 +36,7 @@ Method:
   this script in a temporary folder), where Ray writes on write actors (``Capabilities.parallel_writes``)
   and the local run from this process; the two databases compared row by row (ids, texts, vectors).
 
-Run: ``.venv/bin/python benchmarks/ingest_ray.py [--docs N] [--minilm-docs N] [--no-minilm] [--pg]``
+Run: ``.venv/bin/python benchmarks/ingest_ray.py [--docs N] [--repeat R] [--minilm-docs N] [--no-minilm] [--pg]``
 """
 from __future__ import annotations
 
@@ -38,6 +45,7 @@ import os
 import sqlite3
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -45,6 +53,91 @@ from _timing import timed
 from ingest import cw, git_head, write_corpus
 
 NOW = "2026-01-01T00:00:00Z"
+
+
+_TICK = os.sysconf("SC_CLK_TCK")
+RAY_PIDS: set[int] = set()  # the local cluster's processes (their subtrees), left out of a local row's CPU
+
+
+def _procs() -> dict[int, tuple[int, float]]:
+    """pid -> (parent pid, its own CPU s: utime + stime) of every process readable in /proc."""
+    out = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        out[int(name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / _TICK)
+    return out
+
+
+def _tree(procs: dict, exclude: set[int]) -> set[int]:
+    """This process and its descendants, without the subtrees rooted at ``exclude``."""
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in procs.items():
+        children.setdefault(ppid, []).append(pid)
+    found, todo = set(), [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        if pid not in exclude:
+            found.add(pid)
+            todo += children.get(pid, [])
+    return found
+
+
+class TreeCpu:
+    """CPU s of this process and its descendants over a block, sampled from /proc every ``every`` s:
+    processes that start and end inside it (sandbox workers, Ray actors) count up to their last
+    sample (their parents' cutime is no help: the raylet does not account for its reaped workers).
+    The sampler's own CPU is taken off."""
+
+    def __init__(self, exclude: set[int], every: float = 0.2) -> None:
+        self.exclude, self.every = exclude, every
+        self.base: dict[int, float] = {}
+        self.last: dict[int, float] = {}
+        self.own = 0.0
+        self.stop = threading.Event()
+
+    def _sample(self) -> None:
+        procs = _procs()
+        for pid in _tree(procs, self.exclude):
+            self.last[pid] = procs[pid][1]
+
+    def _loop(self) -> None:
+        t0 = time.thread_time()
+        while not self.stop.wait(self.every):
+            self._sample()
+        self.own = time.thread_time() - t0
+
+    def __enter__(self) -> "TreeCpu":
+        self._sample()
+        self.base = dict(self.last)
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join()
+        self._sample()
+
+    @property
+    def seconds(self) -> float:
+        return sum(v - self.base.get(pid, 0.0) for pid, v in self.last.items()) - self.own
+
+
+def descendants() -> set[int]:
+    return {pid for pid, (ppid, _) in _procs().items() if ppid == os.getpid()}
+
+
+def measured(run, ray_row: bool):
+    """(wall s, CPU s of every process involved, result) of one run."""
+    with TreeCpu(set() if ray_row else RAY_PIDS) as cpu:
+        wall, _, out = timed(run)
+    return wall, cpu.seconds, out
 
 
 def log(message: str) -> None:
@@ -117,31 +210,43 @@ def row(name: str, label: str, docs: int, wall: float, cpu: float, stats, clock:
             f"{stats.added / wall:.0f} | {clock.cells()} {cpu:.1f} | {len(stats.errors)} |")
 
 
-def side_by_side(work: Path, root: Path, docs: int, name: str, size: int, first: bool = False) -> list[str]:
-    """Local and Ray on the same corpus; ``first``: a Ray run before them, the first on the cluster."""
+def side_by_side(work: Path, root: Path, docs: int, name: str, size: int, first: bool = False,
+                 repeat: int = 1) -> list[str]:
+    """Local and Ray on the same corpus, ``repeat`` alternating pairs; ``first``: a Ray run before
+    them, the first on the cluster."""
+    from statistics import median
+
     from chunkwise import api
     from chunkwise.pipeline.raydata import RayExecutor
 
-    lines = []
+    lines, pairs, stats_all = [], [], []
+    runs = (["first"] if first else []) + [f"{label}{k}" for k in range(repeat) for label in ("local", "ray")]
     results = {}
-    labels = (["ray, first run on the cluster"] if first else []) + ["local", "ray"]
-    for label in labels:
+    for key in runs:
+        label = {"first": "ray, first run on the cluster"}.get(key, key.rstrip("0123456789"))
         log(f"{name}: {label}, {docs} files")
         executor = RayExecutor() if label.startswith("ray") else None
         clock = Clock()
-        db = work / f"{name}-{label if label in ('local', 'ray') else 'first'}.db"
-        wall, cpu, stats = timed(lambda: ingest(root, db, api.make_embedder(name), size, executor, clock))
-        results[label] = (wall, stats)
+        db = work / f"{name}-{key}.db"
+        wall, cpu, stats = measured(lambda: ingest(root, db, api.make_embedder(name), size, executor, clock),
+                                    ray_row=executor is not None)
+        results[key] = (wall, cpu, stats)
+        stats_all.append(stats.to_dict())
         lines.append(row(name, label, docs, wall, cpu, stats, clock))
-    (lw, ls), (rw, rs) = results["local"], results["ray"]
-    same = same_store(work / f"{name}-local.db", work / f"{name}-ray.db", exact=name == "hashing")
-    stats_same = "equal" if ls.to_dict() == rs.to_dict() else "DIFFERENT"
-    ratio = f"**{lw / rw:.2f}x**"
+    for k in range(repeat):
+        (lw, lc, _), (rw, rc, _) = results[f"local{k}"], results[f"ray{k}"]
+        pairs.append((lw / rw, lc / rc))
+    last = repeat - 1
+    same = same_store(work / f"{name}-local{last}.db", work / f"{name}-ray{last}.db", exact=name == "hashing")
+    stats_same = "equal" if all(s == stats_all[0] for s in stats_all) else "DIFFERENT"
+    ratio = f"**{median(p[0] for p in pairs):.2f}x**"
+    if repeat > 1:
+        ratio += f" (pairs: {', '.join(f'{p[0]:.2f}' for p in pairs)})"
     if first:
-        fw, fs = results[labels[0]]
-        stats_same += "" if fs.to_dict() == ls.to_dict() else " (first Ray run: DIFFERENT)"
-        ratio += f" (first run on the cluster: {lw / fw:.2f}x)"
-    lines.append(f"| | ray / local | | | | {ratio} | | | | | stats {stats_same}; store identical: {same} |")
+        ratio += f" (first run on the cluster: {results['local0'][0] / results['first'][0]:.2f}x)"
+    cpu_ratio = f"local/ray CPU {median(p[1] for p in pairs):.2f}x"
+    lines.append(f"| | ray / local | | | | {ratio} | | | | {cpu_ratio} | stats {stats_same}; store identical: "
+                 f"{same} |")
     return lines
 
 
@@ -165,8 +270,8 @@ def side_by_side_pg(work: Path, root: Path, docs: int) -> list[str]:
             log(f"hashing on PostgreSQL: {label}, {docs} files")
             executor = RayExecutor() if label == "ray" else None
             clock = Clock()
-            wall, cpu, stats = timed(lambda: ingest(root, urls[label], api.make_embedder("hashing"), 256, executor,
-                                                    clock))
+            wall, cpu, stats = measured(lambda: ingest(root, urls[label], api.make_embedder("hashing"), 256, executor,
+                                                       clock), ray_row=executor is not None)
             results[label] = (wall, stats)
             how = "the Ray actors" if label == "ray" else "this process"
             lines.append(row(f"hashing, PostgreSQL (writes: {how})", label, docs, wall, cpu, stats, clock))
@@ -249,6 +354,7 @@ def stage_costs(work: Path, root: Path, docs: int) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--docs", type=int, default=1000)
+    ap.add_argument("--repeat", type=int, default=1, help="alternating local/ray pairs of the hashing runs")
     ap.add_argument("--minilm-docs", type=int, default=200)
     ap.add_argument("--no-minilm", action="store_true", help="skip the MiniLM pair and the stage costs")
     ap.add_argument("--pg", action="store_true", help="also the hashing pair on PostgreSQL (pgserver)")
@@ -268,11 +374,12 @@ def main() -> None:
         log("starting a local Ray cluster (2 CPUs)")
         start_s, _, _ = timed(lambda: ray.init(address="local", num_cpus=2, include_dashboard=False,
                                                logging_level="WARNING"))
+        RAY_PIDS.update(descendants())
         try:
             table = ["| embedder | executor | files | chunks | s | files/s | chunks/s | first document (s) | "
-                     "files/s after it | CPU s (this process) | errors |",
+                     "files/s after it | CPU s (all processes) | errors |",
                      "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
-            table += side_by_side(work, corpus.root, args.docs, "hashing", 256, first=True)
+            table += side_by_side(work, corpus.root, args.docs, "hashing", 256, first=True, repeat=args.repeat)
             if not args.no_minilm:
                 table += side_by_side(work, small, args.minilm_docs, "minilm", 254)
             if args.pg:
@@ -281,7 +388,7 @@ def main() -> None:
             ray.shutdown()
         stages = [] if args.no_minilm else stage_costs(work, small, args.minilm_docs)
     load1 = os.getloadavg()
-    flags = (" --no-minilm" if args.no_minilm else f" --minilm-docs {args.minilm_docs}") + (" --pg" if args.pg else "")
+    flags = (f" --repeat {args.repeat}" if args.repeat > 1 else "") + (" --no-minilm" if args.no_minilm else f" --minilm-docs {args.minilm_docs}") + (" --pg" if args.pg else "")
     print(f"Commit {git_head()}; `benchmarks/ingest_ray.py --docs {args.docs}{flags}`; "
           f"load average {load0[0]:.2f} at the start, {load1[0]:.2f} at the end (2 cores shared).\n")
     print(f"Local Ray cluster start (`ray.init(num_cpus=2)`): {start_s:.1f} s, not in the Ray rows.\n")

@@ -104,7 +104,7 @@ def ingest(paths, db, config: ChunkConfig | None = None, *, embedder="auto", emb
     refused unless ``reconfigure=True``. Options: chunk_options, acl, acl_map, dry_run, now,
     progress, workers (processes preparing files, one at least: this process never parses), limits
     (``Limits``: memory and wall time per file in a worker), reconfigure, warn, timeout.
-    ``executor``: ``"local"``, ``"ray"`` (Ray Data: ``workers`` prepare actors, ``ray_embedders``
+    ``executor``: ``"local"``, ``"ray"`` (Ray actors: ``workers`` prepare actors, ``ray_embedders``
     embed actors with ``ray_gpus`` each, on the cluster at ``ray_address`` or a local one; see
     ``make_executor``) or an executor object."""
     from chunkwise.pipeline.ingest import ingest as run

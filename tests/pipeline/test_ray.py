@@ -1,4 +1,4 @@
-"""``ingest --executor ray``: prepare and embed on Ray Data actor pools, writes through the driver
+"""``ingest --executor ray``: prepare and embed on Ray actor pools, writes through the driver
 (or, for a store that takes parallel writers, on write actors).
 
 The store a Ray run builds is the local run's, row for row (ids, texts, vectors, stats, per-file
@@ -57,6 +57,35 @@ class Hostile(Preparer):
                 os.kill(os.getppid(), signal.SIGKILL)
                 time.sleep(60)
         return super().__call__(task)
+
+class Slow(Preparer):
+    # a parser that takes a while: a run lasts long enough to lose a worker in the middle of it
+    def __call__(self, task):
+        time.sleep(0.1)
+        return super().__call__(task)
+
+class Poison(Preparer):
+    # a file that kills the Ray worker preparing it every time, while its .flag file exists
+    def __call__(self, task):
+        if task.rel == "poison.md" and _in_ray_actor() and Path(task.path).with_suffix(".flag").exists():
+            os.kill(os.getppid(), signal.SIGKILL)
+            time.sleep(60)
+        return super().__call__(task)
+
+def _fill_limit(path, room):
+    import resource
+    size = sum(os.path.getsize(p) for p in (path, f"{path}-wal") if os.path.exists(p))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size + room, size + room))
+
+class FullDiskWrite:
+    # a write actor whose process may not grow a file past the store's size + 64 KB: a write past
+    # it fails with EFBIG (Python ignores SIGXFSZ), as on a full disk
+    def __init__(self, spec, embedder=None, late=None):
+        from chunkwise.pipeline.rayactors import Write
+        _fill_limit(spec.location, 64 * 1024)
+        self.inner = Write(spec, embedder, late)
+    def run(self, items, vectors=None):
+        return self.inner.run(items, vectors)
 
 class Unreachable(HashingEmbedder):
     # an embedding service that is down: the run fails with its error, as a local run would
@@ -184,7 +213,13 @@ def test_ray_store_is_the_local_store_and_reruns_converge(tmp_path, cluster):
     (docs / "deep.md").write_text(NESTED, encoding="utf-8")
     (docs / "empty.md").write_text("", encoding="utf-8")
     # One batch holds all 26 files: the segfault costs its own file, the rest of the batch comes back.
-    local, remote = run(docs, tmp_path / "local.db"), run(docs, tmp_path / "ray.db", ray_executor(prepare_batch=64))
+    # The memory limit is absolute and a contained process spawned by a Ray actor starts larger than
+    # a local one: under 256 MB the parser there may fail to allocate the stack it overflows on
+    # deep.md (a panic: the Python parser takes over) where the local one segfaults; with room
+    # both segfault.
+    roomy = Limits(memory_mb=2048, seconds=LIMITS.seconds)
+    local = run(docs, tmp_path / "local.db", limits=roomy)
+    remote = run(docs, tmp_path / "ray.db", ray_executor(prepare_batch=64, limits=roomy), limits=roomy)
     assert remote.to_dict() == local.to_dict() and local.added > 24
     assert [e["path"] for e in remote.errors] == ["deep.md"]
     assert content(tmp_path / "local.db") == content(tmp_path / "ray.db")
@@ -460,3 +495,208 @@ def test_one_worker_two_workers_and_ray_build_the_same_store(tmp_path, cluster):
     assert one.to_dict() == two.to_dict()
     assert remote.to_dict() == one.to_dict()
     assert content(tmp_path / "one.db") == content(tmp_path / "two.db") == content(tmp_path / "ray.db")
+
+
+# --- faults: a worker lost mid-run, a file that keeps killing its worker, a full disk --------------
+
+def _kill_when_busy(title: bytes, killed: list, timeout: float = 120.0):
+    """A thread that SIGKILLs the first process whose title is ``title`` (a Ray actor running a
+    call: ``ray::Prepare.run``), once, from outside, the way the OOM killer or an operator would."""
+    import signal
+    import threading
+
+    def watch():
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not killed:
+            for pid in os.listdir("/proc"):
+                if not pid.isdigit():
+                    continue
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        line = f.read()
+                except OSError:
+                    continue
+                if line.startswith(title):
+                    time.sleep(0.3)  # well inside its batch
+                    os.kill(int(pid), signal.SIGKILL)
+                    killed.append(int(pid))
+                    return
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("writes", ["driver", "workers"])
+def test_a_ray_worker_killed_mid_run_loses_no_document(tmp_path, cluster, monkeypatch, writes):
+    """The actor preparing (and, with ``workers``, writing) a batch is killed from outside mid-run:
+    Ray restarts it, the batch runs again, and the store is a local run's, every document in it
+    once; nothing is reported, and a re-run is a no-op. With the driver writing, even the stats
+    are a local run's (with the actor writing, a document it wrote before dying is found
+    unchanged by the retry and counted so)."""
+    import hostileprep
+
+    monkeypatch.setattr(sys.modules["chunkwise.pipeline.ingest"], "Preparer", hostileprep.Slow)
+    docs = tmp_path / "docs"
+    corpus(docs, 48)
+    local = run(docs, tmp_path / "local.db")
+    killed: list = []
+    watcher = _kill_when_busy(b"ray::Prepare.run", killed)
+    remote = run(docs, tmp_path / "ray.db", ray_executor(prepare_batch=8, writes=writes))
+    watcher.join(1)
+    assert killed, "no Ray worker was killed: the run ended before the watcher saw it busy"
+    assert remote.errors == [] and local.errors == []
+    if writes == "driver":
+        assert remote.to_dict() == local.to_dict()
+        assert content(tmp_path / "local.db") == content(tmp_path / "ray.db")
+    else:
+        assert remote.added + remote.unchanged == local.added
+        assert unordered(tmp_path / "local.db") == unordered(tmp_path / "ray.db")
+    again = run(docs, tmp_path / "ray.db", ray_executor())
+    assert (again.added, again.removed, again.skipped_documents, again.errors) == (0, 0, 48, [])
+
+
+def test_a_file_that_keeps_killing_its_worker_is_named_and_a_rerun_completes_it(tmp_path, cluster, monkeypatch):
+    """One file kills the Ray worker preparing it every time: its batch is lost twice, then each of
+    its files runs alone; the innocent ones are written, the poison is the run's one error, saying
+    to ingest it again (it is not written, its old chunks are kept). Once it behaves, a re-run
+    writes exactly it and the store is a clean local run's."""
+    import hostileprep
+
+    from chunkwise.pipeline.raystream import LOST
+
+    monkeypatch.setattr(sys.modules["chunkwise.pipeline.ingest"], "Preparer", hostileprep.Poison)
+    docs = tmp_path / "docs"
+    corpus(docs, 9)
+    (docs / "poison.md").write_text("# Poison\n\nThe worker that reads this dies.\n", encoding="utf-8")
+    local = run(docs, tmp_path / "local.db")
+    whole = content(tmp_path / "local.db")
+    poison = {d[0]: d[2] for d in whole["documents"]}["poison.md"]  # its chunk count
+    (docs / "poison.flag").write_text("x")
+    first = run(docs, tmp_path / "ray.db", ray_executor(prepare_batch=16))
+    assert [e["path"] for e in first.errors] == ["poison.md"]
+    prefix = LOST.split("{cause}")[0]
+    assert first.errors[0]["error"].startswith(prefix) and first.errors[0]["error"].endswith("ingest it again")
+    assert first.added == local.added - poison and first.skipped_documents == 0
+    held = content(tmp_path / "ray.db")
+    assert held["documents"] == [d for d in whole["documents"] if d[0] != "poison.md"]
+    (docs / "poison.flag").unlink()
+    again = run(docs, tmp_path / "ray.db", ray_executor())
+    assert (again.added, again.skipped_documents, again.errors) == (poison, 9, [])
+    assert unordered(tmp_path / "ray.db") == unordered(tmp_path / "local.db")
+
+
+def _complete_documents(db, whole) -> tuple[int, int]:
+    """(documents in ``db``, chunks): every document ``db`` holds has exactly the chunks (ids and
+    texts) it has in ``whole`` (a complete store of the same corpus) and its row's chunk count:
+    nothing half-written is served."""
+    import sqlite3
+
+    def per_doc(path):
+        con = sqlite3.connect(path)
+        try:
+            chunks: dict = {}
+            for doc, cid, text in con.execute("SELECT doc_id, chunk_id, text FROM chunks ORDER BY chunk_id"):
+                chunks.setdefault(doc, []).append((cid, text))
+            counts = dict(con.execute("SELECT doc_id, chunk_count FROM documents"))
+        finally:
+            con.close()
+        return chunks, counts
+
+    (got, counts), (want, _) = per_doc(db), per_doc(whole)
+    assert set(got) == set(counts)
+    for doc, rows in got.items():
+        assert rows == want[doc] and counts[doc] == len(rows), doc
+    return len(got), sum(map(len, got.values()))
+
+
+def _namespaces_work() -> bool:
+    """A private mount namespace (a user namespace when unprivileged) with a tmpfs of its own."""
+    try:
+        probe = subprocess.run(["unshare", "-rm", "sh", "-c", "mount -t tmpfs -o size=64k none /mnt"],
+                               capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
+
+
+def test_a_full_disk_during_a_ray_ingest_stops_with_one_line_and_a_consistent_store(tmp_path, cluster):
+    """The store is on a small filesystem that fills up mid-run (a real ENOSPC: a tmpfs in a private
+    mount namespace, which needs no privilege where user namespaces are allowed; elsewhere the
+    kernel's file size limit, EFBIG): the CLI on the running cluster stops with one line and exit
+    1, and the store it leaves holds whole documents only and passes ``chunkwise check``."""
+    small, big = tmp_path / "small", tmp_path / "big"
+    corpus(small, 3)
+    for i in range(60):
+        body = "\n\n".join(" ".join(f"w{i}x{p}x{j} ledger{j % 7}" for j in range(60)) for p in range(12))
+        big.mkdir(parents=True, exist_ok=True)
+        (big / f"doc{i:02d}.md").write_text(f"# Doc {i}\n\n{body}\n", encoding="utf-8")
+    whole = tmp_path / "whole.db"
+    run(small, whole)
+    run(big, whole)
+    py = sys.executable
+    base = ["--acl", "staff", "--embedder", "hashing", "--size", "64"]
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    if _namespaces_work():
+        disk = tmp_path / "disk"
+        disk.mkdir()
+        argv = ["unshare", "-rm", "sh", "-ec", " ".join([
+            f"mount -t tmpfs -o size=8m none {disk};",
+            f"{py} -m chunkwise.cli.main ingest {small} --db {disk}/s.db {' '.join(base)} >/dev/null;",
+            # leave ~256 KB free: the big corpus needs several MB
+            f"free=$(df -k --output=avail {disk} | tail -1); dd if=/dev/zero of={disk}/filler bs=1k "
+            f"count=$((free - 256)) 2>/dev/null;",
+            f"rc=0; {py} -m chunkwise.cli.main ingest {big} --db {disk}/s.db {' '.join(base)} --executor ray "
+            f"--ray-address {cluster} --file-memory 512 2>{out_dir}/stderr >/dev/null || rc=$?;",
+            f"echo $rc > {out_dir}/rc; cp {disk}/s.db* {out_dir}/"])]
+        preexec = None
+    else:
+        db = out_dir / "s.db"
+        assert cli("ingest", str(small), "--db", str(db), *base).returncode == 0
+        limit = db.stat().st_size + 256 * 1024
+        argv = ["sh", "-c", f"{py} -m chunkwise.cli.main ingest {big} --db {db} {' '.join(base)} --executor ray "
+                            f"--ray-address {cluster} --file-memory 512 2>{out_dir}/stderr >/dev/null; "
+                            f"echo $? > {out_dir}/rc"]
+
+        def preexec():
+            import resource
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600, preexec_fn=preexec)
+    assert done.returncode == 0, done.stderr
+    stderr = (out_dir / "stderr").read_text()
+    errors = [line for line in stderr.splitlines() if line.startswith("chunkwise: error:")]
+    assert (out_dir / "rc").read_text().strip() == "1", stderr[-2000:]
+    assert "Traceback" not in stderr and len(errors) == 1 and "cannot write" in errors[0], stderr[-2000:]
+    check = cli("check", "--db", str(out_dir / "s.db"), "--json")
+    assert check.returncode == 0 and '"ok": true' in check.stdout, check.stdout + check.stderr
+    docs, _ = _complete_documents(out_dir / "s.db", whole)
+    assert 3 <= docs < 63  # the small corpus and part of the big one, each document whole
+
+
+def test_a_full_disk_on_a_write_actor_stops_the_run_with_its_message(tmp_path, cluster, monkeypatch):
+    """Writes on the cluster (a write pool of its own) and the disk fills up under the write actor
+    (its file size limit: EFBIG, as on a full disk): the run stops with the store's one-line
+    message instead of listing each remaining file as failed; the store holds whole documents."""
+    import hostileprep
+
+    from chunkwise.errors import StoreWriteError
+
+    big = tmp_path / "big"
+    big.mkdir()
+    for i in range(60):
+        body = "\n\n".join(" ".join(f"w{i}x{p}x{j} ledger{j % 7}" for j in range(60)) for p in range(12))
+        (big / f"doc{i:02d}.md").write_text(f"# Doc {i}\n\n{body}\n", encoding="utf-8")
+    db = tmp_path / "s.db"
+    corpus(tmp_path / "small", 3)
+    for store in (db, tmp_path / "whole.db"):
+        run(tmp_path / "small", store)
+    run(big, tmp_path / "whole.db")
+    monkeypatch.setattr(sys.modules["chunkwise.pipeline.raydata"], "Write", hostileprep.FullDiskWrite)
+    with pytest.raises(StoreWriteError, match="cannot write"):
+        run(big, db, ray_executor(writes="workers", write_actors=1))
+    check = cli("check", "--db", str(db), "--json")
+    assert check.returncode == 0 and '"ok": true' in check.stdout, check.stdout + check.stderr
+    docs, _ = _complete_documents(db, tmp_path / "whole.db")
+    assert docs < 63

@@ -76,7 +76,7 @@ def test_a_restart_during_ingest_stops_cleanly_and_a_rerun_completes(own_server,
 
     url = own_server.get_uri("restart_test")
     docs = _docs(tmp_path / "docs")
-    write, calls = DocumentWrites.write_document, []
+    write, calls = DocumentWrites.write_streamed, []
 
     def restarting(self, *a, **k):  # the fifth document's write finds the server restarted
         calls.append(1)
@@ -84,14 +84,14 @@ def test_a_restart_during_ingest_stops_cleanly_and_a_rerun_completes(own_server,
             _restart(own_server)
         return write(self, *a, **k)
 
-    monkeypatch.setattr(DocumentWrites, "write_document", restarting)
+    monkeypatch.setattr(DocumentWrites, "write_streamed", restarting)
     args = ["ingest", str(docs), "--db", url, "--embedder", "none", "--workers", "1", "--acl", "team"]
     assert main(args) == 1
     _one_line_error(capsys)
     stored, broken = _holdings(url)
     assert stored == 4 and broken == []  # the four committed documents, whole; nothing of the fifth
 
-    monkeypatch.setattr(DocumentWrites, "write_document", write)
+    monkeypatch.setattr(DocumentWrites, "write_streamed", write)
     assert main(args) == 0
     stored, broken = _holdings(url)
     assert stored == DOCS and broken == []

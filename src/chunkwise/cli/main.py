@@ -288,7 +288,7 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
     _file_limits(p)
     p.add_argument("--executor", choices=api.EXECUTORS, default=None,
                    help="where files are prepared and embedded: local (worker processes here; default) or ray "
-                        "(Ray Data: prepare and embed on actor pools, writes from here; the ray extra)")
+                        "(Ray actors prepare and embed; writes from here, or on the cluster for PostgreSQL; the ray extra)")
     p.add_argument("--ray-address", metavar="ADDR", default=None,
                    help="with --executor ray: a running cluster (HOST:PORT or ray://HOST:PORT); default: start a "
                         "local one for the run")

@@ -32,10 +32,6 @@ class Prepare:
         self.pool = Pool(preparer, workers=workers, limits=limits, isolate=True)
         self.writer = Write(spec, embedder, late) if spec is not None else None
 
-    def ready(self) -> bool:
-        """Answers once the actor is constructed (the driver starts actors before the first batch)."""
-        return True
-
     def run(self, tasks: list) -> list:
         from chunkwise.pipeline.prepare import PrepareFailure
 
@@ -66,9 +62,6 @@ class Embed:
         self.embedder, self.late, self.location = embedder, late, location
         self.batch_size, self.pool = batch_size, pool
         self.reachable = True
-
-    def ready(self) -> bool:
-        return True
 
     @contextlib.contextmanager
     def _lookup(self):
@@ -109,9 +102,6 @@ class Write:
     def __init__(self, spec, embedder=None, late=None) -> None:
         self.spec, self.embedder, self.late = spec, embedder, late
         self.local, self.opened = threading.local(), []
-
-    def ready(self) -> bool:
-        return True
 
     def _store(self):
         store = getattr(self.local, "store", None)

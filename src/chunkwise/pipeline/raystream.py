@@ -34,7 +34,6 @@ class _Batch:
     items: list  # the files' tasks and, in place, what the walk passed through (failures)
     tasks: list  # the PrepareTasks among them, sent to the actors
     refs: tuple = ()  # (prepared, vectors or None, written or None)
-    single: bool = False  # a file retried alone
 
 
 class Stages:
@@ -45,10 +44,6 @@ class Stages:
         self.ray = ray
         self.pools = {"prepare": list(prepare), "embed": list(embed), "write": list(write)}
         self.calls: dict[tuple[str, int], list] = {}  # unfinished (so far as known) calls per actor
-
-    def wait_ready(self) -> None:
-        """Block until every actor is constructed (a constructor's error surfaces here, once)."""
-        self.ray.get([a.ready.remote() for pool in self.pools.values() for a in pool])
 
     def _pick(self, stage: str) -> int:
         """The actor of ``stage`` with the fewest unfinished calls (the first on a tie)."""
@@ -114,7 +109,7 @@ def ordered(ray, stages: Stages, items: Iterable, batch_size: int, inflight: int
         if batch.tasks:
             got = _settle(ray, stages, batch)
             if got is None:  # lost twice with several files: each file again on its own, in place
-                queue.extendleft(reversed([stages.submit(_Batch([t], [t], single=True)) for t in batch.tasks]))
+                queue.extendleft(reversed([stages.submit(_Batch([t], [t])) for t in batch.tasks]))
                 continue
             results = iter(got)
         else:

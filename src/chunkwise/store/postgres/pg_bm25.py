@@ -98,13 +98,13 @@ INSERT INTO term_df SELECT lexeme, set_id, count(*), max(f0), max(f1), max(f2), 
 """
 
 # SQL: the tag sets a caller may see (``acl_sets`` is small: one row per distinct tag set stored).
-_SETS = "SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM acl_sets WHERE acl && %s::text[]"
+SETS_SQL = "SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM acl_sets WHERE acl && %s::text[]"
 
 
 def caller_sets(db, groups: Sequence[str]) -> list[int]:
     """Ids of the tag sets sharing a group with ``groups``: the postings a caller may be scored on.
     However many groups the caller holds, the filter that follows is this (short) list."""
-    return list(db.execute(_SETS, (list(groups),)).fetchone()[0])
+    return list(db.execute(SETS_SQL, (list(groups),)).fetchone()[0])
 
 
 def _field_filter(fields: Sequence[str], alias: str = "p") -> str:

@@ -269,8 +269,12 @@ class PostgresReads:
     def lexical_stats(self, groups) -> tuple[int, float]:
         """(rows, mean text length in terms) of the servable rows ``groups`` may see."""
         with self.as_caller(groups):
-            n, total = self.db.execute("SELECT coalesce(sum(rows), 0), coalesce(sum(total_len), 0) FROM acl_stats"
-                                       " WHERE acl && %s", (self._tags(groups),)).fetchone()
+            # the caller's tag sets in the same round trip: the search asks for them next (_term_stats)
+            n, total, sets = self.db.execute(
+                f"SELECT coalesce(sum(rows), 0), coalesce(sum(total_len), 0), ({pg_bm25.SETS_SQL}) FROM acl_stats"
+                " WHERE acl && %s", (self._tags(groups), self._tags(groups))).fetchone()
+            if self._memo is not None:
+                self._memo.setdefault("sets", list(sets))
         return int(n), (float(total) / int(n)) if n else 1.0
 
     def lexical_df(self, terms: Sequence[str], groups, fields: Sequence[str] = FIELDS) -> dict[str, int]:
