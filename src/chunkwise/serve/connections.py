@@ -11,6 +11,7 @@ so idle sockets can never crowd out callers. The request body's own deadline is 
 from __future__ import annotations
 
 import resource
+import socket
 from collections import OrderedDict
 
 HEAD_SECONDS = 10.0
@@ -18,6 +19,16 @@ BODY_PER_HEAD = 3  # the body's deadline is this many times the head's (--read-t
 MAX_CONNECTIONS = 4096
 MAX_HEAD_BYTES = 16 * 1024  # h11's own default, made explicit: a request head above it is a 400
 KEEP_ALIVE_SECONDS = 5
+
+
+def no_delay(transport) -> None:
+    """Turn off Nagle's algorithm on an accepted TCP connection. asyncio does so only for sockets
+    created with ``proto=IPPROTO_TCP``; ``socket.create_server`` (how ``listen`` opens the port) leaves
+    proto 0, so without this a response written in two parts (head, then body) waited for the
+    client's delayed ACK: 44 ms on every request, even ``GET /health`` (benchmarks/serve.py)."""
+    sock = transport.get_extra_info("socket")
+    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 def protocol(head_seconds: float = HEAD_SECONDS, max_connections: int = MAX_CONNECTIONS):
@@ -31,6 +42,7 @@ def protocol(head_seconds: float = HEAD_SECONDS, max_connections: int = MAX_CONN
         _head_timer = None
 
         def connection_made(self, transport) -> None:
+            no_delay(transport)
             super().connection_made(transport)
             self._await_head()
             if len(self.connections) > max_connections:
