@@ -321,7 +321,9 @@ class SemanticChunker(BaseChunker):
         """With the heading path in the embedded header (``path``/``full``), the heading line stays
         out of the chunk text, as the structure strategy does."""
         if self.config.header in ("path", "full") and sec.blocks and sec.blocks[0].kind == "heading":
-            return Section(sec.blocks[0].end, sec.end, sec.heading_path, sec.ordinal, sec.blocks[1:])
+            body = Section(sec.blocks[0].end, sec.end, sec.heading_path, sec.ordinal, sec.blocks[1:])
+            if text[body.start : body.end].strip():  # a section that is only its heading keeps it
+                return body
         return sec
 
     def vectors(self, sentences: Sequence[str]):

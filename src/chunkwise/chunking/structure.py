@@ -91,12 +91,15 @@ class StructureChunker(BaseChunker):
         budget, _ = self.body_budget(sec.heading_path, title)
         budget = (budget, self.body_chars(sec.heading_path, title))  # units and characters
         meta = {"heading_path": sec.heading_path, "section": sec.ordinal}
-        if self.config.header in ("path", "full") and sec.blocks and sec.blocks[0].kind == "heading":
+        body = Section(sec.blocks[0].end, sec.end, sec.heading_path, sec.ordinal, sec.blocks[1:]) if sec.blocks else sec
+        if (self.config.header in ("path", "full") and sec.blocks and sec.blocks[0].kind == "heading"
+                and text[body.start : body.end].strip()):
             # The heading path is in the embedded header, so heading lines stay out of the chunk text:
             # renaming a heading then changes the embedding of its chunks, not their identity (seed 001).
-            sec = Section(sec.blocks[0].end, sec.end, sec.heading_path, sec.ordinal, sec.blocks[1:])
-            if not text[sec.start : sec.end].strip():
-                return []
+            # A section that is only its heading (one that cannot fold into the next: at a change of
+            # access tags, or at the end) keeps it as its text: every heading is in some chunk, so
+            # the positions rule sees text a caller may not read (retrieve/positions.py).
+            sec = body
         if self.table_mode == "groups" and any(b.kind == "table" for b in sec.blocks):
             return self._with_table_groups(text, sec, budget, meta)
         return self._pack_blocks(text, sec.start, sec.end, sec.blocks, budget, meta)
