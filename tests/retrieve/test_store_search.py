@@ -136,20 +136,22 @@ def test_review_chunk_is_invisible_to_every_engine(store):
 
 
 @pytest.mark.parametrize("bm25", ["fts5", "sparse"])
-def test_hybrid_with_the_dense_list_in_a_thread_ranks_as_in_one_thread(store, monkeypatch, bm25):
+def test_hybrid_with_the_dense_list_in_a_thread_ranks_as_in_one_thread(tmp_path, monkeypatch, bm25):
     """Above ``PARALLEL_ROWS`` the dense list of a hybrid search is ranked in a thread beside BM25:
     the same fused ranking as one thread, for every caller and query; an error in the thread (a
-    query vector of the wrong size) reaches the caller as in one thread."""
+    query vector of the wrong size) reaches the caller as in one thread. SQLite only: a server store
+    ranks inside the server and has no in-memory index."""
     import numpy as np
 
     from chunkwise.retrieve import store as retrieve_store
 
-    _, db = store
+    (tmp_path / "corpus").mkdir()
+    db = str(tmp_path / "x.db")
+    ingest([tmp_path / "corpus"], db, CONFIG, embedder=make_embedder("hashing"), acl_map=make_corpus(tmp_path / "corpus"))
     queries = ["rollback freeze", "refund audit billing", "pager incident w3", "restore the backup step"]
     callers = [["sre"], ["finance", "legal"], GROUPS]
     with Retriever(db, bm25=bm25) as r:
-        if r.native:
-            pytest.skip("a server store ranks inside the server: no in-memory index")
+        assert not r.native
         got = {}
         for threshold in (10 ** 9, 0):
             monkeypatch.setattr(retrieve_store, "PARALLEL_ROWS", threshold)
