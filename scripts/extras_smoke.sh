@@ -30,7 +30,7 @@ smoke() {
   case "$1" in
     # Without the format extras, PDF/DOCX/HTML are refused with their install hint; the text files are read.
     bare|onnx) echo 'chunkwise ingest examples/ --include "*.md" --include "*.txt" --db s.db --acl staff >/dev/null && chunkwise search "who can lift a deploy freeze" --db s.db --groups oncall,staff --k 3 --json | grep -q incident-runbook && { chunkwise ingest examples/maintenance-manual.pdf --db t.db 2>&1 || true; } | grep -qF "chunkwise[pdf]" && ! python -c "import torch" 2>/dev/null' ;;
-    all) echo 'chunkwise audit examples/ >/dev/null && python -c "import pypdf, lxml, trafilatura, tree_sitter_python, fastapi, psycopg, ray.data, langchain_core, llama_index.core, haystack" && ! python -c "import torch" 2>/dev/null' ;;
+    all) echo 'chunkwise audit examples/ >/dev/null && python -c "import pypdf, lxml, trafilatura, tree_sitter_python, fastapi, psycopg, ray, chunkwise.pipeline.rayactors, langchain_core, llama_index.core, haystack" && ! python -c "import torch" 2>/dev/null' ;;
     tokie) echo 'chunkwise chunk examples/release-notes.md --backend tokie --json | head -1 | grep -q start_char' ;;
     fast) echo 'python -c "import markdown_it_pyrs, tokie" && chunkwise chunk examples/release-notes.md --json | head -1 | grep -q start_char' ;;
     pdf) echo 'chunkwise audit examples/maintenance-manual.pdf | grep -q maintenance-manual.pdf' ;;
@@ -44,7 +44,7 @@ smoke() {
     embed) echo 'chunkwise ingest examples/ --include "*.md" --include "*.txt" --db s.db --acl staff --embedder minilm >/dev/null && chunkwise search "rollback" --db s.db --groups oncall,staff --json | grep -q results' ;;
     serve) echo 'python -c "from chunkwise.serve.app import create_app; import uvicorn"' ;;
     mcp) echo 'python -c "import mcp, uvicorn"' ;;
-    ray) echo 'python -c "import ray.data"' ;;
+    ray) echo 'mkdir md && cp examples/*.md md/ && chunkwise ingest md --db ray.db --executor ray --embedder hashing --acl staff >/dev/null && chunkwise check --db ray.db >/dev/null' ;;
     pg) echo 'python -c "import psycopg, pgvector.psycopg"' ;;
     langchain) echo 'python -c "from chunkwise.integrations.langchain import ChunkwiseSplitter as S; assert S(size=64).split_text(\"# A\n\nsome words here. \" * 40)"' ;;
     llamaindex) echo 'python -c "from chunkwise.integrations.llamaindex import ChunkwiseNodeParser as P; from llama_index.core import Document as D; assert P(size=64).get_nodes_from_documents([D(text=\"# A\n\nsome words. \" * 40)])"' ;;
