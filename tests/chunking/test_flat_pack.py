@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from chunkwise.chunking import flat
 from chunkwise.chunking.levels import Level
-from chunkwise.chunking.pack import pack
+from chunkwise.chunking.pack import child_of, clean_cut, pack
 from chunkwise.chunking.word_ends import word_ends
 from chunkers import make_chunker
 
@@ -89,8 +89,8 @@ def test_several_levels_take_the_generic_packer():
     from chunkwise.chunking.pack import _Ctx
 
     ctx = _Ctx(text, SIZERS["words"], (), 4, len(text) + 1)
-    assert flat.flat_segments(ctx, 0, len(text), ctx_cuts) is None
-    assert flat.flat_segments(ctx, 0, len(text), ([3, 8, 19], [Level.WORD] * 3)) is not None
+    assert flat.flat_segments(ctx, 0, len(text), ctx_cuts, child_of, clean_cut) is None
+    assert flat.flat_segments(ctx, 0, len(text), ([3, 8, 19], [Level.WORD] * 3), child_of, clean_cut) is not None
 
 
 @pytest.mark.parametrize("n", [0, 1])

@@ -13,13 +13,14 @@ returns None wherever this shortcut does not hold (several levels, long segments
 from __future__ import annotations
 
 from bisect import insort
+from typing import Callable
 
 import numpy as np
 
 from chunkwise.chunking.levels import Level
-from chunkwise.chunking.pack import _PLAIN_SPACE, _Ctx, child_of, clean_cut
 
-_PLAIN_CODES = np.array([ord(c) for c in sorted(_PLAIN_SPACE)])
+# ``pack._PLAIN_SPACE`` (this module does not import the packer: the packer imports it).
+_PLAIN_CODES = np.array([ord(c) for c in " \n\t\r"])
 
 
 def _codes(text: str) -> np.ndarray | None:
@@ -39,9 +40,11 @@ def count_spans_array(sizer, text: str, starts: np.ndarray, ends: np.ndarray) ->
     return np.asarray(sizer.count_spans(text, starts.tolist(), ends.tolist()), dtype=np.int64)
 
 
-def flat_segments(ctx: _Ctx, start: int, end: int, cuts: tuple) -> "FlatSegments | None":
+def flat_segments(ctx, start: int, end: int, cuts: tuple, child_of: Callable, clean_cut: Callable
+                  ) -> "FlatSegments | None":
     """The top level of ``pack`` for ``cuts`` = (sorted unique positions strictly inside
-    (start, end), their levels), or None when the generic ``_Segments`` must do it."""
+    (start, end), their levels), or None when the generic ``_Segments`` must do it. ``ctx`` is the
+    packer's ``_Ctx``; ``child_of`` and ``clean_cut`` are the packer's functions of those names."""
     positions, levels = cuts
     if len(positions) == 0:
         return None
@@ -58,7 +61,7 @@ def flat_segments(ctx: _Ctx, start: int, end: int, cuts: tuple) -> "FlatSegments
     if codes is None:
         return None
     counts = count_spans_array(ctx.sizer, ctx.text, pos[:-1], pos[1:])
-    return FlatSegments(ctx, pos, counts, Level(level), codes)
+    return FlatSegments(ctx, pos, counts, Level(level), codes, child_of, clean_cut)
 
 
 class FlatSegments:
@@ -66,8 +69,10 @@ class FlatSegments:
 
     depth = 0
 
-    def __init__(self, ctx: _Ctx, pos: np.ndarray, counts: np.ndarray, level: Level, codes: np.ndarray):
+    def __init__(self, ctx, pos: np.ndarray, counts: np.ndarray, level: Level, codes: np.ndarray,
+                 child_of: Callable, clean_cut: Callable):
         self.ctx = ctx
+        self._child_of = child_of
         self.pos = pos
         self.level = level
         self.last = len(pos) - 1
@@ -92,7 +97,7 @@ class FlatSegments:
 
     def child(self, k: int):
         if k not in self._children:
-            self._children[k] = child_of(self.ctx, 0, int(self.pos[k]), int(self.pos[k + 1]),
+            self._children[k] = self._child_of(self.ctx, 0, int(self.pos[k]), int(self.pos[k + 1]),
                                          int(self.prefix[k + 1] - self.prefix[k]))
         return self._children[k]
 

@@ -396,7 +396,7 @@ def pack(
     if window is None and isinstance(cuts, tuple) and measure is None:  # one level of cuts: arrays
         from chunkwise.chunking.flat import flat_segments
 
-        top = flat_segments(ctx, start, end, cuts)
+        top = flat_segments(ctx, start, end, cuts, child_of, clean_cut)
     if top is None:
         if isinstance(cuts, tuple) and not isinstance(cuts[0], list):
             cuts = (list(map(int, cuts[0])), list(cuts[1]))
