@@ -23,6 +23,13 @@ from chunkwise.chunking.levels import Level
 _PLAIN_CODES = np.array([ord(c) for c in " \n\t\r"])
 
 
+def _plain(codes: np.ndarray) -> np.ndarray:
+    out = codes == _PLAIN_CODES[0]
+    for c in _PLAIN_CODES[1:].tolist():
+        out |= codes == c
+    return out
+
+
 def _codes(text: str) -> np.ndarray | None:
     if text.isascii():
         return np.frombuffer(text.encode("ascii"), dtype=np.uint8)
@@ -81,8 +88,7 @@ class FlatSegments:
         self._children: dict = {}
         # Cuts with no plain space on either side may split a word (``_Segments.__init__``).
         inner = pos[1:-1]
-        plain = np.isin(codes, _PLAIN_CODES)
-        doubt = inner[~plain[inner] & ~plain[inner - 1]]
+        doubt = inner[~_plain(codes[inner]) & ~_plain(codes[inner - 1])]
         text = ctx.text
         for p in doubt.tolist():
             if not clean_cut(text, p):
