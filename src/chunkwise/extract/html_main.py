@@ -20,11 +20,16 @@ from chunkwise.extract.html_walk import Candidate
 COVERED = 0.5  # a block is trafilatura's when this share of its word trigrams is in its output
 LINKY = 0.5  # a block with this share of its text in links is a link list (navigation, related posts)
 MAX_FURNITURE_CHARS = 80
+DATE_WORDS = 4  # a line of a date and at most this many other words is a dateline
 CHROME_MIN_CHARS = 40  # text in nav/aside/footer the judge kept must be at least this long
 PROSE_CHARS = 120  # a paragraph this long with few links is prose, even where the judge dropped it
 HEADING_PROSE_CHARS = 80  # a "heading" this long inside the article is a teaser or lead, not a title
 LEAD_CHARS = 160  # prose this long just before the judge's first block is the article's lead
 LEAD_REACH = 10  # how many blocks before the judge's first one are looked at (page chrome stops it)
+# A dropped block is rescued only with at least this much of the judge's text after it: past the
+# article's end the judge keeps only scraps (a copyright line, one comment), and what lies between
+# them is comments, author boxes, sign-up texts (half A: 48 boilerplate strings against 7 of article)
+TAIL_CHARS = 50
 
 _WORD = re.compile(r"\w+")
 _MONTHS = (r"jan|feb|mär|mar|apr|ma[iy]|jun|jul|aug|sep|o[ck]t|nov|de[cz]|janvier|février|mars|avril|juin"
@@ -66,26 +71,52 @@ def furniture(c: Candidate, judged: bool) -> bool:
     if _FURNITURE.match(text.strip()):
         return True
     dates = _DATE.findall(text)
-    return bool(dates) and len(_WORD.findall(_DATE.sub(" ", text))) <= 4
+    return bool(dates) and len(_WORD.findall(_DATE.sub(" ", text))) <= DATE_WORDS
 
 
 def select(cands: list[Candidate], main: str) -> list[Candidate]:
     """The candidates that are main content according to ``main`` (trafilatura's text)."""
     words = _WORD.findall(main.lower())
     grams = {tuple(words[i : i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)}
-    kept = [_covered(c, grams) for c in cands]
+    return choose(cands, [_covered(c, grams) for c in cands])
+
+
+def choose(cands: list[Candidate], kept: list[bool]) -> list[Candidate]:
+    """The main content, given which candidates the judge kept (``kept[i]``)."""
     hits = [i for i, k in enumerate(kept) if k]
     if not hits:
         return []
     first, last = hits[0], hits[-1]
     lead = _lead(cands, first) | _title(cands, first)
+    after = _judged_after(cands, kept)
     out = []
     for i, c in enumerate(cands):
         if kept[i]:
             if not furniture(c, True) and not (c.chrome and _slight(c)) and not _link_line(c):
                 out.append(c)
-        elif i in lead or (first < i < last and _structure(c) and not furniture(c, False)):
+        elif i in lead or (first < i < last and after[i] >= TAIL_CHARS
+                           and (_structure(c) or (SANDWICH and _sandwiched(cands, kept, i)))
+                           and not furniture(c, False)):
             out.append(c)  # article text that trafilatura dropped
+    return out
+
+
+SANDWICH = False
+SANDWICH_KINDS = ("paragraph", "heading")
+
+
+def _sandwiched(cands, kept, i) -> bool:
+    c = cands[i]
+    return (c.kind in SANDWICH_KINDS and not c.chrome and c.links < 0.2
+            and kept[i - 1] and kept[i + 1] and cands[i - 1].kind != "heading")
+
+
+def _judged_after(cands: list[Candidate], kept: list[bool]) -> list[int]:
+    """Per block, the characters of the judge's blocks after it."""
+    out, total = [0] * len(cands), 0
+    for i in range(len(cands) - 1, -1, -1):
+        out[i] = total
+        total += len(cands[i].plain) if kept[i] else 0
     return out
 
 
