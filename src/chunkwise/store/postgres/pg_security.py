@@ -12,6 +12,7 @@ The policies (one definition each, below; FOR SELECT, TO PUBLIC) apply to every 
 neither the tables' owner, nor a member of it, nor a superuser or BYPASSRLS role:
 - ``chunks``: servable rows sharing a tag with the caller (the rule of every search query);
 - ``vectors``: vectors of some permitted chunk (a vector can be inverted to text);
+- ``dense``: the rows of permitted chunks (it holds only servable chunks, with their tags: pg_dense.py);
 - ``documents``: documents with a permitted chunk;
 - ``version_links``: links whose two documents the caller may see (``visible_document``, the rule
   ``Store.version_links`` filters with);
@@ -47,7 +48,7 @@ PLAIN_TABLES = ("migrations", "settings", "generation")
 # Every table of a store (pg_schema): the only ones pg-secure grants or revokes anything on; other
 # tables in the schema are not chunkwise's to touch.
 STORE_TABLES = ("roots", "documents", "chunks", "vectors", "runs", "settings", "acl_stats", "version_links", "migrations",
-                "generation", "acl_sets", "postings", "term_df")
+                "generation", "acl_sets", "postings", "term_df", "dense")
 
 
 def permitted(alias: str, groups: str) -> str:
@@ -69,6 +70,8 @@ HAS_VECTORS = _HAS_VECTORS.format(schema="")
 POLICIES: dict[str, str] = {
     "chunks": permitted("chunks", CALLER),
     "vectors": f"EXISTS (SELECT 1 FROM chunks c WHERE c.embed_key = vectors.embed_key AND {permitted('c', CALLER)})",
+    # each servable chunk's tags and vector (store/postgres/pg_dense.py): the chunk's own rule, on its own tags
+    "dense": f"dense.acl && {CALLER}",
     "documents": visible_document("documents.doc_id", CALLER),
     "version_links": f"{visible_document('version_links.newer', CALLER)} AND {visible_document('version_links.older', CALLER)}",
     "acl_stats": f"acl_stats.acl && {CALLER}",

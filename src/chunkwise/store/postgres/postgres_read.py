@@ -38,7 +38,7 @@ from typing import Iterable, Iterator, Sequence
 from chunkwise.lexical import FIELDS
 from chunkwise.store.base import (DocumentRow, Postings, ServableRows, StoreCounts, StoredChunk, VersionLink,
                                   servable_columns, tie_ranks)
-from chunkwise.store.postgres import pg_bm25, pg_groups
+from chunkwise.store.postgres import pg_bm25, pg_dense, pg_groups
 from chunkwise.store.postgres.pg_lexemes import in_fields, lexeme, per_field, tsquery
 from chunkwise.store.postgres.pg_values import _groups, _record, _tags, as_array, pgvector_at_least  # noqa: F401
 from chunkwise.store.postgres.pg_security import GROUPS_SETTING, HAS_VECTORS, hnsw_statement, permitted, visible_document
@@ -69,6 +69,7 @@ SEARCH_WORK_MEM = "64MB"
 _CHUNK_SQL = """SELECT c.key, c.chunk_id, c.doc_id, c.chunk_index, c.record, c.text, c.embed_text, c.acl, c.quality,
     d.source_uri, d.source_version FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"""
 _PERMITTED = permitted("c", "%(groups)s")
+_EXACT = pg_dense.EXACT.format(permitted=_PERMITTED)
 # A timestamptz as the ISO text the pipeline writes (``2026-12-06T18:00:00Z``), whatever the session's time zone.
 ISO_UTC = """to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')"""
 
@@ -373,19 +374,8 @@ class PostgresReads:
         # share of the caller's rows at least ``_walk_rows(n)``): else that walk is wasted work.
         if dim == query.shape[0] and allowed > EXACT_ROWS and MAX_EF_SEARCH * allowed >= _walk_rows(n) * total:
             rows = self._hnsw_whole_ties(args, dim, n, allowed, total)
-        if rows is None:
-            # A zero vector's distance is NaN in pgvector; the retriever scores it 0 (distance 1).
-            # Only (key, distance) of every permitted row is kept; the vectors of the few within
-            # the cut are read again: the scan no longer carries every permitted row's vector.
-            rows = self.db.execute(
-                f"WITH s AS MATERIALIZED (SELECT c.key, c.embed_key, c.chunk_id,"
-                f" coalesce(nullif(v.vector <=> %(q)s, 'NaN'), 1) AS d"
-                f" FROM chunks c JOIN vectors v ON v.embed_key = c.embed_key WHERE {_PERMITTED}),"
-                " cut AS (SELECT d FROM s ORDER BY d LIMIT 1 OFFSET %(last)s)"
-                " SELECT s.key, v.vector FROM s JOIN vectors v ON v.embed_key = s.embed_key"
-                " WHERE s.d <= coalesce((SELECT d FROM cut), 'Infinity'::float8) + %(slack)s"
-                ' ORDER BY s.d, s.chunk_id COLLATE "C"',
-                {**args, "last": n - 1, "slack": DISTANCE_SLACK}).fetchall()
+        if rows is None:  # the exact scan of the caller's rows of ``dense`` (store/postgres/pg_dense.py)
+            rows = self.db.execute(_EXACT, {**args, "last": n - 1, "slack": DISTANCE_SLACK}).fetchall()
         return rows
 
     def _hnsw_whole_ties(self, args: dict, dim: int, n: int, permitted: int, total: int) -> list | None:
