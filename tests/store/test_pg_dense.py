@@ -165,7 +165,7 @@ def test_a_schema_9_store_gets_dense_filled_and_the_reader_sees_only_its_rows(pg
 def test_the_exact_scan_reads_dense_and_never_chunks_per_permitted_row(pg_server, who):
     """The exact path's plan: the caller's rows come from ``dense`` (its tag index) and ``chunks`` is
     read only for the rows inside the cut — never scanned or joined per permitted row."""
-    from chunkwise.store.postgres import postgres_read
+    from chunkwise.store.postgres import pg_dense, postgres_read
 
     dbs = PgDatabases(pg_server)
     owner = dbs.new()
@@ -183,7 +183,8 @@ def test_the_exact_scan_reads_dense_and_never_chunks_per_permitted_row(pg_server
         with open_store(url, readonly=True) as store:
             with store.as_caller(["sre"]):
                 plan = "\n".join(r[0] for r in store.db.execute(
-                    "EXPLAIN (ANALYZE, COSTS OFF) " + postgres_read._EXACT,
+                    "EXPLAIN (ANALYZE, COSTS OFF) " + pg_dense.EXACT.format(
+                        dense=postgres_read._DENSE_PERMITTED, permitted=postgres_read._PERMITTED),
                     {"groups": ["sre"], "q": query, "n": 5, "last": 4, "slack": 1e-5}).fetchall())
         scans = [line for line in plan.splitlines() if " on chunks" in line]
         assert scans and all("Index Scan using chunks_pkey" in line for line in scans), plan

@@ -83,7 +83,7 @@ ANALYZE dense;
 # checked against the chunks' own rule again (``permitted``), so a stale ``dense`` row could only
 # hide a chunk, never show one.
 EXACT = """WITH s AS MATERIALIZED (SELECT x.key, coalesce(nullif(x.vector <=> %(q)s, 'NaN'), 1) AS d
-  FROM dense x WHERE x.acl && %(groups)s),
+  FROM dense x WHERE {dense}),
  cut AS (SELECT d FROM s ORDER BY d LIMIT 1 OFFSET %(last)s)
 SELECT s.key, x.vector FROM s JOIN dense x ON x.key = s.key JOIN chunks c ON c.key = s.key
  WHERE s.d <= coalesce((SELECT d FROM cut), 'Infinity'::float8) + %(slack)s AND {permitted}

@@ -57,6 +57,12 @@ def permitted(alias: str, groups: str) -> str:
     return f"{alias}.servable AND {alias}.acl && {groups}"
 
 
+def dense_permitted(alias: str, groups: str) -> str:
+    """SQL: row ``alias`` of ``dense`` may be served to ``groups``: ``permitted`` on the copy of the
+    chunk's tags it carries (it holds servable chunks only; store/postgres/pg_dense.py)."""
+    return f"{alias}.acl && {groups}"
+
+
 def visible_document(doc_id: str, groups: str) -> str:
     """SQL: the document ``doc_id`` (an SQL expression) has a chunk ``groups`` may be served."""
     return f"EXISTS (SELECT 1 FROM chunks c WHERE c.doc_id = {doc_id} AND {permitted('c', groups)})"
@@ -70,8 +76,6 @@ HAS_VECTORS = _HAS_VECTORS.format(schema="")
 POLICIES: dict[str, str] = {
     "chunks": permitted("chunks", CALLER),
     "vectors": f"EXISTS (SELECT 1 FROM chunks c WHERE c.embed_key = vectors.embed_key AND {permitted('c', CALLER)})",
-    # each servable chunk's tags and vector (store/postgres/pg_dense.py): the chunk's own rule, on its own tags
-    "dense": f"dense.acl && {CALLER}",
     "documents": visible_document("documents.doc_id", CALLER),
     "version_links": f"{visible_document('version_links.newer', CALLER)} AND {visible_document('version_links.older', CALLER)}",
     "acl_stats": f"acl_stats.acl && {CALLER}",
@@ -79,6 +83,8 @@ POLICIES: dict[str, str] = {
     "acl_sets": f"acl_sets.acl && {CALLER}",
     "postings": f"postings.set_id IN (SELECT s.id FROM acl_sets s WHERE s.acl && {CALLER})",
     "term_df": f"term_df.set_id IN (SELECT s.id FROM acl_sets s WHERE s.acl && {CALLER})",
+    # each servable chunk's tags and vector (store/postgres/pg_dense.py): the chunk's own rule, on its own tags
+    "dense": dense_permitted("dense", CALLER),
 }
 SECURED = tuple(POLICIES)
 
