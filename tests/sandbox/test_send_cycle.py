@@ -60,6 +60,15 @@ def test_a_big_join_sent_while_the_worker_sends_a_big_answer():
     assert [o.value for o in out] == [expected(x) for x in items]
 
 
+def test_a_worker_that_dies_with_a_big_join_still_queued_for_it():
+    # The join waits in the feeder's queue behind item 1, which kills its worker: item 1 fails
+    # (a crash), the join goes whole to the fresh worker, the other items are untouched.
+    items = [("bigsplit", 2, 4 * MB, 0.5), ("crash", 0.5), 3]
+    out = run(items, workers=1, isolate=True)
+    assert out[0].value == [4 * MB, 4 * MB] and out[2].value == 6
+    assert out[1].failure is not None and out[1].failure.kind == "crash"
+
+
 size = st.integers(0, 300_000)
 delay = st.sampled_from([0.0, 0.0, 0.05])
 
