@@ -469,3 +469,38 @@ def test_token_ids_path_cuts_where_the_text_path_cuts():
     assert [(c.start_char, c.end_char) for c in fast.chunk(text)] == \
         [(c.start_char, c.end_char) for c in slow.chunk(text)]
     assert slow.embedder.calls and not slow._by_ids
+
+
+@st.composite
+def markdown_documents(draw):
+    """Markdown of headed sections (levels 1-3, some empty) holding sentences and paragraphs."""
+    parts = []
+    for _ in range(draw(st.integers(1, 8))):
+        level = draw(st.integers(1, 3))
+        parts.append("#" * level + " " + " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)))
+                     .capitalize() + "\n\n")
+        for _ in range(draw(st.integers(0, 6))):
+            parts.append(" ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=14))).capitalize()
+                         + draw(st.sampled_from([". ", ".\n\n", "? "])))
+        parts.append("\n\n")
+    return draw(st.sampled_from(["", "Preface words here. "])) + "".join(parts)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=markdown_documents(), size=st.integers(8, 60), header=st.sampled_from(["none", "path", "full"]),
+       percentile=st.floats(0, 100))
+def test_every_chunk_carries_its_sections_heading_path_and_stays_inside_it(text, size, header, percentile):
+    """Issue 29 item 6: semantic chunks carry heading paths — each chunk lies inside one Markdown
+    section and carries that section's path, whatever the topic boundaries."""
+    from chunkwise.chunking.markdown import parse_markdown
+
+    config = ChunkConfig(strategy="semantic", unit="words", size=size, format="markdown", header=header,
+                         semantic_percentile=percentile, semantic_min_size=0)
+    chunks = SemanticChunker(config, WordSizer(), HASHING).chunk(text)
+    sections = [s for s in parse_markdown(text).sections if text[s.start:s.end].strip()]
+    for c in chunks:
+        sec = next(s for s in sections if s.start <= c.start_char < s.end)
+        assert c.end_char <= sec.end, (c.text, sec)
+        assert c.heading_path == sec.heading_path
+    if any(s.heading_path for s in sections):
+        assert any(c.heading_path for c in chunks)
