@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import sys
 import threading
 import time
 from collections import deque
@@ -32,6 +33,7 @@ from contextlib import contextmanager, nullcontext
 from typing import Any, Callable, Sequence
 
 from chunkwise import api
+from chunkwise.errors import StoreError, StoreLost
 
 WORKERS = max(2, min(4, os.cpu_count() or 1))
 MAX_WORKERS = 64
@@ -46,6 +48,20 @@ class QueryTimeout(Exception):
 
 class Busy(Exception):
     """Every worker is taken and the queue is full."""
+
+
+def store_lost(exc: BaseException, reopening: bool = False) -> StoreLost | None:
+    """A one-line ``StoreLost`` for the caller when ``exc`` is a broken PostgreSQL connection (or,
+    ``reopening``, a failed attempt to open a new one), else None. The cause (it names the server's
+    address) goes to the server's log, one line, not to the caller."""
+    from chunkwise.store import server_lost
+
+    if server_lost(exc) is None and not (reopening and isinstance(exc, StoreError)):
+        return None
+    reason = " ".join(str(exc).split())[:300] or type(exc).__name__
+    print(f"chunkwise serve: the PostgreSQL store is unreachable ({reason}); reconnecting on the next request",
+          file=sys.stderr, flush=True)
+    return StoreLost("cannot reach the PostgreSQL store; the server reconnects on the next request: retry shortly")
 
 
 class Engine:
@@ -105,6 +121,7 @@ class Engine:
             opened.set_exception(exc)
             return
         self._local.retriever = retriever
+        self._local.reopen = lambda: api.open_retriever(db, **{**options, "embedder": self.embedder})
         opened.set_result(retriever)
         try:
             while True:
@@ -116,10 +133,7 @@ class Engine:
                     if not future.set_running_or_notify_cancel():
                         continue
                     try:
-                        if limited:  # a rebuild after an ingest is not the query's work: outside its limit
-                            retriever.warm()
-                        with self._limited(retriever) if limited else nullcontext():
-                            result = fn(*args, **kwargs)
+                        result = self._run(fn, args, kwargs, limited)
                     except BaseException as exc:
                         future.set_exception(exc)
                     else:
@@ -130,7 +144,45 @@ class Engine:
                             self._heavy_running -= 1
                             self._ready.notify()  # a worker waiting with only heavy jobs queued may take one now
         finally:
-            retriever.close()
+            self._drop()
+
+    def _run(self, fn: Callable[..., Any], args: tuple, kwargs: dict, limited: bool) -> Any:
+        """One job on this worker's Retriever. A server store's connection that broke (PostgreSQL
+        stopped or restarted) is dropped and opened again, and the job (a read) runs once more on
+        the new one; if the store cannot be reached again, ``StoreLost`` (answered 503 on one line)
+        and the next job tries again, so the server recovers by itself once PostgreSQL is back."""
+        for attempt in (1, 2):
+            retriever = self._local.retriever
+            if retriever is None:
+                try:
+                    retriever = self._local.retriever = self._local.reopen()
+                except Exception as exc:
+                    lost = store_lost(exc, reopening=True)
+                    if lost is None:
+                        raise
+                    raise lost from None
+            try:
+                if limited:  # a rebuild after an ingest is not the query's work: outside its limit
+                    retriever.warm()
+                with self._limited(retriever) if limited else nullcontext():
+                    return fn(*args, **kwargs)
+            except Exception as exc:
+                lost = store_lost(exc)
+                if lost is None:
+                    raise
+                self._drop()
+                if attempt == 2:
+                    raise lost from None
+        raise AssertionError("unreachable")
+
+    def _drop(self) -> None:
+        """Close this worker's Retriever (its connection may be dead already) and forget it."""
+        retriever, self._local.retriever = getattr(self._local, "retriever", None), None
+        if retriever is not None:
+            try:
+                retriever.close()
+            except Exception:  # a dead connection may fail to close: it is gone either way
+                pass
 
     def _next(self) -> tuple[bool, tuple] | None:
         """The next job for a free worker, waiting until there is one it may take: a light job
@@ -227,10 +279,25 @@ class Engine:
         return await asyncio.wrap_future(self._status.submit(self._read_status))
 
     def _read_status(self) -> dict:
-        if self._status_store is None:
-            self._status_store = api.open_store(self.db)
-        read = getattr(self._status_store, "generation", None)
-        generation = read() if read is not None else None
+        for attempt in (1, 2):  # a broken server connection is opened again, as the workers do
+            try:
+                if self._status_store is None:
+                    self._status_store = api.open_store(self.db)
+                read = getattr(self._status_store, "generation", None)
+                generation = read() if read is not None else None
+                break
+            except Exception as exc:
+                lost = store_lost(exc, reopening=self._status_store is None)
+                if lost is None:
+                    raise
+                store, self._status_store = self._status_store, None
+                if store is not None:
+                    try:
+                        store.close()
+                    except Exception:
+                        pass
+                if attempt == 2:
+                    raise lost from None
         r = self.primary
         memory = "in the store (always current)" if r.native else self.cache.state(generation)
         indexes = {"bm25": "in the store (always current)" if r.bm25_backend == "fts5" or r.native else memory}
