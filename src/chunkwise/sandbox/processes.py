@@ -63,6 +63,26 @@ def _main_left_alone(fn):
         main.__dict__.update(saved)
 
 
+# Libraries whose thread pools a forked child would inherit locked (a fork of them can deadlock).
+_NO_FORK_WITH = ("torch", "onnxruntime", "ray", "tensorflow", "jax")
+
+
+def fork_safe(limits: Limits) -> bool:
+    """Whether this process may start a worker by ``fork`` (``Pool(fork_first=True)``): Linux, one
+    Python thread, none of the libraries above imported, and an address space under half the
+    worker's limit (a forked worker starts as large as its parent, and its limit is absolute)."""
+    if sys.platform != "linux" or "fork" not in multiprocessing.get_all_start_methods():
+        return False
+    if threading.active_count() != 1 or any(name in sys.modules for name in _NO_FORK_WITH):
+        return False
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return False
+    return limits.memory_mb is None or size < limits.memory_mb * (1 << 20) // 2
+
+
 @dataclass
 class _Worker:
     proc: Any
@@ -119,7 +139,7 @@ class Processes:
     takes results in order; the feeder thread dispatches, collects, enforces deadlines and replaces
     dead workers, so workers keep preparing while the consumer is busy (embedding, writing)."""
 
-    def __init__(self, fn, n: int, limits: Limits):
+    def __init__(self, fn, n: int, limits: Limits, fork_first: bool = False):
         self.fn, self.limits = fn, limits
         self.ctx = multiprocessing.get_context("spawn")
         self.tmp = tempfile.TemporaryDirectory(prefix="chunkwise-workers-")
@@ -131,18 +151,19 @@ class Processes:
         self.closing = False
         self._serial = 0
         self.wake_r, self.wake_w = multiprocessing.Pipe(duplex=False)
-        self.workers = [self._start() for _ in range(n)]
+        self.workers = [self._start(fork=fork_first and i == 0 and fork_safe(limits)) for i in range(n)]
         self.thread = threading.Thread(target=self._feed, name="chunkwise-pool", daemon=True)
         self.thread.start()
 
-    def _start(self) -> _Worker:
+    def _start(self, fork: bool = False) -> _Worker:
         self._serial += 1
         log = os.path.join(self.tmp.name, f"worker-{self._serial}.log")
-        parent, child = self.ctx.Pipe()
+        ctx = multiprocessing.get_context("fork") if fork else self.ctx
+        parent, child = ctx.Pipe()
         if SOCKET_BUFFER is not None:
             _shrink(parent, child)
-        proc = self.ctx.Process(target=worker_main, args=(child, self.fn, self.limits.memory_mb, log),
-                                name=f"chunkwise-worker-{self._serial}", daemon=True)
+        proc = ctx.Process(target=worker_main, args=(child, self.fn, self.limits.memory_mb, log),
+                           name=f"chunkwise-worker-{self._serial}", daemon=True)
         with _main_left_alone(self.fn):
             proc.start()
         child.close()
