@@ -35,7 +35,8 @@ from typing import Any, Callable, Sequence
 from chunkwise import api
 from chunkwise.errors import StoreError, StoreLost
 
-WORKERS = max(2, min(4, os.cpu_count() or 1))
+CORES = os.cpu_count() or 1
+WORKERS = max(2, min(4, CORES))
 MAX_WORKERS = 64
 QUERY_SECONDS = 10.0
 QUEUE_PER_WORKER = 16  # waiting jobs per worker before new ones are refused (Busy)
@@ -81,6 +82,7 @@ class Engine:
         self.max_waiting = workers * QUEUE_PER_WORKER  # per lane
         self._lanes: dict[bool, deque] = {False: deque(), True: deque()}  # heavy? -> waiting jobs
         self._heavy_running = 0
+        self._running = 0  # jobs the workers are running now (spare_core reads it)
         self._closing = False
         self._ready = threading.Condition()
         self._local = threading.local()
@@ -120,8 +122,8 @@ class Engine:
         except BaseException as exc:
             opened.set_exception(exc)
             return
-        self._local.retriever = retriever
-        self._local.reopen = lambda: api.open_retriever(db, **{**options, "embedder": self.embedder})
+        self._local.retriever = self._own(retriever)
+        self._local.reopen = lambda: self._own(api.open_retriever(db, **{**options, "embedder": self.embedder}))
         opened.set_result(retriever)
         try:
             while True:
@@ -139,12 +141,20 @@ class Engine:
                     else:
                         future.set_result(result)
                 finally:
-                    if heavy:
-                        with self._ready:
+                    with self._ready:
+                        self._running -= 1
+                        if heavy:
                             self._heavy_running -= 1
                             self._ready.notify()  # a worker waiting with only heavy jobs queued may take one now
         finally:
             self._drop()
+
+    def _own(self, retriever):
+        """A worker's Retriever splits a hybrid search over a second thread only while fewer jobs
+        run than there are cores: with every core busy with searches the split only adds a thread
+        start and GIL hand-overs to each request (benchmarks/serve.py, 8 clients)."""
+        retriever.spare_core = lambda: self._running < CORES
+        return retriever
 
     def _run(self, fn: Callable[..., Any], args: tuple, kwargs: dict, limited: bool) -> Any:
         """One job on this worker's Retriever. A server store's connection that broke (PostgreSQL
@@ -190,9 +200,11 @@ class Engine:
         with self._ready:
             while True:
                 if self._lanes[False]:
+                    self._running += 1
                     return False, self._lanes[False].popleft()
                 if self._lanes[True] and self._heavy_running < self.heavy_slots:
                     self._heavy_running += 1
+                    self._running += 1
                     return True, self._lanes[True].popleft()
                 if self._closing:
                     return None
