@@ -51,6 +51,33 @@ class Busy(Exception):
     """Every worker is taken and the queue is full."""
 
 
+def os_thread_name(name: str) -> None:
+    """Give this thread ``name`` in the operating system too (Linux: 15 bytes), so ``top -H`` and
+    per-thread CPU readings (/proc/PID/task/*/comm; benchmarks/serve.py) tell the search workers
+    from the event loop. Where the C library lacks the call, nothing happens."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None)
+        libc.pthread_self.restype = ctypes.c_void_p  # a pointer-sized handle, not the default int
+        libc.pthread_setname_np.argtypes = (ctypes.c_void_p, ctypes.c_char_p)
+        libc.pthread_setname_np(libc.pthread_self(), name.encode()[:15])
+    except (OSError, AttributeError, TypeError):
+        pass
+
+
+def serving_embedder(embedder):
+    """The query model set up for a server: ONNX Runtime runs each query on the calling worker's
+    thread alone, without a pool of its own that spins between runs. The search workers are the
+    parallelism; a pool per call put two more busy threads on the cores the workers need (its
+    threads spun ~26 ms of CPU per hybrid request under 8 clients, benchmarks/serve.py)."""
+    from chunkwise.embed.onnx import OnnxMiniLMEmbedder
+
+    if isinstance(embedder, OnnxMiniLMEmbedder) and embedder._session is None:
+        embedder.threads, embedder.spinning = 1, False
+    return embedder
+
+
 def store_lost(exc: BaseException, reopening: bool = False) -> StoreLost | None:
     """A one-line ``StoreLost`` for the caller when ``exc`` is a broken PostgreSQL connection (or,
     ``reopening``, a failed attempt to open a new one), else None. The cause (it names the server's
@@ -91,7 +118,7 @@ class Engine:
         options = dict(bm25=bm25, generator_tokenizer=generator_tokenizer, index_cache=self.cache, **ranking)
         try:
             self.primary = self._start(db, options)  # the first opens the model; the others share it
-            self.embedder = self.primary.embedder
+            self.embedder = serving_embedder(self.primary.embedder)  # before the model loads (warm)
             for _ in range(workers - 1):
                 self._start(db, {**options, "embedder": self.embedder})
         except BaseException:
@@ -117,6 +144,7 @@ class Engine:
         return opened.result()
 
     def _work(self, db: str, options: dict, opened: Future) -> None:
+        os_thread_name(threading.current_thread().name)
         try:
             retriever = api.open_retriever(db, **options)
         except BaseException as exc:

@@ -44,3 +44,23 @@ def test_a_failed_job_still_frees_its_count(tmp_path):
         assert engine.submit(lambda: engine._running).result(timeout=60) == 1  # only itself
     finally:
         engine.close()
+
+
+def test_the_query_model_runs_on_the_worker_thread_without_a_spinning_pool(tmp_path):
+    """The served ONNX model: one intra-op thread (the calling worker's), no spinning, and the same
+    vectors as the model with its default pool."""
+    pytest.importorskip("onnxruntime")
+    from chunkwise.embed import make_embedder
+
+    engine = Engine(str(make_store(tmp_path, embedder="minilm-onnx-int8")), workers=2)
+    try:
+        engine.warm()
+        options = engine.embedder._load().get_session_options()
+        assert options.intra_op_num_threads == 1
+        assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+        texts = ["How do I roll back a deploy?", "pager handover"]
+        got = engine.submit(engine.embed, texts).result(timeout=120)
+    finally:
+        engine.close()
+    want = make_embedder("minilm-onnx-int8").embed(texts)
+    assert [pytest.approx(list(w), abs=1e-5) for w in want] == [list(g) for g in got]
