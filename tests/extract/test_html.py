@@ -322,3 +322,29 @@ def test_judge_scraps_after_the_article_do_not_rescue_what_lies_before_them():
     assert [c.body for c in select(cands, PROSE * 2 + "\n" + scrap)] == [PROSE * 2, scrap]
     cands[2] = Candidate("paragraph", PROSE + " Ende.")
     assert [c.body for c in select(cands, PROSE * 2 + "\n" + PROSE + " Ende.")] == [PROSE * 2, box, PROSE + " Ende."]
+
+
+def test_ordered_list_items_carry_the_numbers_a_browser_draws():
+    """``start``, ``reversed`` and ``value`` as a browser numbers; a hidden item is removed and not
+    counted; an item's number goes before its first text only; lists in table cells too."""
+    page = (b"<html><body><main><h1>Steps</h1><ol start='3'><li>alpha beta</li><li value='9'>gamma"
+            b"<ol><li>inner</li></ol>tail</li><li hidden>secret</li><li>delta</li></ol>"
+            b"<ol reversed><li>a</li><li>b</li></ol><ul><li>plain</li></ul>"
+            b"<ol start='99999999999999999999'><li>absurd</li></ol>"
+            b"<table><tr><th>h</th></tr><tr><td><ol><li>one</li><li>two</li></ol></td></tr></table></main></body></html>")
+    doc = html.extract(page, "o.html", main_content=False)
+    items = [doc.text[b.start:b.end] for b in doc.blocks if b.kind == "list_item"]
+    assert items == ["3. alpha beta", "9. gamma", "1. inner", "tail", "10. delta", "2. a", "1. b", "plain", "1. absurd"]
+    assert "| 1. one 2. two |" in doc.text and "secret" not in doc.text
+    assert_spans(doc)
+
+
+def test_list_numbers_do_not_change_what_the_judge_covers():
+    """The judge's text has no list numbers; a short numbered item it kept is still found kept."""
+    from chunkwise.extract.html_main import select
+    from chunkwise.extract.html_walk import Candidate
+
+    cands = [Candidate("paragraph", PROSE * 2), Candidate("list_item", "Mehl sieben", 1, marker="1."),
+             Candidate("paragraph", PROSE + " Ende.")]
+    assert [c.body for c in select(cands, PROSE * 2 + "\nMehl sieben\n" + PROSE + " Ende.")] == [
+        PROSE * 2, "Mehl sieben", PROSE + " Ende."]
