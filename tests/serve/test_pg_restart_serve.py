@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from serving import Server
+from .serving import Server
 
 pgserver = pytest.importorskip("pgserver", reason="PostgreSQL tests need the pg extra: pip install -e '.[test]'")
 HEADERS = {"X-Chunkwise-Groups": "team"}
