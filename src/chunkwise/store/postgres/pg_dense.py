@@ -14,8 +14,8 @@ The rows are kept by triggers on ``chunks`` and ``vectors`` (like BM25's posting
 the writing statement's transaction, so no write path can forget them: a chunk that becomes
 servable with a vector gets its row, one whose tags, servability or embed key change gets it
 replaced, a deleted chunk loses it (the foreign key's cascade), and a vector written or replaced
-after its chunks refreshes their rows. ``chunkwise check`` compares the table with what the chunks
-and vectors say (``DRIFT_SQL``).
+after its chunks refreshes their rows. ``DRIFT_SQL`` counts the rows that disagree with the chunks
+and vectors (the tests' oracle; ``chunkwise check`` does not run it yet).
 
 Row-level security: the policy on ``dense`` is the chunk's own rule (servable rows sharing a tag
 with the caller: ``dense`` holds only servable rows, with the chunk's tags), so a reader never sees
