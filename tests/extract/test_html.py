@@ -306,3 +306,19 @@ def test_any_spans_keep_every_cell_and_every_row(grid):
     assert len(lines) == len(grid) + 1  # the separator row
     assert all(f"c{i}x{j}" in doc.text for i, row in enumerate(grid) for j in range(len(row)))
     assert len({line.count(" | ") for line in lines}) == 1  # one width
+
+
+def test_judge_scraps_after_the_article_do_not_rescue_what_lies_before_them():
+    """Past the article's end the judge keeps scraps (a copyright line); prose between the article and
+    such a scrap is an author box or a sign-up text, not article text: it is not rescued. The same
+    prose with the article still going on after it is."""
+    from chunkwise.extract.html_main import TAIL_CHARS, select
+    from chunkwise.extract.html_walk import Candidate
+
+    box = "Die Autorin schreibt seit zwanzig Jahren über Häfen, Schiffe und das Leben an der Küste " * 2
+    scrap = "Alle Rechte vorbehalten"
+    assert len(scrap) < TAIL_CHARS
+    cands = [Candidate("paragraph", PROSE * 2), Candidate("paragraph", box), Candidate("paragraph", scrap)]
+    assert [c.body for c in select(cands, PROSE * 2 + "\n" + scrap)] == [PROSE * 2, scrap]
+    cands[2] = Candidate("paragraph", PROSE + " Ende.")
+    assert [c.body for c in select(cands, PROSE * 2 + "\n" + PROSE + " Ende.")] == [PROSE * 2, box, PROSE + " Ende."]

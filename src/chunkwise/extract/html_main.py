@@ -25,6 +25,10 @@ PROSE_CHARS = 120  # a paragraph this long with few links is prose, even where t
 HEADING_PROSE_CHARS = 80  # a "heading" this long inside the article is a teaser or lead, not a title
 LEAD_CHARS = 160  # prose this long just before the judge's first block is the article's lead
 LEAD_REACH = 10  # how many blocks before the judge's first one are looked at (page chrome stops it)
+# A dropped block is rescued only with at least this much of the judge's text after it: past the
+# article's end the judge keeps only scraps (a copyright line, one comment), and what lies between
+# them is comments, author boxes, sign-up texts (half A: 48 boilerplate strings against 7 of article)
+TAIL_CHARS = 50
 
 _WORD = re.compile(r"\w+")
 _MONTHS = (r"jan|feb|mär|mar|apr|ma[iy]|jun|jul|aug|sep|o[ck]t|nov|de[cz]|janvier|février|mars|avril|juin"
@@ -79,13 +83,24 @@ def select(cands: list[Candidate], main: str) -> list[Candidate]:
         return []
     first, last = hits[0], hits[-1]
     lead = _lead(cands, first) | _title(cands, first)
+    after = _judged_after(cands, kept)
     out = []
     for i, c in enumerate(cands):
         if kept[i]:
             if not furniture(c, True) and not (c.chrome and _slight(c)) and not _link_line(c):
                 out.append(c)
-        elif i in lead or (first < i < last and _structure(c) and not furniture(c, False)):
+        elif i in lead or (first < i < last and after[i] >= TAIL_CHARS and _structure(c)
+                           and not furniture(c, False)):
             out.append(c)  # article text that trafilatura dropped
+    return out
+
+
+def _judged_after(cands: list[Candidate], kept: list[bool]) -> list[int]:
+    """Per block, the characters of the judge's blocks after it."""
+    out, total = [0] * len(cands), 0
+    for i in range(len(cands) - 1, -1, -1):
+        out[i] = total
+        total += len(cands[i].plain) if kept[i] else 0
     return out
 
 
