@@ -18,7 +18,7 @@ Documents come from ``chunkwise.pipeline.documents.load_document`` — the Docum
 ``chunkwise extract FILE --json`` prints and every chunk is cut from.
 
     PYTHONPATH=src python benchmarks/docling_compare.py [--data ../shared/data/docling] [--formats pdf,docx,html]
-                                                        [--files] [--json] [--html-whole-page]
+                                                        [--files] [--json] [--html-whole-page | --html-all-visible]
 """
 from __future__ import annotations
 
@@ -165,14 +165,30 @@ def _lis(xs: list[int]) -> int:
 
 
 def _whole_page(path: Path):
-    """An HTML file with every visible block kept (``html.extract(..., main_content=False)``): what
-    Docling converts, page chrome included — the main-content step's share of the missed words."""
+    """An HTML file without the main-content step (``html.extract(..., main_content=False)``): the
+    page's own main region, navigation, asides and footers dropped by tag."""
     from chunkwise.extract import html as html_extract
 
     return html_extract.extract(path.read_bytes(), str(path), main_content=False)
 
 
-def measure_file(path: Path, md_path: Path, fmt: str, whole_page: bool = False) -> dict:
+def _all_visible(path: Path):
+    """Every visible block of an HTML file, page chrome (menus, sidebars, footers) included: what
+    Docling converts. Not a product mode: it shows how much of the word-recall gap is page chrome
+    (scripts, forms and hidden elements are still left out)."""
+    from types import SimpleNamespace
+
+    from chunkwise.extract import html as h
+    from chunkwise.extract.html_walk import candidates, emit
+
+    page, _ = h._decode(path.read_bytes())
+    tree = h._import_parser()(h._without_noscript(page))
+    h._sanitise(tree)
+    out = emit(candidates(tree.body or tree.root, chrome_too=False))
+    return SimpleNamespace(text=out.value(), blocks=tuple(out.blocks))
+
+
+def measure_file(path: Path, md_path: Path, fmt: str, whole_page: bool | str = False) -> dict:
     from chunkwise.pipeline.documents import load_document
 
     # Docling's Markdown escapes &, < and > as entities: "&lt;m:f&gt;" is the text "<m:f>", not the words "lt", "gt"
@@ -180,7 +196,10 @@ def measure_file(path: Path, md_path: Path, fmt: str, whole_page: bool = False) 
     json_path = md_path.with_suffix(".json")
     row = {"file": path.name, "format": fmt}
     try:
-        doc = _whole_page(path) if whole_page and fmt == "html" else load_document(path)
+        if whole_page and fmt == "html":
+            doc = _all_visible(path) if whole_page == "all" else _whole_page(path)
+        else:
+            doc = load_document(path)
     except Exception as exc:  # noqa: BLE001 - a file chunkwise refuses scores zero, with its reason
         return {**row, "error": f"{type(exc).__name__}: {exc}"[:200]}
     row.update(heading_scores(gt_headings(md), doc))
@@ -208,7 +227,7 @@ def summarise(rows: list[dict]) -> dict:
             "word_recall_min": min((r["words_hit"] / r["words"] for r in ok if r["words"]), default=None)}
 
 
-def run(data: Path, formats=FORMATS, whole_page: bool = False) -> dict:
+def run(data: Path, formats=FORMATS, whole_page: bool | str = False) -> dict:
     out = {}
     for fmt in formats:
         rows = [measure_file(p, md, fmt, whole_page) for p, md in pairs(data, fmt)]
@@ -224,11 +243,13 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--html-whole-page", action="store_true",
                     help="HTML without the main-content step (every visible block, as Docling converts a page)")
+    ap.add_argument("--html-all-visible", action="store_true",
+                    help="HTML with every visible block, page chrome included (what Docling converts; not a product mode)")
     args = ap.parse_args(argv)
     if not args.data.is_dir():
         print(f"no Docling data at {args.data} (see ../shared/data/docling/README.md)", file=sys.stderr)
         return 2
-    result = run(args.data, tuple(args.formats.split(",")), args.html_whole_page)
+    result = run(args.data, tuple(args.formats.split(",")), "all" if args.html_all_visible else args.html_whole_page)
     if args.json:
         print(json.dumps(result, indent=1))
         return 0

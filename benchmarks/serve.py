@@ -105,6 +105,21 @@ def proc_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def search_threads_cpu(pid: int) -> float:
+    """CPU seconds so far of the server's search workers (threads named ``chunkwise-search-N``): the
+    rest of the server's CPU is the event loop (HTTP, validation, JSON) and helper threads."""
+    total = 0.0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            if not (task / "comm").read_text().startswith("chunkwise-searc"):
+                continue
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 # -- in process ---------------------------------------------------------------------------------
 class InProcess:
     """One Retriever, opened as the server's engine opens it; searches one after another."""
@@ -149,6 +164,9 @@ class Serve:
 
     def cpu(self) -> float:
         return proc_cpu(self.proc.pid)
+
+    def search_cpu(self) -> float:
+        return search_threads_cpu(self.proc.pid)
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -203,14 +221,15 @@ def served(server: Serve, queries, n: int, clients: int, mode: str) -> dict:
             times[j].append(conns[j].search(q, g, mode))
 
     threads = [threading.Thread(target=run, args=(j,)) for j in range(clients)]
-    cpu0, w0 = server.cpu(), time.perf_counter()
+    cpu0, s0, w0 = server.cpu(), server.search_cpu(), time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    wall, cpu = time.perf_counter() - w0, server.cpu() - cpu0
+    wall, cpu, search_cpu = time.perf_counter() - w0, server.cpu() - cpu0, server.search_cpu() - s0
     flat = [x for ts in times for x in ts]
-    return {"wall": flat, "requests": len(flat), "phase_s": wall, "server_cpu_s": cpu, "rps": len(flat) / wall}
+    return {"wall": flat, "requests": len(flat), "phase_s": wall, "server_cpu_s": cpu, "search_cpu_s": search_cpu,
+            "rps": len(flat) / wall}
 
 
 def merge(parts: list[dict]) -> dict:
@@ -219,7 +238,7 @@ def merge(parts: list[dict]) -> dict:
     if "cpu" in parts[0]:
         out["cpu"] = [x for p in parts for x in p["cpu"]]
     else:
-        for key in ("requests", "phase_s", "server_cpu_s"):
+        for key in ("requests", "phase_s", "server_cpu_s", "search_cpu_s"):
             out[key] = sum(p[key] for p in parts)
         out["rps"] = out["requests"] / out["phase_s"]
     return out
@@ -273,8 +292,9 @@ def table(local: dict, remote: dict) -> list[str]:
     ms = 1000
     lines = ["| mode | in-process p50 / p95 ms | served 1 client p50 / p95 ms | p50 difference ms (target <= 5) "
              "| in-process CPU/query ms | served 8 clients p50 / p95 ms | requests/s (8 clients) "
-             "| server CPU/request ms (8 clients) | CPU difference ms (target <= 1) | server CPU/request ms (1 client) |",
-             "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+             "| server CPU/request ms (8 clients) | CPU difference ms (target <= 1) | server CPU/request ms (1 client) "
+             "| of it in search workers, 8 / 1 clients ms |",
+             "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
     for mode in local:
         lw, lc = local[mode]["wall"], local[mode]["cpu"]
         one, eight = remote[mode]["one"], remote[mode]["eight"]
@@ -286,7 +306,8 @@ def table(local: dict, remote: dict) -> list[str]:
             f"| {mode} | {statistics.median(lw) * ms:.1f} / {pct(lw, 95) * ms:.1f} "
             f"| {statistics.median(one['wall']) * ms:.1f} / {pct(one['wall'], 95) * ms:.1f} | {d50:+.1f} "
             f"| {lcpu:.2f} | {statistics.median(eight['wall']) * ms:.1f} / {pct(eight['wall'], 95) * ms:.1f} "
-            f"| {eight['rps']:.0f} | {cpu8:.2f} | {cpu8 - lcpu:+.2f} | {cpu1:.2f} |")
+            f"| {eight['rps']:.0f} | {cpu8:.2f} | {cpu8 - lcpu:+.2f} | {cpu1:.2f} "
+            f"| {eight['search_cpu_s'] / eight['requests'] * ms:.2f} / {one['search_cpu_s'] / one['requests'] * ms:.2f} |")
     return lines
 
 

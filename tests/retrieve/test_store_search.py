@@ -159,3 +159,36 @@ def test_hybrid_with_the_dense_list_in_a_thread_ranks_as_in_one_thread(tmp_path,
             with pytest.raises(ValueError, match="dimensions"):
                 r._hybrid_lists("rollback", ["sre"], np.ones(5, np.float32), 50)
     assert got[0] == got[10 ** 9] and any(got[0])
+
+
+def test_no_dense_thread_when_no_core_is_spare(tmp_path, monkeypatch):
+    """``spare_core`` answering False (a server whose workers fill the cores): a hybrid search ranks
+    both lists in the caller's thread, starts no other, and ranks exactly as with the thread."""
+    import threading
+
+    from chunkwise.retrieve import store as retrieve_store
+
+    (tmp_path / "corpus").mkdir()
+    db = str(tmp_path / "x.db")
+    ingest([tmp_path / "corpus"], db, CONFIG, embedder=make_embedder("hashing"), acl_map=make_corpus(tmp_path / "corpus"))
+    monkeypatch.setattr(retrieve_store, "PARALLEL_ROWS", 0)
+    started: list[str] = []
+    start = threading.Thread.start
+
+    def counting(self):
+        started.append(self.name)
+        return start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", counting)
+    queries = ["rollback freeze", "refund audit billing", "pager incident w3"]
+    with Retriever(db) as r:
+        split = [r.rank(q, GROUPS, 7, "hybrid") for q in queries]
+        assert started.count("chunkwise-dense") == len(queries)
+        r.spare_core = lambda: False
+        started.clear()
+        alone = [r.rank(q, GROUPS, 7, "hybrid") for q in queries]
+        assert "chunkwise-dense" not in started
+        r.spare_core = lambda: True
+        again = [r.rank(q, GROUPS, 7, "hybrid") for q in queries]
+        assert started.count("chunkwise-dense") == len(queries)
+    assert alone == split == again and any(alone)

@@ -37,7 +37,7 @@ class FixedChunker(BaseChunker):
         if self.config.unit == "chars":
             return self._char_windows(text, budget, overlap)
         words = self.config.unit == "words"
-        ends = word_ends(text, cjk_alone=not words)  # ~230k a MB: one vectorised scan
+        ends = word_ends(text, cjk_alone=not words, as_array=True)  # ~230k a MB: one vectorised scan
         if ends is None:
             finder = _WORD if words else _FINE_WORD  # words as the unit counts them
             ends = list(map(re.Match.end, finder.finditer(text)))

@@ -213,33 +213,18 @@ class _Segments:
 
     def child(self, k: int) -> "_Segments | None":
         if k not in self._children:
-            ctx, a, b = self.ctx, self.pos[k], self.pos[k + 1]
-            n_fine = len(ctx.finders)
-            if self.depth < n_fine:
-                cuts: Iterable = ctx.finders[self.depth](ctx.text, a, b)
-            elif self.depth == n_fine:
-                cuts = word_cuts(ctx.text, a, b, ctx.words)
-            elif self.depth == n_fine + 1 and b - a > 2 * ctx.max_chars:
-                self._children[k] = _CharRun(ctx, a, b, self.prefix[k + 1] - self.prefix[k])
-                return self._children[k]
-            elif self.depth == n_fine + 1 and (b - a > 1):
-                st, en = ctx.sizer.spans(ctx.text[a:b])
-                if len(st) > 1:
-                    self._children[k] = _Units(ctx, a, b, st, en)
-                    return self._children[k]
-                self._children[k] = None
-                return None
-            else:
-                self._children[k] = None
-                return None
-            self._children[k] = _Segments(ctx, a, b, cuts, self.depth + 1)
+            self._children[k] = child_of(self.ctx, self.depth, self.pos[k], self.pos[k + 1],
+                                         self.prefix[k + 1] - self.prefix[k])
         return self._children[k]
 
     def units_before(self, s: int) -> tuple[int, bool]:
         """Units from the region start to ``s`` (a segment start, or a position inside a child), and
         whether that figure is exact: a child measured word by word may not sum to its parent's count
         (a kana word counted per character), and then any size derived from it is an estimate."""
-        k = self.segment_of(s)
+        k = bisect_right(self.pos, s) - 1
+        return self._units_before(s, k)
+
+    def _units_before(self, s: int, k: int) -> tuple[int, bool]:
         if s == self.pos[k]:
             return self.prefix[k], True
         kid = self._children.get(k)
@@ -261,10 +246,11 @@ class _Segments:
               ) -> tuple[int, int, Level, int, bool, bool]:
         """Cut for a piece starting at ``s`` and ending by ``limit`` (a region end; a cut position):
         (cut position, units used, level, next start, exact, cut by the character bound inside a unit)."""
-        k = self.segment_of(s)
-        base, exact = self.units_before(s)
+        pos = self.pos
+        k = bisect_right(pos, s) - 1
+        base, exact = self._units_before(s, k)
         j = bisect_right(self.prefix, base + budget) - 1
-        j = min(j, bisect_right(self.pos, s + self.ctx.max_chars) - 1)  # the character bound
+        j = min(j, bisect_right(pos, s + self.ctx.max_chars) - 1)  # the character bound
         if limit is not None:
             j = min(j, bisect_right(self.pos, limit) - 1)
         if j > k:
@@ -283,6 +269,24 @@ class _Segments:
                 return p, max(1, self.prefix[k + 1] - base), Level.UNIT, p, False, True
             return p, self.prefix[k + 1] - base, Level.UNIT, p, exact, False
         return kid.reach(s, budget, overlap)
+
+
+def child_of(ctx: _Ctx, depth: int, a: int, b: int, units: int):
+    """The finer level inside the segment ``[a, b)`` of a level at ``depth`` (``units`` long), or
+    None when nothing finer exists."""
+    n_fine = len(ctx.finders)
+    if depth < n_fine:
+        cuts: Iterable = ctx.finders[depth](ctx.text, a, b)
+    elif depth == n_fine:
+        cuts = word_cuts(ctx.text, a, b, ctx.words)
+    elif depth == n_fine + 1 and b - a > 2 * ctx.max_chars:
+        return _CharRun(ctx, a, b, units)
+    elif depth == n_fine + 1 and (b - a > 1):
+        st, en = ctx.sizer.spans(ctx.text[a:b])
+        return _Units(ctx, a, b, st, en) if len(st) > 1 else None
+    else:
+        return None
+    return _Segments(ctx, a, b, cuts, depth + 1)
 
 
 class _Units:
@@ -392,7 +396,15 @@ def pack(
                 *((x, Level.END) for r in regs for x in (r.start, r.end))]
     edges = sorted({start, end, *(x for r in regs for x in (r.start, r.end) if start < x < end)})
     by_start = {r.start: r for r in regs}
-    top = _Segments(ctx, start, end, cuts, 0)
+    top = None
+    if window is None and isinstance(cuts, tuple) and measure is None:  # one level of cuts: arrays
+        from chunkwise.chunking.flat import flat_segments
+
+        top = flat_segments(ctx, start, end, cuts, child_of, clean_cut)
+    if top is None:
+        if isinstance(cuts, tuple) and not isinstance(cuts[0], list):
+            cuts = (list(map(int, cuts[0])), list(cuts[1]))
+        top = _Segments(ctx, start, end, cuts, 0)
     pieces: list[Piece] = []
     s = skip_ws(text, start, end)
     last_cut = start
@@ -407,10 +419,9 @@ def pack(
             piece_budget = max(1, budget - reg.repeat_units)
             ctx.max_chars = max(1, chars - reg.repeat_chars)
         reg_at = edges[i]
-        k = top.segment_of(s)
         if window is None:
             reach = limit
-        elif skip_ws(text, top.pos[k], top.pos[k + 1]) >= s:  # a piece of at most W whole segments
+        elif skip_ws(text, top.pos[k := top.segment_of(s)], top.pos[k + 1]) >= s:  # at most W whole segments
             reach = min(limit, top.pos[min(k + window[0], len(top.pos) - 1)])
         else:  # the rest of a segment that was cut finer
             reach = min(limit, top.pos[k + 1])

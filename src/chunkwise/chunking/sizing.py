@@ -81,6 +81,9 @@ class CharSizer(_SelfRouting):
     def count_spans(self, text: str, starts: Sequence[int], ends: Sequence[int]) -> list[int]:
         return list(map(sub, ends, starts))
 
+    def count_spans_array(self, text: str, starts, ends):
+        return ends - starts
+
     def spans(self, text: str) -> tuple[Sequence[int], Sequence[int]]:
         return range(len(text)), range(1, len(text) + 1)
 
@@ -333,6 +336,24 @@ class TokieSizer(HFSizer):
             return super().count_spans(text, starts, ends)
         count = self._fast.count_tokens
         return index.count(starts, ends, lambda a, b: count(text[a:b]))
+
+    def count_spans_array(self, text: str, starts, ends):
+        """``count_spans`` of int64 arrays, as an array: off the token index when ``count_spans``
+        would use it (the same decision), else ``count_spans`` of lists."""
+        import numpy as np
+
+        index = None
+        if INDEX_MIN_CHARS <= len(text) <= INDEX_MAX_CHARS and self._wordpiece and len(starts) >= 2:
+            cached = self._index
+            if cached is not None and cached[0] is text:
+                index = cached[1]
+            elif len(starts) * INDEX_SPAN_CHARS >= len(text):
+                index = self._build_index(text)
+                self._index = (text, index)
+        if index is None:
+            return np.asarray(self.count_spans(text, starts.tolist(), ends.tolist()), dtype=np.int64)
+        count = self._fast.count_tokens
+        return index.count_array(starts, ends, lambda a, b: count(text[a:b]))
 
     def _build_index(self, text: str):
         from chunkwise.chunking import token_index

@@ -90,12 +90,14 @@ class TokenIndex:
         """Tokens of each ``text[a:b]``; spans with an edge inside a word are given to ``slow``."""
         a = np.fromiter(starts, dtype=np.int64, count=len(starts))
         b = np.fromiter(ends, dtype=np.int64, count=len(ends))
+        return self.count_array(a, b, slow).tolist()
+
+    def count_array(self, a: np.ndarray, b: np.ndarray, slow: Callable[[int, int], int]) -> np.ndarray:
+        """``count`` of spans given as int64 arrays, as an array (the packer's flat top level)."""
         out = np.searchsorted(self.starts, b) - np.searchsorted(self.starts, a)
-        bad = np.flatnonzero(~(self.safe[a] & self.safe[b]))
-        counts = out.tolist()
-        for i in bad.tolist():
-            counts[i] = slow(int(a[i]), int(b[i]))
-        return counts
+        for i in np.flatnonzero(~(self.safe[a] & self.safe[b])).tolist():
+            out[i] = slow(int(a[i]), int(b[i]))
+        return out
 
 
 def build(text: str, ids: np.ndarray, token_chars: np.ndarray, unk: int,

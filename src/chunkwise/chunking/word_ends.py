@@ -41,12 +41,13 @@ def _classes(text: str, cjk_alone: bool) -> np.ndarray | None:
     return cls
 
 
-def word_ends(text: str, cjk_alone: bool = True) -> list[int] | None:
+def word_ends(text: str, cjk_alone: bool = True, as_array: bool = False) -> list[int] | np.ndarray | None:
     """Ends of the words of ``text`` strictly before its end, ascending: runs of non-blank characters,
     each CJK character a word of its own when ``cjk_alone`` (the packer's ``_FINE_WORD``), else runs
-    of non-blank characters (``\\S+``). None when the text cannot be scanned this way."""
+    of non-blank characters (``\\S+``), as an int64 array when ``as_array``. None when the text cannot
+    be scanned this way."""
     if len(text) < 2:
-        return []
+        return np.zeros(0, dtype=np.int64) if as_array else []
     if len(text) > MAX_CHARS:
         return None
     cls = _classes(text, cjk_alone)
@@ -54,4 +55,5 @@ def word_ends(text: str, cjk_alone: bool = True) -> list[int] | None:
         return None
     left, right = cls[:-1], cls[1:]
     end = (left != BLANK) & ((right == BLANK) | (right == ALONE) | (left == ALONE))
-    return (np.flatnonzero(end) + 1).tolist()
+    ends = np.flatnonzero(end) + 1
+    return ends if as_array else ends.tolist()

@@ -13,7 +13,7 @@ from chunkwise.cli.evaluate import cmd_eval
 from chunkwise.cli.chunk_options import (_CHUNK_FLAGS, _DEFAULTS, _PASSAGE_HELP, _SEMANTIC_FLAGS, _chunk_options,
                                          _passage_budget, _positive)
 from chunkwise.cli.extract import add_extract_parser, add_path_filters
-from chunkwise.cli.output import counted, emit_json, emit_jsonl, preview, safe, table
+from chunkwise.cli.output import counted, emit_json, emit_jsonl, emit_records, preview, safe, table
 from chunkwise.cli.progress import IngestBar
 from chunkwise.cli.ranking import add_ranking_flags, ranking_options, rerank_options
 from chunkwise.cli.results import print_search, use_color
@@ -64,7 +64,7 @@ def cmd_chunk(args: argparse.Namespace) -> int:
             sizes.append(r["size"])
             held += r["quality"] != "ready"
             if args.json:
-                emit_jsonl([{**r, "needs_review": r["quality"] != "ready"}])
+                emit_records([{**r, "needs_review": r["quality"] != "ready"}])
             elif single:
                 rows.append((r["chunk_index"], f"{r['start_char']}-{r['end_char']}", r["page"] or "", r["size"],
                              "yes" if r["quality"] != "ready" else "", ",".join(r["acl"]),

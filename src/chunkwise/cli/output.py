@@ -46,6 +46,46 @@ def _json_line(obj) -> str:
     return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(obj, ensure_ascii=False, default=_plain))
 
 
+def _orjson():
+    """orjson (the ``fast`` extra) when installed, else None: ``emit_records`` then uses ``json``."""
+    global _ORJSON
+    if _ORJSON is False:
+        try:
+            import orjson
+        except ImportError:
+            orjson = None
+        _ORJSON = orjson
+    return _ORJSON
+
+
+_ORJSON = False
+
+
+def _record_line(obj, orjson) -> str:
+    """``_json_line`` for the many records of ``chunk --json``: the same values, escaped the same way
+    (orjson, like ``json``, escapes C0 only; C1 and format characters are escaped here), written
+    without the spaces after ``,`` and ``:`` (and a non-finite float, which no record holds, as
+    ``null``: ``json`` wrote ``Infinity``, which is not JSON). What orjson refuses (a lone surrogate, an integer over
+    64 bits, a key that is not a string) goes through ``json`` as before."""
+    try:
+        line = orjson.dumps(obj, default=_plain, option=orjson.OPT_PASSTHROUGH_DATACLASS).decode()
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        return _json_line(obj)
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", line) if _UNSAFE.search(line) else line
+
+
+def emit_records(rows: Iterable[dict]) -> None:
+    """JSON Lines of many records (``chunk --json``): orjson when installed (a tenth of ``json``'s
+    time on a chunk record), else ``emit_jsonl``."""
+    orjson = _orjson()
+    if orjson is None:
+        emit_jsonl(rows)
+        return
+    out = sys.stdout
+    for row in rows:
+        out.write(_record_line(row, orjson) + "\n")
+
+
 def emit_json(obj) -> None:
     sys.stdout.write(_json_line(obj) + "\n")
 

@@ -20,6 +20,7 @@ from chunkwise.extract.html_walk import Candidate
 COVERED = 0.5  # a block is trafilatura's when this share of its word trigrams is in its output
 LINKY = 0.5  # a block with this share of its text in links is a link list (navigation, related posts)
 MAX_FURNITURE_CHARS = 80
+DATE_WORDS = 4  # a line of a date and at most this many other words is a dateline
 CHROME_MIN_CHARS = 40  # text in nav/aside/footer the judge kept must be at least this long
 PROSE_CHARS = 120  # a paragraph this long with few links is prose, even where the judge dropped it
 HEADING_PROSE_CHARS = 80  # a "heading" this long inside the article is a teaser or lead, not a title
@@ -70,14 +71,18 @@ def furniture(c: Candidate, judged: bool) -> bool:
     if _FURNITURE.match(text.strip()):
         return True
     dates = _DATE.findall(text)
-    return bool(dates) and len(_WORD.findall(_DATE.sub(" ", text))) <= 4
+    return bool(dates) and len(_WORD.findall(_DATE.sub(" ", text))) <= DATE_WORDS
 
 
 def select(cands: list[Candidate], main: str) -> list[Candidate]:
     """The candidates that are main content according to ``main`` (trafilatura's text)."""
     words = _WORD.findall(main.lower())
     grams = {tuple(words[i : i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)}
-    kept = [_covered(c, grams) for c in cands]
+    return choose(cands, [_covered(c, grams) for c in cands])
+
+
+def choose(cands: list[Candidate], kept: list[bool]) -> list[Candidate]:
+    """The main content, given which candidates the judge kept (``kept[i]``)."""
     hits = [i for i, k in enumerate(kept) if k]
     if not hits:
         return []
@@ -89,10 +94,21 @@ def select(cands: list[Candidate], main: str) -> list[Candidate]:
         if kept[i]:
             if not furniture(c, True) and not (c.chrome and _slight(c)) and not _link_line(c):
                 out.append(c)
-        elif i in lead or (first < i < last and after[i] >= TAIL_CHARS and _structure(c)
+        elif i in lead or (first < i < last and after[i] >= TAIL_CHARS
+                           and (_structure(c) or (SANDWICH and _sandwiched(cands, kept, i)))
                            and not furniture(c, False)):
             out.append(c)  # article text that trafilatura dropped
     return out
+
+
+SANDWICH = False
+SANDWICH_KINDS = ("paragraph", "heading")
+
+
+def _sandwiched(cands, kept, i) -> bool:
+    c = cands[i]
+    return (c.kind in SANDWICH_KINDS and not c.chrome and c.links < 0.2
+            and kept[i - 1] and kept[i + 1] and cands[i - 1].kind != "heading")
 
 
 def _judged_after(cands: list[Candidate], kept: list[bool]) -> list[int]:

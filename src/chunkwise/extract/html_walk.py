@@ -47,6 +47,7 @@ _EXIT = object()  # stack marker: leaving a block container
 _GAP = object()  # stack marker: a space after a block's text
 _SEPARATED = _BLOCKS | frozenset(HEADINGS) | frozenset({"td", "th", "tr", "table", "caption", "pre", "thead",
                                                         "tbody", "tfoot"})
+FURNITURE = "furniture"  # the role of a page block that is not main content (see normalise.furniture)
 _MAX_SPAN = 64  # colspan / rowspan beyond this are hostile or broken: capped
 _MAX_SPANNED = 100_000  # cells a table's spans may cover; past it spans are ignored (no text amplification)
 
@@ -61,6 +62,7 @@ class Candidate:
     rows: list[list[str]] | None = None  # a table's cell texts
     links: float = 0.0  # share of the text inside <a>
     chrome: bool = False  # found inside nav/aside/footer/a page header (walked only when judged)
+    marker: str = ""  # an ordered list item's number as the reader sees it ("3."); not judged, written
 
     @property
     def plain(self) -> str:
@@ -119,9 +121,31 @@ def _children(node):
     return list(node.iter(include_text=True))
 
 
+def ol_labels(ol) -> dict[int, str]:
+    """The numbers a browser draws before an ``<ol>``'s items ("1.", "2.", ...; ``start``,
+    ``reversed`` and an item's ``value`` honoured; decimal whatever the ``type``), by item node id.
+    Removed (hidden) items are not counted, as a browser does not count undisplayed ones."""
+    items = [c for c in _children(ol) if c.tag == "li"]
+    step = -1 if "reversed" in ol.attributes else 1
+    n = _int(ol.attributes.get("start"), len(items) if step < 0 else 1)
+    out = {}
+    for li in items:
+        n = _int(li.attributes.get("value"), n)
+        out[li.mem_id] = f"{n}."
+        n += step
+    return out
+
+
+def _int(value, default: int) -> int:
+    """An HTML integer attribute; absent, malformed or absurd (over 9 digits) gives ``default``."""
+    v = (value or "").strip()
+    return int(v) if v.lstrip("-").isdigit() and len(v) <= 10 else default
+
+
 def text_of(node, inside: bool, keep_space: bool = False) -> str:
     """Visible text under ``node``; whitespace collapsed unless ``keep_space`` (for <pre>)."""
     parts: list[str] = []
+    labels: dict[int, str] = {}
     stack = list(reversed(_children(node)))
     while stack:
         n = stack.pop()
@@ -135,6 +159,10 @@ def text_of(node, inside: bool, keep_space: bool = False) -> str:
             elif n.tag in _SEPARATED:  # cells, list items, paragraphs inside: words never run together
                 parts.append(" ")
                 stack.append(_GAP)
+                if n.tag == "ol":
+                    labels.update(ol_labels(n))
+                elif n.tag == "li" and n.mem_id in labels:
+                    parts.append(labels[n.mem_id] + " ")
             stack.extend(reversed(_children(n)))
     text = "".join(parts)
     return text if keep_space else _WS.sub(" ", text).strip()
@@ -156,6 +184,8 @@ class _Walker:
         self.link_chars = 0
         self.ctx: list[tuple[str, int]] = [("paragraph", 0)]
         self.chrome_ctx: list[bool] = [False]
+        self.labels: dict[int, str] = {}  # ordered list items' numbers, filled as each <ol> is entered
+        self.marker = ""  # the number of the list item whose text is being gathered
 
     def run(self, root) -> None:
         inside = root.tag in ("main", "article") or (root.attributes.get("role") or "") == "main"
@@ -189,6 +219,10 @@ class _Walker:
             self.flush()
             self.ctx.append(("list_item", max(depth, 1)) if tag == "li" else self.ctx[-1])
             stack.append(_EXIT)
+            if tag == "ol":
+                self.labels.update(ol_labels(node))
+            elif tag == "li":
+                self.marker = self.labels.pop(node.mem_id, "")
         depth += tag in ("ul", "ol")
         inside = inside or tag in ("main", "article")
         link = link or tag == "a"
@@ -205,7 +239,9 @@ class _Walker:
         if text:
             kind, level = self.ctx[-1]
             share = min(1.0, links / max(1, len(text.replace(" ", ""))))
-            self.out.append(Candidate(kind, text, level, links=share, chrome=self.chrome_ctx[-1]))
+            marker = self.marker if kind == "list_item" else ""
+            self.out.append(Candidate(kind, text, level, links=share, chrome=self.chrome_ctx[-1], marker=marker))
+            self.marker = ""  # an item's number goes before its first text only
 
     def atom(self, node, inside: bool, in_chrome: bool) -> None:
         found: list[Candidate] = []
@@ -291,16 +327,27 @@ def _span(cell, name: str) -> int:
     return min(int(value), _MAX_SPAN) if value.isdigit() and int(value) > 0 else 1
 
 
-def emit(kept: list[Candidate]) -> TextBuilder:
-    """The kept candidates as document text: blocks joined by a blank line, tables as pipe rows."""
+def emit(kept: list[Candidate], furniture: list[Candidate] | None = None) -> TextBuilder:
+    """The kept candidates as document text: blocks joined by a blank line, tables as pipe rows.
+    With ``furniture`` (every candidate of the page, in order), the ones not kept are written too,
+    in place, as ``role: furniture`` blocks (a heading among them as a paragraph: it heads no part of
+    the article), which normalisation removes before chunking."""
     out = TextBuilder()
-    for c in kept:
+    main = {id(c) for c in kept}
+    for c in kept if furniture is None else furniture:
+        aside = id(c) not in main
+        n = len(out.blocks)
         if c.kind == "table":
             out.table(c.rows or [])
-        elif c.kind == "heading":
+        elif c.kind == "heading" and not aside:
             out.block("heading", c.body, c.level, c.title)
         elif c.kind == "code":
             out.block("code", c.body, meta=dict(c.meta))
+        elif c.marker:
+            out.block(c.kind, f"{c.marker} {c.body}", c.level)
         else:
-            out.block("paragraph" if c.kind == "caption" else c.kind, c.body, c.level)
+            out.block("paragraph" if c.kind in ("caption", "heading") else c.kind, c.body, c.level)
+        if aside:
+            for b in out.blocks[n:]:
+                b.meta["role"] = FURNITURE
     return out

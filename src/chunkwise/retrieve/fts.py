@@ -40,6 +40,17 @@ class _Stale(Exception):
     """A matched row is newer than the cached row sizes."""
 
 
+def _all_in(keys, known) -> bool:
+    """Every key is in the sorted array ``known`` (numpy, not a Python loop over thousands of rows:
+    under ``chunkwise serve`` every line of per-row Python waits for the GIL beside another search)."""
+    import numpy as np
+
+    if not known.size:
+        return False
+    at = np.minimum(np.searchsorted(known, keys), known.size - 1)
+    return bool(np.array_equal(known[at], keys))
+
+
 class FTSRanker:
     """Ranks with FTS5 for one store; call ``rank`` as often as you like (state is cached)."""
 
@@ -56,6 +67,7 @@ class FTSRanker:
         import numpy as np
 
         self.len_body = dict(self.store.lexical_row_sizes())
+        self._sized = np.sort(np.fromiter(self.len_body, dtype=np.int64, count=len(self.len_body)))
         rows = self.store.servable_rows()
         self.rowids = np.asarray(rows.keys, dtype=np.int64)
         self.layout = AccessLayout.build(rows.tags, self.rowids)
@@ -115,7 +127,7 @@ class FTSRanker:
 
             return Postings.empty()
         found = self.store.term_matches(term, chosen, fields)
-        if len(found) and any(int(r) not in self.len_body for r in found.keys):
+        if len(found) and not _all_in(found.keys, self._sized):
             raise _Stale  # written since the sizes were read
         if chosen is None and len(found):
             keep = self._bitmap(groups)[found.keys]

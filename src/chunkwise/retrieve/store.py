@@ -145,6 +145,10 @@ class Retriever:
         self.native = self.store.capabilities.native_search
         self.ranker = self.store.ranker  # ServerRanker when native, else LocalRanker (store/base.py)
         self.fts = (ServerBM25 if self.native else FTSRanker)(self.ranker, self.field_weights)
+        # May a hybrid search rank its dense list on a thread of its own right now? A second thread
+        # wins wall time only on an idle core; a server whose search workers already fill the cores
+        # would pay its start and the GIL hand-overs for nothing (serve/engine.py sets this).
+        self.spare_core: Callable[[], bool] | None = None
 
     def close(self) -> None:
         self.store.close()
@@ -261,7 +265,8 @@ class Retriever:
         and ~15 ms BM25). A thread per search, never a shared worker: concurrent searches (serve)
         do not queue behind each other. The thread touches no connection, only the index."""
         index = None if self.native else self.index()
-        if index is None or index.dense is None or len(index) < PARALLEL_ROWS:
+        if index is None or index.dense is None or len(index) < PARALLEL_ROWS or \
+                (self.spare_core is not None and not self.spare_core()):
             dense = self._rank_dense(vector, groups, depth)
             return [r for r, _ in self._rank(query, groups, depth, "bm25")], [r for r, _ in dense]
         import threading

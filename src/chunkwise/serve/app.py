@@ -16,6 +16,7 @@ from chunkwise import api
 import chunkwise.serve.models as m
 import chunkwise.serve.openai as openai
 from chunkwise.serve.auth import AuthError, GroupSource
+from chunkwise.errors import StoreLost
 from chunkwise.serve.engine import Busy, Engine, QueryTimeout
 from chunkwise.serve.fast import FastSearch, run_search
 from chunkwise.serve.hosts import LOOPBACK_NAMES
@@ -36,7 +37,7 @@ def _error(status: int, message: str, type_: str, code: str | None = None, param
 
 def _errors(*statuses: int) -> dict:
     text = {400: "malformed request", 401: "no or unknown credentials", 403: "the caller has no access group",
-            404: "not found", 413: "request body too large", 503: "the search ran past its time limit, or the server is busy"}
+            404: "not found", 413: "request body too large", 503: "the search ran past its time limit, the server is busy, or the store is unreachable"}
     return {s: {"model": m.ErrorResponse, "description": text[s]} for s in statuses}
 
 
@@ -81,6 +82,10 @@ def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY, m
     @app.exception_handler(QueryTimeout)
     async def _timeout(_request, exc: QueryTimeout):
         return _error(503, str(exc), "server_error", "query_timeout")
+
+    @app.exception_handler(StoreLost)
+    async def _lost(_request, exc: StoreLost):
+        return _error(503, str(exc), "server_error", "store_unreachable", headers={"Retry-After": "1"})
 
     @app.exception_handler(Busy)
     async def _busy(_request, exc: Busy):

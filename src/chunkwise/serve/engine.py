@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import sys
 import threading
 import time
 from collections import deque
@@ -32,8 +33,10 @@ from contextlib import contextmanager, nullcontext
 from typing import Any, Callable, Sequence
 
 from chunkwise import api
+from chunkwise.errors import StoreError, StoreLost
 
-WORKERS = max(2, min(4, os.cpu_count() or 1))
+CORES = os.cpu_count() or 1
+WORKERS = max(2, min(4, CORES))
 MAX_WORKERS = 64
 QUERY_SECONDS = 10.0
 QUEUE_PER_WORKER = 16  # waiting jobs per worker before new ones are refused (Busy)
@@ -46,6 +49,47 @@ class QueryTimeout(Exception):
 
 class Busy(Exception):
     """Every worker is taken and the queue is full."""
+
+
+def os_thread_name(name: str) -> None:
+    """Give this thread ``name`` in the operating system too (Linux: 15 bytes), so ``top -H`` and
+    per-thread CPU readings (/proc/PID/task/*/comm; benchmarks/serve.py) tell the search workers
+    from the event loop. Where the C library lacks the call, nothing happens."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None)
+        libc.pthread_self.restype = ctypes.c_void_p  # a pointer-sized handle, not the default int
+        libc.pthread_setname_np.argtypes = (ctypes.c_void_p, ctypes.c_char_p)
+        libc.pthread_setname_np(libc.pthread_self(), name.encode()[:15])
+    except (OSError, AttributeError, TypeError):
+        pass
+
+
+def serving_embedder(embedder):
+    """The query model set up for a server: ONNX Runtime runs each query on the calling worker's
+    thread alone, without a pool of its own that spins between runs. The search workers are the
+    parallelism; a pool per call put two more busy threads on the cores the workers need (its
+    threads spun ~26 ms of CPU per hybrid request under 8 clients, benchmarks/serve.py)."""
+    from chunkwise.embed.onnx import OnnxMiniLMEmbedder
+
+    if isinstance(embedder, OnnxMiniLMEmbedder) and embedder._session is None:
+        embedder.threads, embedder.spinning = 1, False
+    return embedder
+
+
+def store_lost(exc: BaseException, reopening: bool = False) -> StoreLost | None:
+    """A one-line ``StoreLost`` for the caller when ``exc`` is a broken PostgreSQL connection (or,
+    ``reopening``, a failed attempt to open a new one), else None. The cause (it names the server's
+    address) goes to the server's log, one line, not to the caller."""
+    from chunkwise.store import server_lost
+
+    if server_lost(exc) is None and not (reopening and isinstance(exc, StoreError)):
+        return None
+    reason = " ".join(str(exc).split())[:300] or type(exc).__name__
+    print(f"chunkwise serve: the PostgreSQL store is unreachable ({reason}); reconnecting on the next request",
+          file=sys.stderr, flush=True)
+    return StoreLost("cannot reach the PostgreSQL store; the server reconnects on the next request: retry shortly")
 
 
 class Engine:
@@ -65,6 +109,7 @@ class Engine:
         self.max_waiting = workers * QUEUE_PER_WORKER  # per lane
         self._lanes: dict[bool, deque] = {False: deque(), True: deque()}  # heavy? -> waiting jobs
         self._heavy_running = 0
+        self._running = 0  # jobs the workers are running now (spare_core reads it)
         self._closing = False
         self._ready = threading.Condition()
         self._local = threading.local()
@@ -73,7 +118,7 @@ class Engine:
         options = dict(bm25=bm25, generator_tokenizer=generator_tokenizer, index_cache=self.cache, **ranking)
         try:
             self.primary = self._start(db, options)  # the first opens the model; the others share it
-            self.embedder = self.primary.embedder
+            self.embedder = serving_embedder(self.primary.embedder)  # before the model loads (warm)
             for _ in range(workers - 1):
                 self._start(db, {**options, "embedder": self.embedder})
         except BaseException:
@@ -99,12 +144,14 @@ class Engine:
         return opened.result()
 
     def _work(self, db: str, options: dict, opened: Future) -> None:
+        os_thread_name(threading.current_thread().name)
         try:
             retriever = api.open_retriever(db, **options)
         except BaseException as exc:
             opened.set_exception(exc)
             return
-        self._local.retriever = retriever
+        self._local.retriever = self._own(retriever)
+        self._local.reopen = lambda: self._own(api.open_retriever(db, **{**options, "embedder": self.embedder}))
         opened.set_result(retriever)
         try:
             while True:
@@ -116,21 +163,64 @@ class Engine:
                     if not future.set_running_or_notify_cancel():
                         continue
                     try:
-                        if limited:  # a rebuild after an ingest is not the query's work: outside its limit
-                            retriever.warm()
-                        with self._limited(retriever) if limited else nullcontext():
-                            result = fn(*args, **kwargs)
+                        result = self._run(fn, args, kwargs, limited)
                     except BaseException as exc:
                         future.set_exception(exc)
                     else:
                         future.set_result(result)
                 finally:
-                    if heavy:
-                        with self._ready:
+                    with self._ready:
+                        self._running -= 1
+                        if heavy:
                             self._heavy_running -= 1
                             self._ready.notify()  # a worker waiting with only heavy jobs queued may take one now
         finally:
-            retriever.close()
+            self._drop()
+
+    def _own(self, retriever):
+        """A worker's Retriever splits a hybrid search over a second thread only while fewer jobs
+        run than there are cores: with every core busy with searches the split only adds a thread
+        start and GIL hand-overs to each request (benchmarks/serve.py, 8 clients)."""
+        retriever.spare_core = lambda: self._running < CORES
+        return retriever
+
+    def _run(self, fn: Callable[..., Any], args: tuple, kwargs: dict, limited: bool) -> Any:
+        """One job on this worker's Retriever. A server store's connection that broke (PostgreSQL
+        stopped or restarted) is dropped and opened again, and the job (a read) runs once more on
+        the new one; if the store cannot be reached again, ``StoreLost`` (answered 503 on one line)
+        and the next job tries again, so the server recovers by itself once PostgreSQL is back."""
+        for attempt in (1, 2):
+            retriever = self._local.retriever
+            if retriever is None:
+                try:
+                    retriever = self._local.retriever = self._local.reopen()
+                except Exception as exc:
+                    lost = store_lost(exc, reopening=True)
+                    if lost is None:
+                        raise
+                    raise lost from None
+            try:
+                if limited:  # a rebuild after an ingest is not the query's work: outside its limit
+                    retriever.warm()
+                with self._limited(retriever) if limited else nullcontext():
+                    return fn(*args, **kwargs)
+            except Exception as exc:
+                lost = store_lost(exc)
+                if lost is None:
+                    raise
+                self._drop()
+                if attempt == 2:
+                    raise lost from None
+        raise AssertionError("unreachable")
+
+    def _drop(self) -> None:
+        """Close this worker's Retriever (its connection may be dead already) and forget it."""
+        retriever, self._local.retriever = getattr(self._local, "retriever", None), None
+        if retriever is not None:
+            try:
+                retriever.close()
+            except Exception:  # a dead connection may fail to close: it is gone either way
+                pass
 
     def _next(self) -> tuple[bool, tuple] | None:
         """The next job for a free worker, waiting until there is one it may take: a light job
@@ -138,9 +228,11 @@ class Engine:
         with self._ready:
             while True:
                 if self._lanes[False]:
+                    self._running += 1
                     return False, self._lanes[False].popleft()
                 if self._lanes[True] and self._heavy_running < self.heavy_slots:
                     self._heavy_running += 1
+                    self._running += 1
                     return True, self._lanes[True].popleft()
                 if self._closing:
                     return None
@@ -227,10 +319,25 @@ class Engine:
         return await asyncio.wrap_future(self._status.submit(self._read_status))
 
     def _read_status(self) -> dict:
-        if self._status_store is None:
-            self._status_store = api.open_store(self.db)
-        read = getattr(self._status_store, "generation", None)
-        generation = read() if read is not None else None
+        for attempt in (1, 2):  # a broken server connection is opened again, as the workers do
+            try:
+                if self._status_store is None:
+                    self._status_store = api.open_store(self.db)
+                read = getattr(self._status_store, "generation", None)
+                generation = read() if read is not None else None
+                break
+            except Exception as exc:
+                lost = store_lost(exc, reopening=self._status_store is None)
+                if lost is None:
+                    raise
+                store, self._status_store = self._status_store, None
+                if store is not None:
+                    try:
+                        store.close()
+                    except Exception:
+                        pass
+                if attempt == 2:
+                    raise lost from None
         r = self.primary
         memory = "in the store (always current)" if r.native else self.cache.state(generation)
         indexes = {"bm25": "in the store (always current)" if r.bm25_backend == "fts5" or r.native else memory}

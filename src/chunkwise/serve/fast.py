@@ -20,6 +20,7 @@ from starlette.datastructures import Headers
 from chunkwise import api
 from chunkwise.serve.auth import GroupSource
 from chunkwise.serve.cost import heavy_search
+from chunkwise.errors import StoreLost
 from chunkwise.serve.engine import Busy, Engine, QueryTimeout
 
 JSON_TYPES = (b"application/json",)
@@ -83,6 +84,9 @@ class FastSearch:
             found = await run_search(self.engine, req, groups)
         except QueryTimeout as exc:
             return await self.error(503, str(exc), "server_error", "query_timeout")(scope, receive, send)
+        except StoreLost as exc:
+            return await self.error(503, str(exc), "server_error", "store_unreachable",
+                                    headers={"Retry-After": "1"})(scope, receive, send)
         except Busy as exc:
             return await self.error(503, str(exc), "server_error", "busy",
                                     headers={"Retry-After": "1"})(scope, receive, send)

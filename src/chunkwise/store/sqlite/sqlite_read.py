@@ -15,7 +15,9 @@ from chunkwise.access import AccessTags, caller_groups
 from chunkwise.lexical import B, FIELDS, K1
 from chunkwise.store.base import (DocumentRow, Postings, ServableRows, StoreCounts, StoredChunk, VersionLink,
                                   servable_columns, tie_ranks)
+from chunkwise.store.sqlite import postings
 
+_MATCHED_SQL = postings.matched_sql(len(FIELDS))
 _CHUNK_SQL = """SELECT c.rowid, c.chunk_id, c.doc_id, c.chunk_index, c.record, c.text, c.embed_text, c.acl, c.quality,
     d.source_uri, d.source_version FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"""
 
@@ -147,27 +149,36 @@ class ReadMixin:
         weighted 1 on one column is inverted (``fts5_term_frequency``) with the whole-table statistics
         it used, all read in one snapshot. ``groups=None``: every row holding the term, servable or
         not, for a caller that filters them itself before scoring (``retrieve.fts``, many groups)."""
-        import numpy as np
-
         match = fts_match([term], groups, fields) if groups is not None else _phrase(term, fields)
         if match is None:
             return Postings.empty()
-        calls = ", ".join("bm25(chunks_fts, " + ", ".join("1.0" if j == i else "0.0" for j in range(4)) + ")"
-                          for i in range(len(FIELDS)))
         with self._snapshot():
-            rows = self.db.execute(f"SELECT chunks_fts.rowid, d.sz, {calls} FROM chunks_fts JOIN chunks_fts_docsize d"
-                                   " ON d.id = chunks_fts.rowid WHERE chunks_fts MATCH ?", (match,)).fetchall()
-            if not rows:
+            row = self.db.execute(_MATCHED_SQL, (match,)).fetchone()  # one step: see store/sqlite/postings.py
+            if not row[0]:
                 return Postings.empty()
             n_all, total_all = self._fts_totals()
             df_all = self.term_count(term, None, fields)
+            decoded = postings.decode(row, len(FIELDS))
+            if decoded is None:  # a docsize record the bulk decoder refuses: read row by row
+                decoded = self._matched_rows(match)
+        keys, body, length_all, scores = decoded
+        tf = fts5_term_frequency(scores, fts5_idf(n_all, df_all), length_all[:, None], total_all / max(n_all, 1))
+        return Postings(keys, body, tf)
+
+    def _matched_rows(self, match: str):
+        """``postings.decode``'s result read one row at a time, each docsize record decoded alone."""
+        import numpy as np
+
+        calls = ", ".join("bm25(chunks_fts, " + ", ".join("1.0" if j == i else "0.0" for j in range(4)) + ")"
+                          for i in range(len(FIELDS)))
+        rows = self.db.execute(f"SELECT chunks_fts.rowid, d.sz, {calls} FROM chunks_fts JOIN chunks_fts_docsize d"
+                               " ON d.id = chunks_fts.rowid WHERE chunks_fts MATCH ?", (match,)).fetchall()
         sizes = [_varints(r[1]) for r in rows]
         keys = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         body = np.fromiter((s[0] if s else 0 for s in sizes), dtype=np.float64, count=len(rows))
         length_all = np.fromiter((sum(s) for s in sizes), dtype=np.float64, count=len(rows))
-        scores = np.asarray([r[2:] for r in rows], dtype=np.float64)
-        tf = fts5_term_frequency(scores, fts5_idf(n_all, df_all), length_all[:, None], total_all / max(n_all, 1))
-        return Postings(keys, body, tf)
+        scores = np.asarray([r[2:] for r in rows], dtype=np.float64).reshape(len(rows), len(FIELDS))
+        return keys, body, length_all, scores
 
     def _fts_totals(self) -> tuple[int, int]:
         """(rows, tokens in all columns) of the whole FTS5 table: its averages record (id 1)."""
