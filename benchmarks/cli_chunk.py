@@ -30,10 +30,16 @@ def child_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+PYCACHE: Path | None = None  # --pycache: children write and read byte code there (as an installed package does)
+
+
 def cli(path: Path, src: Path = REPO / "src") -> tuple[float, float]:
     """(CPU s, wall s) of one CLI run from ``src``, output discarded (the child's CPU includes its
     contained worker's: ``RUSAGE_CHILDREN`` counts every waited-for descendant)."""
     env = {**os.environ, "PYTHONPATH": str(src)}
+    if PYCACHE is not None:  # else PYTHONDONTWRITEBYTECODE (set on the shared box) compiles every module each run
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(PYCACHE / src.resolve().as_posix().strip("/").replace("/", "_"))
     cmd = [sys.executable, "-m", "chunkwise.cli.main", "chunk", "--strategy", "fixed", "--size", "256", "--json",
            str(path)]
     c0, w0 = child_cpu(), time.perf_counter()
@@ -58,7 +64,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--before", type=Path, default=None,
                     help="another tree's src/ (e.g. from `git archive 2d8a35f src`) run side by side")
+    ap.add_argument("--pycache", type=Path, default=None,
+                    help="byte-code cache for the CLI runs (warmed by one untimed run each): start-up as an installed "
+                         "package has it; without it PYTHONDONTWRITEBYTECODE=1 compiles every module every run")
     args = ap.parse_args()
+    global PYCACHE
+    PYCACHE = args.pycache
     text = "".join((args.corpora / f).read_text(encoding="utf-8") for f in sorted(os.listdir(args.corpora))
                    if f.endswith(".md")) * args.copies
     sys.path.insert(0, str(REPO / "src"))
@@ -76,6 +87,10 @@ def main() -> None:
         big.write_text(text, encoding="utf-8")
         tiny.write_text("# One line\n\nA short file.\n", encoding="utf-8")
         mb = len(text.encode("utf-8")) / 1e6
+        if PYCACHE is not None:  # warm the byte-code caches, untimed
+            cli(tiny)
+            if args.before is not None:
+                cli(tiny, args.before)
         rows = {
             "tokie encode (ids), in process": best(args.repeat, lambda: in_process(
                 lambda: tk.encode(text, add_special_tokens=False))),
@@ -91,7 +106,8 @@ def main() -> None:
     ref = rows["tokie encode (ids), in process"][0]
     load = os.getloadavg()
     print(f"file: {mb:.2f} MB ({args.copies} copies of the Chroma corpora); best of {args.repeat} by CPU; "
-          f"load {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+          f"load {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; byte code "
+          f"{'cached in ' + str(PYCACHE) if PYCACHE else 'as the environment says (PYTHONDONTWRITEBYTECODE=' + os.environ.get('PYTHONDONTWRITEBYTECODE', '') + ')'}")
     print("| pass | CPU s | wall s | x tokie pass (CPU) |")
     print("|---|--:|--:|--:|")
     for name, (cpu, wall) in rows.items():

@@ -109,7 +109,7 @@ def _backend_cpu(pids: tuple[int, int | None]) -> float:
 
 
 def measure(url: str, qs: list[np.ndarray], k: int, modes: dict, truth: dict | None = None,
-            caller=None, fractions=None, pgdata: Path | None = None) -> tuple[dict, dict]:
+            caller=None, fractions=None, pgdata: Path | None = None, warm: bool = False) -> tuple[dict, dict]:
     """Per caller: permitted rows, and per path p50/p95 ms and recall@10 against ``truth`` (percent ->
     the exact results measured before), else against this run's own exact path; returns the row
     and this run's exact results (when ``modes`` has one)."""
@@ -130,7 +130,8 @@ def measure(url: str, qs: list[np.ndarray], k: int, modes: dict, truth: dict | N
                 saved = postgres_read.EXACT_ROWS
                 postgres_read.EXACT_ROWS = exact_rows
                 try:
-                    dense_rank(store, qs[0], groups, k)  # warm the connection and caches
+                    for q in (qs if warm else qs[:1]):  # warm the connection and caches (--warm: every query once)
+                        dense_rank(store, q, groups, k)
                     walls, results = [], []
                     cpu0 = time.process_time() + _backend_cpu(backend)
                     for q in qs:
@@ -204,18 +205,20 @@ def prebuilt(args, report: dict, modes: dict) -> None:
     report["rows"] = 1_000_000
     saved = args.pgdata / "truth_100k.json"  # the "before" phase's exact results, for an "after" run alone
     if "before" in args.phases:
-        report["before"], truth = measure(small, qs, args.k, modes, pgdata=args.pgdata)
+        report["before"], truth = measure(small, qs, args.k, modes, pgdata=args.pgdata, warm=args.warm)
         saved.write_text(json.dumps({str(p): t for p, t in truth.items()}))
     if "after" in args.phases:
         truth = {int(p): t for p, t in json.loads(saved.read_text()).items()}
-        report["after"], later = measure(big, qs, args.k, modes, truth, fractions=args.fractions, pgdata=args.pgdata)
+        report["after"], later = measure(big, qs, args.k, modes, truth, fractions=args.fractions, pgdata=args.pgdata,
+                                         warm=args.warm)
         report["exact_unchanged"] = all(later[p] == truth[p] for p in later)
     if "1m" in args.phases:
-        report["1M"], truth = measure(big, qs, args.k, modes, caller=_both, fractions=args.fractions, pgdata=args.pgdata)
+        report["1M"], truth = measure(big, qs, args.k, modes, caller=_both, fractions=args.fractions, pgdata=args.pgdata,
+                                      warm=args.warm)
         if args.rls:
             report["1M_rls_reader"], _ = measure(_reader(srv, "f1m"), qs, args.k, {
                 m: v for m, v in modes.items() if m != "exact"}, truth, caller=_both, fractions=args.fractions,
-                pgdata=args.pgdata)
+                pgdata=args.pgdata, warm=args.warm)
 
 
 def main() -> int:
@@ -234,6 +237,9 @@ def main() -> int:
     ap.add_argument("--fractions", type=lambda t: [int(x) for x in t.split(",")], default=None,
                     help="with --pgdata: only these callers (percent, e.g. 1,2)")
     ap.add_argument("--no-forced", action="store_true", help="with --pgdata: skip the HNSW-forced path")
+    ap.add_argument("--warm", action="store_true",
+                    help="run every query once on each path before timing it (the steady state of a serving store;"
+                         " without: one query, so the first path of a caller pays the cold caches)")
     args = ap.parse_args()
     import psycopg
 

@@ -21,6 +21,7 @@ TABLES = {  # what a reader's raw SELECT of each secured table returns, as compa
     "acl_sets": "SELECT acl FROM acl_sets",
     "postings": "SELECT lexeme, key FROM postings",
     "term_df": "SELECT lexeme, set_id FROM term_df",
+    "dense": "SELECT key FROM dense",
 }
 # Valid tags holding what the grammar allows beyond letters: spaces, : / @ + # . - _, other
 # scripts, a combining mark; and a multi-word tag beside its words.
@@ -106,6 +107,7 @@ def expected(owner_url: str, groups) -> dict[str, set]:
         "acl_sets": {a for a in sets.values() if set(a) & g},
         "postings": {(lx, keys[c[0]]) for c in ok for lx in terms[c[0]]},  # every term of every permitted row
         "term_df": {(lx, i) for lx, i in term_df if set(sets[i]) & g},
+        "dense": {keys[c[0]] for c in ok if c[2] in vectors},  # each permitted chunk that has a vector
     }
 
 

@@ -142,13 +142,18 @@ def test_the_matrix_path_scores_gaps_as_the_list_path(rows):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(1, 300), max_size=60).map(sorted), st.integers(1, 2048), st.integers(1, 64))
-def test_token_batches_cover_every_text_once_within_budget_and_rows(lengths, budget, rows):
-    batches = token_batches(lengths, budget, rows)
+@given(st.lists(st.integers(1, 300), max_size=60).map(sorted), st.integers(1, 2048), st.integers(1, 64), st.booleans())
+def test_token_batches_cover_every_text_once_within_budget_and_rows(lengths, budget, rows, same_length):
+    batches = token_batches(lengths, budget, rows, same_length)
     assert [j for b in batches for j in b] == list(range(len(lengths)))
     for b in batches:
         assert 0 < len(b) <= rows
         assert len(b) == 1 or len(b) * max(lengths[j] for j in b) <= budget
+        assert not same_length or len({lengths[j] for j in b}) == 1  # nothing padded
+    if same_length:  # and no more calls than needed: a batch ends only at a limit or a new length
+        for a, b in zip(batches, batches[1:]):
+            n = lengths[a[0]]
+            assert lengths[b[0]] != n or len(a) == rows or (len(a) + 1) * n > budget
 
 
 def test_long_documents_are_embedded_in_token_bounded_calls():
@@ -438,3 +443,64 @@ def test_minilm_on_onnx_cuts_where_minilm_on_pytorch_cuts():
     for text in (f"{COOKING} {CLUSTER}", f"{CLUSTER}\n\n{COOKING} Then {run_on.strip()}. {COOKING}"):
         assert [(c.start_char, c.end_char) for c in fast.chunk(text)] == \
             [(c.start_char, c.end_char) for c in torch_made.chunk(text)]
+
+
+def test_token_ids_path_cuts_where_the_text_path_cuts():
+    """The ONNX MiniLM takes token ids (one tokenizer pass, unpadded batches of one length): the
+    chunks are those of embedding the sentence texts, long sentences (window pieces) included."""
+    class TextsOnly:  # the same model without embed_ids: the path taken before
+        def __init__(self, inner):
+            self.inner, self.name, self.max_tokens = inner, inner.name, inner.max_tokens
+            self.calls = 0
+
+        def count_tokens(self, texts):
+            return self.inner.count_tokens(texts)
+
+        def embed(self, texts):
+            self.calls += 1
+            return self.inner.embed(texts)
+
+    config = ChunkConfig(strategy="semantic", size=64, format="text", semantic_min_size=0)
+    fast = build_chunker(config)
+    assert fast._by_ids
+    slow = SemanticChunker(config, fast.sizer, TextsOnly(fast.embedder))
+    run_on = "and the cluster keeps scheduling pods onto healthy nodes " * 40
+    text = f"{CLUSTER}\n\n{COOKING} Then {run_on.strip()}. {COOKING} {CLUSTER}"
+    assert [(c.start_char, c.end_char) for c in fast.chunk(text)] == \
+        [(c.start_char, c.end_char) for c in slow.chunk(text)]
+    assert slow.embedder.calls and not slow._by_ids
+
+
+@st.composite
+def markdown_documents(draw):
+    """Markdown of headed sections (levels 1-3, some empty) holding sentences and paragraphs."""
+    parts = []
+    for _ in range(draw(st.integers(1, 8))):
+        level = draw(st.integers(1, 3))
+        parts.append("#" * level + " " + " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)))
+                     .capitalize() + "\n\n")
+        for _ in range(draw(st.integers(0, 6))):
+            parts.append(" ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=14))).capitalize()
+                         + draw(st.sampled_from([". ", ".\n\n", "? "])))
+        parts.append("\n\n")
+    return draw(st.sampled_from(["", "Preface words here. "])) + "".join(parts)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=markdown_documents(), size=st.integers(8, 60), header=st.sampled_from(["none", "path", "full"]),
+       percentile=st.floats(0, 100))
+def test_every_chunk_carries_its_sections_heading_path_and_stays_inside_it(text, size, header, percentile):
+    """Issue 29 item 6: semantic chunks carry heading paths — each chunk lies inside one Markdown
+    section and carries that section's path, whatever the topic boundaries."""
+    from chunkwise.chunking.markdown import parse_markdown
+
+    config = ChunkConfig(strategy="semantic", unit="words", size=size, format="markdown", header=header,
+                         semantic_percentile=percentile, semantic_min_size=0)
+    chunks = SemanticChunker(config, WordSizer(), HASHING).chunk(text)
+    sections = [s for s in parse_markdown(text).sections if text[s.start:s.end].strip()]
+    for c in chunks:
+        sec = next(s for s in sections if s.start <= c.start_char < s.end)
+        assert c.end_char <= sec.end, (c.text, sec)
+        assert c.heading_path == sec.heading_path
+    if any(s.heading_path for s in sections):
+        assert any(c.heading_path for c in chunks)

@@ -216,3 +216,19 @@ def test_int8_keeps_the_feed_forward_outputs_in_fp32(cache):
     kept = [n.name for n in graph.node if n.op_type == "MatMul" and "/output/dense/" in n.name]
     assert "DynamicQuantizeLinear" in ops or "MatMulInteger" in ops  # quantized at all
     assert len([k for k in kept if "/attention/" not in k]) == 6  # one per layer, as the recipe says
+
+
+def test_embedding_token_ids_gives_the_vectors_of_the_texts(cache):
+    """``token_ids`` + ``embed_ids`` (semantic chunking's path: one tokenizer pass, rows of one
+    length) give ``embed``'s vectors; ``token_ids`` counts as ``count_tokens``; over the window: refused."""
+    e = OnnxMiniLMEmbedder(spinning=False)
+    texts = [words(n) for n in (3, 200, 1, 50)] + ["Straße ＡＢＣ 東京タワー", "!!!", "", words(254)]
+    rows = e.token_ids(texts)
+    assert [len(r) for r in rows] == e.count_tokens(texts) and rows[4] == e.token_rows(texts)[4]
+    alone = [e.embed_ids([r])[0] for r in rows]  # unpadded, one row a call
+    together = e.embed_ids(rows)  # padded to the longest: masked out
+    for a, b, want in zip(alone, together, e.embed(texts)):
+        assert cosine(a.tolist(), want) > 0.99999 and cosine(b.tolist(), want) > 0.99999
+    assert e.embed_ids([]).shape == (0, 384)
+    with pytest.raises(ConfigError, match="window of 256"):
+        e.embed_ids(e.token_ids([words(255)]))

@@ -22,8 +22,8 @@ FLOORS = {
     ("pdf", "order_mean"): 0.95,
     ("docx", "word_recall"): 0.975, ("docx", "heading_recall"): 0.98, ("docx", "heading_precision"): 0.98,
     ("docx", "cell_recall"): 0.89, ("docx", "order_mean"): 0.98,
-    ("html", "word_recall"): 0.865, ("html", "heading_recall"): 0.97, ("html", "heading_precision"): 0.98,
-    ("html", "cell_recall"): 0.86, ("html", "order_mean"): 0.98,
+    ("html", "word_recall"): 0.98, ("html", "heading_recall"): 0.97, ("html", "heading_precision"): 0.98,
+    ("html", "cell_recall"): 0.86, ("html", "order_mean"): 0.98, ("html", "located"): 0.97,
 }
 
 

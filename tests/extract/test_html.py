@@ -13,6 +13,12 @@ from fixtures import INJECTION, KNOWN_HTML, assert_spans, block_with, write_arti
 
 from chunkwise.errors import DependencyError  # noqa: E402
 from chunkwise.extract import html  # noqa: E402
+from chunkwise.normalise import is_furniture, strip_furniture  # noqa: E402
+
+
+def _main(data: bytes, name: str, **options):
+    """The main content as chunking reads it: the extraction without the page furniture it reports."""
+    return strip_furniture(html.extract(data, name, **options))
 
 
 @pytest.fixture
@@ -23,12 +29,12 @@ def article(tmp_path):
 def _extract(tmp_path, markup: str, name: str = "page.html"):
     path = tmp_path / name
     path.write_text(markup, encoding="utf-8")
-    return html.extract(path.read_bytes(), name)
+    return _main(path.read_bytes(), name)
 
 
 def test_known_sentence_under_its_heading(article):
     data = article.read_bytes()
-    doc = html.extract(data, "coastal notes.html")
+    doc = _main(data, "coastal notes.html")
     assert doc.text.count(KNOWN_HTML) == 1
     block, heading = block_with(doc, KNOWN_HTML)
     assert block.kind == "paragraph" and (heading.text, heading.level) == ("Keepers", 2)
@@ -44,13 +50,26 @@ def test_hidden_and_non_content_text_is_absent(article):
         assert gone not in doc.text
 
 
-def test_page_chrome_is_dropped(article):
+def test_page_chrome_is_reported_as_furniture_and_never_chunked(article):
+    """Banner, navigation, aside and footer all say "chrome": extraction reports them in place as
+    furniture blocks (Docling's groundtruth keeps a page's menus), chunks never hold them."""
+    from chunkwise.pipeline.chunk import chunk_document
+
     doc = html.extract(article.read_bytes(), "a.html")
-    assert "chrome" not in doc.text  # banner, navigation, aside and footer all say "chrome"
+    chrome = [b for b in doc.blocks if "chrome" in doc.text[b.start:b.end]]
+    assert chrome and all(is_furniture(b) and b.kind != "heading" for b in chrome)
+    assert all("chrome" not in doc.text[b.start:b.end] for b in doc.blocks if not is_furniture(b))
+    assert "chrome" not in strip_furniture(doc).text and KNOWN_HTML in strip_furniture(doc).text
+    chunks = chunk_document(doc)
+    assert chunks and not any("chrome" in c.text for c in chunks)
+    assert any(KNOWN_HTML in c.text for c in chunks)
+    for c in chunks:  # offsets still point into the extracted text
+        assert doc.text[c.start_char:c.end_char].split()[:3] == c.text.split()[:3]
+    assert_spans(doc)
 
 
 def test_structure_headings_lists_code_table(article):
-    doc = html.extract(article.read_bytes(), "a.html")
+    doc = _main(article.read_bytes(), "a.html")
     heads = [(b.text, b.level) for b in doc.blocks if b.kind == "heading"]
     assert heads == [("Coastal Notes", 1), ("Keepers", 2), ("Equipment", 3)]
     items = [(doc.text[b.start : b.end], b.level) for b in doc.blocks if b.kind == "list_item"]
@@ -65,7 +84,7 @@ def test_structure_headings_lists_code_table(article):
 
 
 def test_inline_elements_flow_with_whitespace_collapsed(article):
-    doc = html.extract(article.read_bytes(), "a.html")
+    doc = _main(article.read_bytes(), "a.html")
     block, _ = block_with(doc, "Intro paragraph")
     assert doc.text[block.start : block.end] == "Intro paragraph with a link and bold text."
 
@@ -121,7 +140,7 @@ def test_never_touches_the_network(article, monkeypatch):
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
-    assert KNOWN_HTML in html.extract(article.read_bytes(), "a.html").text
+    assert KNOWN_HTML in _main(article.read_bytes(), "a.html").text
 
 
 def test_missing_selectolax_says_how_to_install(monkeypatch):
@@ -230,7 +249,7 @@ def test_a_share_class_on_the_article_wrapper_does_not_drop_the_article(tmp_path
             f'<p>{KNOWN_HTML} {PROSE}</p><h2>Die Kosten</h2><p>{PROSE}</p>'
             '<div class="sharedaddy"><a href="/fb">Facebook</a> <a href="/tw">Tweet</a></div></div></div>')
     for judged in (True, False):
-        doc = html.extract(_news_page(f"<article><h1>Neue Mole</h1>{post}</article>", wrap="div").encode(),
+        doc = _main(_news_page(f"<article><h1>Neue Mole</h1>{post}</article>", wrap="div").encode(),
                            "p.html", main_content=judged)
         assert doc.text.count(KNOWN_HTML) == 1 and "Die Kosten" in doc.text, judged
         assert "Facebook" not in doc.text and "Tweet" not in doc.text

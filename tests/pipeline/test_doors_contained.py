@@ -1,7 +1,8 @@
 """Issue 25 item 9: no door parses a file in the calling process. ``chunkwise chunk``, ``chunkwise
 audit``, ``chunkwise extract``, ``chunk_file``, ``api.audit`` and ``load_document`` run with the
-extraction entry point patched to raise here: they still give the in-process answer, because the
-parsing happens in a contained worker (a fresh interpreter that never sees the patch). A file that
+extraction entry point patched to raise in this process: they still give the in-process answer,
+because the parsing happens in a contained worker (a fresh interpreter that never sees the patch, or
+a fork of this process, where the patch sees another process id and parses). A file that
 crashes its parser is that file's error, and the caller survives it."""
 import json
 import os
@@ -29,8 +30,16 @@ class ParsedHere(AssertionError):
     pass
 
 
-def _refuse(*args, **kwargs):
-    raise ParsedHere("a file was parsed in the calling process")
+HERE = os.getpid()
+
+
+def _refusing(real):
+    def refuse(*args, **kwargs):
+        if os.getpid() == HERE:
+            raise ParsedHere("a file was parsed in the calling process")
+        return real(*args, **kwargs)  # a forked worker inherits the patch: parsing there is the point
+
+    return refuse
 
 
 @pytest.fixture
@@ -55,8 +64,8 @@ def in_process(docs):
 
 @pytest.fixture
 def no_parsing_here(monkeypatch, in_process):  # after ``in_process``: it parses here, before the patch
-    monkeypatch.setattr(extract_pkg, "extract_bytes", _refuse)
-    monkeypatch.setattr(audit_mod, "audit_document", _refuse)
+    monkeypatch.setattr(extract_pkg, "extract_bytes", _refusing(extract_pkg.extract_bytes))
+    monkeypatch.setattr(audit_mod, "audit_document", _refusing(audit_mod.audit_document))
     with pytest.raises(ParsedHere):  # the patch does bite in this process
         read_source(next(iter_sources([__file__])))
 

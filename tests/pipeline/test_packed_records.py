@@ -71,3 +71,65 @@ def test_a_big_pack_crosses_as_a_file_that_the_receiver_unlinks(tmp_path, monkey
     assert list(tmp_path.iterdir()) == [] and dict(keyed) == vectors and "k3" in keyed and "k99" not in keyed
     small = RecordPack.of(rs[:1])
     assert small.spooled(str(tmp_path)) is small  # under the threshold: bytes, no file
+
+
+values_st = st.lists(st.one_of(st.text(max_size=30), st.dictionaries(st.text(max_size=4), st.integers(), max_size=3)),
+                     max_size=40)
+
+
+@settings(deadline=None, max_examples=40)
+@given(values_st, st.integers(min_value=1, max_value=400))
+def test_a_pack_written_one_value_at_a_time_reads_back_the_same_spooled_or_not(vs, threshold):
+    """``PackWriter`` spools to a file past ``SPOOL_BYTES`` mid-way; what crosses reads back as the
+    values, in order, and nothing is left on disk once it is received."""
+    import tempfile
+    from pathlib import Path
+
+    from chunkwise.pipeline import pack as packing
+
+    old = packing.SPOOL_BYTES
+    packing.SPOOL_BYTES = threshold
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            w = RecordPack.writer(tmp)
+            for v in vs:
+                w.add(v)
+            got = pickle.loads(pickle.dumps(w.done().spooled(tmp)))
+            assert list(got) == vs and len(got) == len(vs) and list(Path(tmp).iterdir()) == []
+            w2 = RecordPack.writer(tmp)
+            for v in vs:
+                w2.add(v)
+            w2.discard()
+            assert list(Path(tmp).iterdir()) == []
+    finally:
+        packing.SPOOL_BYTES = old
+
+
+def test_a_packed_document_is_the_same_records_fields_and_vectors(tmp_path, monkeypatch):
+    """The worker's path (records, lexical fields and vectors written into packs as they are made,
+    spooled mid-way) gives what the unpacked path gives, in the same order."""
+    from chunkwise.access import AccessTags
+    from chunkwise.config import ChunkConfig
+    from chunkwise.embed.hashing import HashingEmbedder
+    from chunkwise.pipeline import pack as packing
+    from chunkwise.pipeline.prepare import Preparer, PrepareSettings, PrepareTask
+
+    monkeypatch.setattr(packing, "SPOOL_BYTES", 5000)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    body = "\n\n".join(f"## Part {i}\n\n" + f"The ledger entry {i} is booked by the finance team. " * 3
+                         + "\n\n## Repeated\n\nThe same words each time." for i in range(300))
+    path = tmp_path / "doc.md"
+    path.write_text("# Ledger\n\n" + body, encoding="utf-8")
+    emb = HashingEmbedder()
+    prep = Preparer(PrepareSettings(ChunkConfig(size=32), emb.name, AccessTags.parse(["a"], "acl"), {}, "now",
+                                    None, emb))
+    task = PrepareTask(str(path), "doc.md", "doc.md", "text/markdown", "0" * 64, path.stat().st_size)
+    plain = prep(task)
+    packed = pickle.loads(pickle.dumps(packing.PackingPreparer(prep)(task)))
+    assert [p.name for p in tmp_path.iterdir()] == ["doc.md"]  # spooled files were received and unlinked
+    assert len(plain.records) > 300 and list(packed.records) == list(plain.records)
+    assert list(packed.lexical) == list(plain.lexical) and dict(packed.lexical) == plain.lexical
+    assert list(packed.vectors) == list(plain.vectors) and dict(packed.vectors) == plain.vectors
+    assert len(plain.vectors) < len(plain.records)  # the repeated sections share a vector

@@ -32,3 +32,24 @@ def task(item):
     if isinstance(item, tuple) and item[0] == "pids":
         return Fanout(tuple(("part", "pids", k) for k in range(item[1])), "pids")
     return item * 2
+
+
+def big(item):
+    """Items with big answers and big joins, to fill every socket: ``("big", n, s)`` -> n bytes
+    after s seconds; ``("bigsplit", k, n, s)`` -> k parts of n bytes (s seconds each), joined into
+    their lengths; ``("crash", s)``: the worker exits after s seconds; ``n`` -> 2n."""
+    if isinstance(item, Join):
+        return [len(r) for r in item.results]
+    if isinstance(item, tuple) and item[0] == "bigpart":
+        time.sleep(item[2])
+        return b"p" * item[1]
+    if isinstance(item, tuple) and item[0] == "big":
+        time.sleep(item[2])
+        return b"b" * item[1]
+    if isinstance(item, tuple) and item[0] == "crash":
+        time.sleep(item[1])
+        os._exit(3)
+    if isinstance(item, tuple) and item[0] == "bigsplit":
+        _, k, n, s = item
+        return Fanout(tuple(("bigpart", n, s) for _ in range(k)), item)
+    return item * 2

@@ -172,7 +172,7 @@ def test_a_schema_8_store_gets_postings_from_its_rows(pg_url, monkeypatch):
         assert store.db.execute("SELECT to_regclass('postings')").fetchone()[0] is None
     monkeypatch.undo()
     with open_store(pg_url) as store:
-        assert max(n for (n,) in store.db.execute("SELECT number FROM migrations")) == pg_schema.LATEST == 9
+        assert max(n for (n,) in store.db.execute("SELECT number FROM migrations")) == pg_schema.LATEST
         assert store.lexical_df(["w1", "w2", "w3", "w4"], ["red"]) == {"w1": 1, "w2": 2, "w3": 0, "w4": 1}
         assert store.lexical_df(["w1"], ["grey", "blue"]) == {"w1": 1}
         _write(store, [(["grey"], [("w4 w4", True)])] * 2)  # d0, d1 rewritten by the triggers' path

@@ -171,6 +171,7 @@ def _break_the_filters(monkeypatch):
     import chunkwise.store.postgres.postgres_read as reads
 
     monkeypatch.setattr(reads, "_PERMITTED", "TRUE")
+    monkeypatch.setattr(reads, "_DENSE_PERMITTED", "TRUE")
     monkeypatch.setattr(reads, "visible_document", lambda doc, groups: "TRUE")
     monkeypatch.setattr(retriever_module, "permitted", lambda *args, **kwargs: True)
 

@@ -221,7 +221,10 @@ class _Segments:
         """Units from the region start to ``s`` (a segment start, or a position inside a child), and
         whether that figure is exact: a child measured word by word may not sum to its parent's count
         (a kana word counted per character), and then any size derived from it is an estimate."""
-        k = self.segment_of(s)
+        k = bisect_right(self.pos, s) - 1
+        return self._units_before(s, k)
+
+    def _units_before(self, s: int, k: int) -> tuple[int, bool]:
         if s == self.pos[k]:
             return self.prefix[k], True
         kid = self._children.get(k)
@@ -243,10 +246,11 @@ class _Segments:
               ) -> tuple[int, int, Level, int, bool, bool]:
         """Cut for a piece starting at ``s`` and ending by ``limit`` (a region end; a cut position):
         (cut position, units used, level, next start, exact, cut by the character bound inside a unit)."""
-        k = self.segment_of(s)
-        base, exact = self.units_before(s)
+        pos = self.pos
+        k = bisect_right(pos, s) - 1
+        base, exact = self._units_before(s, k)
         j = bisect_right(self.prefix, base + budget) - 1
-        j = min(j, bisect_right(self.pos, s + self.ctx.max_chars) - 1)  # the character bound
+        j = min(j, bisect_right(pos, s + self.ctx.max_chars) - 1)  # the character bound
         if limit is not None:
             j = min(j, bisect_right(self.pos, limit) - 1)
         if j > k:
@@ -415,10 +419,9 @@ def pack(
             piece_budget = max(1, budget - reg.repeat_units)
             ctx.max_chars = max(1, chars - reg.repeat_chars)
         reg_at = edges[i]
-        k = top.segment_of(s)
         if window is None:
             reach = limit
-        elif skip_ws(text, top.pos[k], top.pos[k + 1]) >= s:  # a piece of at most W whole segments
+        elif skip_ws(text, top.pos[k := top.segment_of(s)], top.pos[k + 1]) >= s:  # at most W whole segments
             reach = min(limit, top.pos[min(k + window[0], len(top.pos) - 1)])
         else:  # the rest of a segment that was cut finer
             reach = min(limit, top.pos[k + 1])

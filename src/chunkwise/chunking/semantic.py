@@ -185,16 +185,17 @@ def _split_point(t: str) -> int:
     return min(options, key=lambda p: (abs(p - mid), p)) if options else mid
 
 
-def token_batches(lengths: Sequence[int], budget: int, rows: int) -> list[list[int]]:
+def token_batches(lengths: Sequence[int], budget: int, rows: int, same_length: bool = False) -> list[list[int]]:
     """Consecutive index runs of ``lengths`` (sorted ascending by the caller) whose padded size,
     rows x the longest, stays within ``budget`` and at most ``rows`` rows; a text longer than the
-    budget goes alone."""
+    budget goes alone. ``same_length``: a run also ends where the length changes, so no row is
+    padded (exact token counts: 12% less model CPU than padding to the batch's longest)."""
     out: list[list[int]] = []
     cur: list[int] = []
     width = 0
     for j, n in enumerate(lengths):
         w = max(width, n)
-        if cur and ((len(cur) + 1) * w > budget or len(cur) >= rows):
+        if cur and ((len(cur) + 1) * w > budget or len(cur) >= rows or (same_length and n != width)):
             out.append(cur)
             cur, w = [], n
         cur.append(j)
@@ -209,29 +210,37 @@ def token_batches(lengths: Sequence[int], budget: int, rows: int) -> list[list[i
 def shared_embedder(name: str):
     """One embedder per name and process (a model loads once), like the language identifier.
 
-    ``minilm`` runs on ONNX Runtime's fp32 graph of the same weights when it is installed (a core
-    dependency): its vectors are within cosine 0.999 of PyTorch's and gave the same chunks on every
-    text measured, at half the CPU and a quarter of the memory (benchmarks/semantic.py). The
-    vectors only place boundaries and are never stored, so no embed key changes."""
+    The default, ``minilm-onnx-int8``, is the ingest default's graph (all-MiniLM-L6-v2, int8 weights,
+    ONNX Runtime): ~40% less CPU than fp32, 85-90% of the chunks identical to fp32's and retrieval on
+    labelled questions equal within noise (benchmarks/semantic_quality.py). ``minilm`` (and its
+    aliases) runs the fp32 graph of the same weights: the same chunks as PyTorch on every text
+    measured, at half its CPU (benchmarks/semantic.py). The ONNX graphs run with idle threads
+    asleep (many small batches). The vectors only place boundaries and are never stored, so no
+    embed key changes; the name is in the chunk config's fingerprint."""
     from chunkwise.embed.factory import make_embedder
 
-    embedder = _fast_minilm() if name.strip().lower() in _MINILM_NAMES else None
+    key = name.strip().lower()
+    precision = "fp32" if key in _MINILM_NAMES else _ONNX_NAMES.get(key)
+    embedder = _onnx_minilm(precision) if precision else None
     embedder = embedder or make_embedder(name)
     if embedder is None:
         raise ConfigError("semantic chunking compares sentence vectors: set semantic_embedder to "
-                          "'minilm' or 'hashing', not 'none'")
+                          "'minilm-onnx-int8', 'minilm' or 'hashing', not 'none'")
     return embedder
 
 
 _MINILM_NAMES = {"minilm", "minilm@1", "all-minilm-l6-v2", "all-minilm-l6-v2@1", "sentence-transformers/all-minilm-l6-v2"}
+_ONNX_NAMES = {f"{stem}-onnx{tail}{version}": precision for stem in ("minilm", "all-minilm-l6-v2")
+               for tail, precision in (("", "fp32"), ("-int8", "int8")) for version in ("", "@1")}
 
 
-def _fast_minilm():
-    """all-MiniLM-L6-v2 on ONNX Runtime (fp32), or None when onnxruntime or onnx is missing."""
+def _onnx_minilm(precision: str):
+    """all-MiniLM-L6-v2 on ONNX Runtime, or None when onnxruntime or onnx is missing (``minilm``
+    then falls back to PyTorch; the ONNX names to make_embedder, which says what to install)."""
     from chunkwise.embed.onnx import OnnxMiniLMEmbedder
     from chunkwise.errors import DependencyError
 
-    embedder = OnnxMiniLMEmbedder("fp32", spinning=False)  # many small batches: idle threads sleep
+    embedder = OnnxMiniLMEmbedder(precision, spinning=False)  # many small batches: idle threads sleep
     try:
         embedder.check()
     except DependencyError:
@@ -337,12 +346,15 @@ class SemanticChunker(BaseChunker):
 
         unique = list(dict.fromkeys(sentences))
         row = {t: i for i, t in enumerate(unique)}
-        items, pieced = self._items(unique)  # (owner, piece text, tokens): long ones in window pieces
+        items, pieced = self._items(unique)  # (owner, piece text, tokens, ids): long ones in window pieces
         order = sorted(range(len(items)), key=lambda j: (items[j][2], items[j][0], j))  # a sentence's pieces stay in order
         out = None
-        for batch in token_batches([items[j][2] for j in order], TOKEN_BUDGET, BATCH):
+        for batch in token_batches([items[j][2] for j in order], TOKEN_BUDGET, BATCH, same_length=self._by_ids):
             picked = [order[j] for j in batch]
-            got = np.asarray(self.embedder.embed([items[j][1] for j in picked]), dtype=np.float32)
+            if self._by_ids:
+                got = np.asarray(self.embedder.embed_ids([items[j][3] for j in picked]), dtype=np.float32)
+            else:
+                got = np.asarray(self.embedder.embed([items[j][1] for j in picked]), dtype=np.float32)
             if out is None:
                 out = np.zeros((len(unique), got.shape[1]), dtype=np.float32)
             owners = [items[j][0] for j in picked]
@@ -355,23 +367,35 @@ class SemanticChunker(BaseChunker):
             return np.zeros((len(sentences), 0), dtype=np.float32)
         return out[[row[t] for t in sentences]] if len(unique) < len(sentences) else out
 
-    def _items(self, unique: list[str]) -> tuple[list[tuple[int, str, int]], set[int]]:
-        """``(sentence, text, tokens)`` to embed: a sentence within the window as itself, a longer
-        one as its window pieces. Token counts come from one batched call (estimated from the
-        length in characters when the embedder has no window and so no counter); and the sentences
-        embedded in more than one piece."""
+    @property
+    def _by_ids(self) -> bool:
+        """The embedder takes token ids (``token_ids``/``embed_ids``, the ONNX MiniLM): each text is
+        tokenized once, and batches hold rows of one length, so nothing is padded."""
+        return self.window is not None and callable(getattr(self.embedder, "embed_ids", None)) \
+            and callable(getattr(self.embedder, "token_ids", None))
+
+    def _items(self, unique: list[str]) -> tuple[list[tuple[int, str, int, list[int] | None]], set[int]]:
+        """``(sentence, text, tokens, token ids)`` to embed: a sentence within the window as itself,
+        a longer one as its window pieces. Token counts come from one batched call (estimated from
+        the length in characters when the embedder has no window and so no counter); ids only when
+        the embedder takes them (``_by_ids``). Also: the sentences embedded in more than one piece."""
         if self.window is None:
-            return [(i, t, len(t) // 4 + 1) for i, t in enumerate(unique)], set()
-        counts = self.embedder.count_tokens(unique)
+            return [(i, t, len(t) // 4 + 1, None) for i, t in enumerate(unique)], set()
+        by_ids = self._by_ids
+        rows = self.embedder.token_ids(unique) if by_ids else None
+        counts = [len(r) for r in rows] if by_ids else self.embedder.count_tokens(unique)
         long = [i for i, n in enumerate(counts) if n > self.window]
-        items = [(i, t, n) for i, (t, n) in enumerate(zip(unique, counts)) if n <= self.window]
+        items = [(i, t, n, rows[i] if by_ids else None) for i, (t, n) in enumerate(zip(unique, counts))
+                 if n <= self.window]
         pieced = set()
         if long:
             pieces = window_pieces([unique[i] for i in long], self.embedder.count_tokens, self.window)
-            for i, ps in zip(long, pieces):
-                if len(ps) > 1:
-                    pieced.add(i)
-                items += [(i, p, self.window) for p in ps]  # each piece fits the window
+            owners = [(i, p) for i, ps in zip(long, pieces) for p in ps]
+            pieced = {i for i, ps in zip(long, pieces) if len(ps) > 1}
+            if by_ids:  # exact lengths: pieces join the batches of their own length
+                items += [(i, p, len(r), r) for (i, p), r in zip(owners, self.embedder.token_ids([p for _, p in owners]))]
+            else:  # each piece fits the window: batched as window-sized texts
+                items += [(i, p, self.window, None) for i, p in owners]
         return items, pieced
 
     def _pack_regions(self, text: str, regions: list[tuple[int, int]], budget: int, sec: Section,

@@ -200,6 +200,12 @@ class OnnxMiniLMEmbedder:
         """Tokens per text as the model sees them, [CLS] and [SEP] included, never truncated."""
         return [len(e.ids) for e in self._tok().encode_batch(list(texts), add_special_tokens=True)]
 
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """The token ids per text, [CLS] and [SEP] included, never truncated: one tokenizer pass a
+        caller can both count with and embed from (``embed_ids``) — semantic chunking tokenized
+        every sentence twice before."""
+        return [e.ids for e in self._tok().encode_batch_fast(list(texts), add_special_tokens=True)]
+
     def token_rows(self, texts: Sequence[str]) -> list[list[int]]:
         """The token ids the model reads per text: [CLS] ... [SEP], as sentence-transformers
         tokenizes. Over the window: ConfigError, or with ``allow_truncation`` the head cut as
@@ -228,15 +234,23 @@ class OnnxMiniLMEmbedder:
         order = sorted(range(len(rows)), key=lambda j: len(rows[j]))  # similar lengths pad little
         for start in range(0, len(order), self.batch_size):
             batch = order[start:start + self.batch_size]
-            width = max(len(rows[j]) for j in batch)
-            ids = np.zeros((len(batch), width), dtype=np.int64)
-            mask = np.zeros_like(ids)
-            for r, j in enumerate(batch):
-                ids[r, :len(rows[j])] = rows[j]
-                mask[r, :len(rows[j])] = 1
-            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            out[batch] = session.run(None, feed)[0]
+            out[batch] = _run(session, [rows[j] for j in batch])
         return out.tolist()
+
+    def embed_ids(self, rows: Sequence[Sequence[int]]):
+        """Unit vectors (a float32 matrix) of texts given as token ids (``token_ids``), run as ONE
+        batch padded to its longest row: for a caller that tokenized already and batches by length
+        itself (semantic chunking sends rows of one length, so nothing is padded). The same session
+        and graph as ``embed``; a row over the window is refused, never cut."""
+        if not rows:
+            import numpy as np
+
+            return np.zeros((0, DIM), dtype=np.float32)
+        longest = max(map(len, rows))
+        if longest > MAX_SEQ_LENGTH:
+            raise ConfigError(f"a row of {longest} token ids is longer than {self.name}'s window of "
+                              f"{MAX_SEQ_LENGTH}; split the text first")
+        return _run(self._load(), rows)
 
     def _load(self):
         if self._session is None:
@@ -253,3 +267,16 @@ class OnnxMiniLMEmbedder:
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         return self._session
+
+
+def _run(session, rows: Sequence[Sequence[int]]):
+    """One session call on ``rows`` of token ids, padded with 0 (masked) to the longest."""
+    import numpy as np
+
+    width = max(len(r) for r in rows)
+    ids = np.zeros((len(rows), width), dtype=np.int64)
+    mask = np.zeros_like(ids)
+    for r, row in enumerate(rows):
+        ids[r, :len(row)] = row
+        mask[r, :len(row)] = 1
+    return session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]

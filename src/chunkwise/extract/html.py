@@ -6,7 +6,9 @@ Three steps: (1) non-content and everything hidden (``hidden``, ``aria-hidden``,
 zero or 1px fonts, off-screen positioning, ``clip``, ``sr-only`` classes, transparent text) is
 removed from the tree, because hidden text is a classic prompt-injection carrier; (2) trafilatura
 judges which of the remaining blocks are the article (``html_main``); (3) the kept blocks are
-written by ``html_walk.emit``, so every offset points into the returned text. Without trafilatura,
+written by ``html_walk.emit``, so every offset points into the returned text; the rest of the visible
+page (menus, sidebars, related links, footers) is written in place as ``role: furniture`` blocks,
+which ``chunkwise extract`` reports and normalisation removes before chunking (``normalise.furniture``). Without trafilatura,
 or on pages too small for its statistics, tag rules pick the content (``<main>``, a lone
 ``<article>``, else ``<body>`` minus nav/aside/footer/header). No URL is fetched.
 """
@@ -37,10 +39,11 @@ def extract(data: bytes, source: str, main_content: bool = True) -> Document:
     tree = parser(_without_noscript(html))
     metadata = _metadata(tree)
     _sanitise(tree)
-    kept = _main_blocks(tree, warnings) if main_content else None
-    if kept is None:  # no judge, or it found no article: the page's own main region, chrome dropped
-        kept = candidates(_content_root(tree))
-    out = emit(kept)
+    judged = _main_blocks(tree, warnings) if main_content else None
+    if judged is None:  # no judge, or it found no article: the page's own main region, chrome dropped
+        out = emit(candidates(_content_root(tree)))
+    else:  # the article, and the rest of the page in place as furniture (never chunked)
+        out = emit(*judged)
     if not out.pos:
         warnings.append("no visible main content")
     return Document(
@@ -50,7 +53,7 @@ def extract(data: bytes, source: str, main_content: bool = True) -> Document:
 
 
 def _main_blocks(tree, warnings: list[str]):
-    """Candidate blocks of the whole page filtered by trafilatura; None when it cannot judge."""
+    """(main content, every visible block) of the page, trafilatura judging; None when it cannot."""
     page = tree.html or ""
     if len(page) > MAX_JUDGED_BYTES:
         warnings.append(f"page over {MAX_JUDGED_BYTES // 1_000_000} MB: main content not judged, "
@@ -67,8 +70,9 @@ def _main_blocks(tree, warnings: list[str]):
         return None
     if len(judged.strip()) < MIN_JUDGED_CHARS:  # too little for its statistics: it kept everything
         return None
-    kept = select(candidates(tree.body or tree.root, chrome_too=False), judged)
-    return kept or None
+    every = candidates(tree.body or tree.root, chrome_too=False)
+    kept = select(every, judged)
+    return (kept, every) if kept else None
 
 
 def _without_noscript(html: str) -> str:

@@ -47,6 +47,7 @@ _EXIT = object()  # stack marker: leaving a block container
 _GAP = object()  # stack marker: a space after a block's text
 _SEPARATED = _BLOCKS | frozenset(HEADINGS) | frozenset({"td", "th", "tr", "table", "caption", "pre", "thead",
                                                         "tbody", "tfoot"})
+FURNITURE = "furniture"  # the role of a page block that is not main content (see normalise.furniture)
 _MAX_SPAN = 64  # colspan / rowspan beyond this are hostile or broken: capped
 _MAX_SPANNED = 100_000  # cells a table's spans may cover; past it spans are ignored (no text amplification)
 
@@ -326,18 +327,27 @@ def _span(cell, name: str) -> int:
     return min(int(value), _MAX_SPAN) if value.isdigit() and int(value) > 0 else 1
 
 
-def emit(kept: list[Candidate]) -> TextBuilder:
-    """The kept candidates as document text: blocks joined by a blank line, tables as pipe rows."""
+def emit(kept: list[Candidate], furniture: list[Candidate] | None = None) -> TextBuilder:
+    """The kept candidates as document text: blocks joined by a blank line, tables as pipe rows.
+    With ``furniture`` (every candidate of the page, in order), the ones not kept are written too,
+    in place, as ``role: furniture`` blocks (a heading among them as a paragraph: it heads no part of
+    the article), which normalisation removes before chunking."""
     out = TextBuilder()
-    for c in kept:
+    main = {id(c) for c in kept}
+    for c in kept if furniture is None else furniture:
+        aside = id(c) not in main
+        n = len(out.blocks)
         if c.kind == "table":
             out.table(c.rows or [])
-        elif c.kind == "heading":
+        elif c.kind == "heading" and not aside:
             out.block("heading", c.body, c.level, c.title)
         elif c.kind == "code":
             out.block("code", c.body, meta=dict(c.meta))
         elif c.marker:
             out.block(c.kind, f"{c.marker} {c.body}", c.level)
         else:
-            out.block("paragraph" if c.kind == "caption" else c.kind, c.body, c.level)
+            out.block("paragraph" if c.kind in ("caption", "heading") else c.kind, c.body, c.level)
+        if aside:
+            for b in out.blocks[n:]:
+                b.meta["role"] = FURNITURE
     return out

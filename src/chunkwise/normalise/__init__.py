@@ -13,6 +13,7 @@ from chunkwise.normalise.headers import (
     running_lines,
     strip_repeated_lines,
 )
+from chunkwise.normalise.furniture import furniture_spans, is_furniture, strip_furniture, without_furniture
 from chunkwise.normalise.headings import heading_label
 from chunkwise.normalise.offsets import Normalised, OffsetMap, apply_edits
 from chunkwise.normalise.pages import Crossing, join_edits, merge_blocks, page_crossings
@@ -34,6 +35,10 @@ __all__ = [
     "MIN_PAGES",
     "RunningLines",
     "fold_ligatures",
+    "furniture_spans",
+    "is_furniture",
+    "strip_furniture",
+    "without_furniture",
     "heading_label",
     "running_lines",
     "Normalised",
@@ -75,6 +80,19 @@ def normalise_paged(doc: Document, *, strip_headers: bool = True,
                     min_share: float = 0.6) -> tuple[Normalised, tuple[Crossing, ...]]:
     """``normalise_document`` and the page crossings it joined (``merge_blocks`` merges their blocks)."""
     removed = running_lines(doc, min_share=min_share).spans if strip_headers and doc.pages else ()
+    if furniture := furniture_spans(doc.blocks, tidy=False):  # page furniture an extractor reported (HTML chrome)
+        removed = _union(removed, furniture)
     crossings = page_crossings(doc, removed)
     base = apply_edits(doc.text, join_edits(removed, crossings))
     return base.then(normalise(base.text)), crossings
+
+
+def _union(a, b) -> tuple[tuple[int, int], ...]:
+    """Two sets of sorted spans as one sorted, disjoint set (overlaps merged)."""
+    out: list[list[int]] = []
+    for s, e in sorted([*a, *b]):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return tuple((s, e) for s, e in out)

@@ -84,7 +84,8 @@ def normalised_view(doc: Document):
     view = replace(
         doc,
         text=norm.text,
-        blocks=tuple(replace(b, start=fwd(b.start), end=max(fwd(b.start), fwd(b.end))) for b in doc.blocks),
+        blocks=tuple(replace(b, start=fwd(b.start), end=max(fwd(b.start), fwd(b.end))) for b in doc.blocks
+                     if not nm.is_furniture(b)),  # removed with their text
         pages=tuple(replace(p, start=fwd(p.start), end=fwd(p.end)) for p in doc.pages),
         body_start=fwd(doc.body_start),
     )

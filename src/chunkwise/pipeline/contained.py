@@ -27,7 +27,9 @@ def contained_map(fn: Callable[[Any], Any], items: Iterable[Any], on_failure: Ca
     drawn lazily); a failed item yields ``on_failure(item, failure)`` in its place. No process
     starts when ``items`` is empty. ``fn`` and the items must pickle; ``fn`` passes through the
     items it has nothing to do for (a walk error, a file the caller already holds)."""
-    for out in run(fn, items, workers=1, limits=limits or DOOR_LIMITS, isolate=True):
+    # The worker is forked where that is safe (``sandbox.processes.fork_safe``): it inherits what
+    # this process loaded (the chunker and its tokenizer) instead of importing and loading it again.
+    for out in run(fn, items, workers=1, limits=limits or DOOR_LIMITS, isolate=True, fork_first=True):
         yield out.value if out.ok else on_failure(out.item, out.failure)
 
 

@@ -162,13 +162,11 @@ def ingest(
         local = embedder if late is None and not dry_run and getattr(embedder, "cheap", False) else None
         settings = PrepareSettings(config, model, acl, acl_map, now, late, local)
         executor = executor or contained(workers, limits)
-        # Sharing a big PDF's pages among the pool's workers (pipeline/split.py, sandbox.Fanout) is
-        # OFF: on the 159 office files of ../shared/data with --workers 2 it deadlocked (both workers
-        # blocked sending their results while the main process waited), where the same run without
-        # it finishes in 58 s. Its parts stay tested (tests/pipeline/test_split_ingest.py,
-        # tests/sandbox/test_fanout.py) until the deadlock is found; then pass
-        # ``getattr(executor, "shares", 1)`` here again.
-        preparer = Preparer(settings, r.chunker, split=1)
+        # A big PDF's pages are shared among the pool's workers (pipeline/split.py) where the
+        # executor runs split items (the contained pool; not Ray's actors). Its join carries every
+        # page's scan to a worker: the pool's feeder never blocks on that send (sandbox/outbox.py),
+        # which once deadlocked against a worker sending its answer.
+        preparer = Preparer(settings, r.chunker, split=getattr(executor, "shares", 1))
         scope.enter_context(session(executor))
         run = None if dry_run else store.start_run(now)
         embed = EmbedStage(store, None if dry_run else (late or embedder), late=late, on_embedded=progress.embedded)

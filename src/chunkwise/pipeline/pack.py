@@ -77,6 +77,12 @@ class RecordPack(Sequence):
         return out
 
     @classmethod
+    def writer(cls, directory: str | None = None) -> PackWriter:
+        """A pack written one value at a time, spooled to a file as soon as it outgrows
+        ``SPOOL_BYTES`` (see :class:`PackWriter`)."""
+        return PackWriter(directory)
+
+    @classmethod
     def of(cls, records: Iterable[dict]) -> RecordPack:
         out, ends = io.BytesIO(), array("Q")  # written as it goes: no list of parts joined into a copy
         for record in records:
@@ -123,6 +129,52 @@ class RecordPack(Sequence):
         """What the pack holds in memory: its bytes (none when spooled) and offsets."""
         held = 0 if isinstance(self._blob, Spool) else len(self._blob)
         return held + self._ends.itemsize * len(self._ends)
+
+
+class PackWriter:
+    """Builds a pack one value at a time, as a worker makes them (issue 25, item 9): in memory up to
+    ``SPOOL_BYTES``, then straight into the file it will cross as, so a big document's records,
+    lexical fields or vectors never exist all at once in the worker, neither as objects nor as
+    one pack's bytes (with the copy ``getvalue`` would make). ``done()`` gives a pack that pickles
+    as the file's name (``RecordPack.spooled``); ``discard()`` removes the file of one not sent."""
+
+    __slots__ = ("_buf", "_file", "_path", "_ends", "_size", "_dir")
+
+    def __init__(self, directory: str | None = None) -> None:
+        self._buf: io.BytesIO | None = io.BytesIO()
+        self._file = None
+        self._path: str | None = None
+        self._ends = array("Q")
+        self._size = 0
+        self._dir = directory
+
+    def add(self, value) -> None:
+        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        if self._file is None and self._size + len(data) > SPOOL_BYTES:
+            fd, self._path = tempfile.mkstemp(prefix="chunkwise-pack-", dir=self._dir)
+            self._file = os.fdopen(fd, "wb")
+            self._file.write(self._buf.getbuffer())
+            self._buf = None
+        (self._buf if self._file is None else self._file).write(data)
+        self._size += len(data)
+        self._ends.append(self._size)
+
+    def done(self) -> RecordPack:
+        if self._file is None:
+            return RecordPack(self._buf.getvalue(), self._ends)
+        self._file.close()
+        out = RecordPack(b"", self._ends)
+        out._path = self._path
+        return out
+
+    def discard(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            try:
+                os.unlink(self._path)
+            except OSError:
+                pass
+        self._buf, self._file, self._ends, self._size = io.BytesIO(), None, array("Q"), 0
 
 
 class KeyedPack(Mapping):
@@ -180,8 +232,12 @@ class PackingPreparer:
     def __call__(self, task):
         from chunkwise.pipeline.prepare import Prepared
 
-        out = self.preparer(task)
+        out = self.preparer(task, packed=True)  # records, lexical fields, vectors written as made
         if not isinstance(out, Prepared):
             return out
-        return replace(out, records=RecordPack.of(out.records).spooled(),
-                       lexical=KeyedPack.of(out.lexical).spooled(), vectors=KeyedPack.of(out.vectors).spooled())
+        return replace(out, records=_spooled(out.records, RecordPack), lexical=_spooled(out.lexical, KeyedPack),
+                       vectors=_spooled(out.vectors, KeyedPack))
+
+
+def _spooled(value, kind):
+    return (value if isinstance(value, kind) else kind.of(value)).spooled()

@@ -125,7 +125,9 @@ class Preparer:
             self._chunker = make_chunker(self.settings.config)
         return self._chunker
 
-    def __call__(self, task: PrepareTask | PrepareFailure) -> Prepared | PrepareFailure:
+    def __call__(self, task: PrepareTask | PrepareFailure, packed: bool = False) -> Prepared | PrepareFailure:
+        """``packed``: records, lexical fields and vectors come back as packs written one record at
+        a time (``pipeline.pack``), as a worker sends them; else as tuples and dicts."""
         from chunkwise.sources import SourceFile
 
         from chunkwise.pipeline.split import PdfPages, plan, scan
@@ -147,7 +149,7 @@ class Preparer:
         if doc.doc_id == doc.source:  # no front matter id: the id the store assigned to this path
             doc = replace(doc, doc_id=task.doc_id)
         try:
-            return self.prepare_document(task, doc)
+            return self.prepare_document(task, doc, packed)
         except ChunkwiseError as exc:
             return PrepareFailure(task, str(exc))
 
@@ -167,28 +169,82 @@ class Preparer:
             records = add_context(records, ContextModel.parse(s.config.context_llm), chunker.sizer, s.config.size)
         return records, access, chunks
 
-    def prepare_document(self, task: PrepareTask, doc: Document) -> Prepared:
+    def prepare_document(self, task: PrepareTask, doc: Document, packed: bool = False) -> Prepared:
         s = self.settings
         records, access, chunks = self.records(doc)
         plan = None
         if s.late is not None:
             records, plan = _late_records(doc, chunks, records, access.regions, s.late)
+        del chunks  # a big document's chunks are as big as its records: not kept while they are packed
         meta = doc.metadata or {}
-        vectors = {}
-        if s.embedder is not None and plan is None:
-            texts = {r.embed_key: r.embed_text for r in records}
-            keys = list(texts)
-            try:  # a batch at a time: a whole big document's vectors as lists of floats took gigabytes
-                for i in range(0, len(keys), EMBED_BATCH):
-                    part = keys[i : i + EMBED_BATCH]
-                    vectors.update(zip(part, (array("f", v) for v in s.embedder.embed([texts[k] for k in part]))))
-            except Exception:  # noqa: BLE001 — not this file's error: the embed stage runs the embedder
-                vectors = {}  # again for the keys it lacks, and its error is the run's, as without workers
-        dicts = tuple(r.to_dict() for r in records)
-        lexical = {d["chunk_id"]: LexicalFields.of_record(d).values() for d in dicts} if s.lexical else {}
+        embedder = s.embedder if plan is None else None
+        if packed:
+            dicts, lexical, vectors = _packed(records, embedder, s.lexical)
+        else:
+            vectors = _vectors(records, embedder)
+            dicts = tuple(r.to_dict() for r in records)
+            lexical = {d["chunk_id"]: LexicalFields.of_record(d).values() for d in dicts} if s.lexical else {}
         return Prepared(task, doc.doc_id, doc.source, doc.title, str(meta.get("author") or ""),
                         str(meta.get("updated_at") or ""), dicts, plan,
                         access.reported, version_info(meta, records).to_json(), vectors, doc.warnings, lexical)
+
+
+def _embedded(embedder, records):
+    """``(embed_key, float32 vector)`` for each distinct key in record order, ``EMBED_BATCH`` texts
+    at a time (a whole big document's vectors as lists of floats took gigabytes)."""
+    keys: list[str] = []
+    texts: list[str] = []
+    seen: set[str] = set()
+    for r in records:
+        if r.embed_key not in seen:
+            seen.add(r.embed_key)
+            keys.append(r.embed_key)
+            texts.append(r.embed_text)
+        if len(keys) == EMBED_BATCH:
+            yield from zip(keys, (array("f", v) for v in embedder.embed(texts)))
+            keys, texts = [], []
+    if keys:
+        yield from zip(keys, (array("f", v) for v in embedder.embed(texts)))
+
+
+def _vectors(records, embedder) -> dict:
+    if embedder is None:
+        return {}
+    try:
+        return dict(_embedded(embedder, records))
+    except Exception:  # noqa: BLE001 — not this file's error: the embed stage runs the embedder
+        return {}  # again for the keys it lacks, and its error is the run's, as without workers
+
+
+def _packed(records, embedder, lexical: bool):
+    """The records, their lexical fields and vectors written into packs one record at a time
+    (``pipeline.pack.PackWriter``): the dicts, fields and vectors of a big document never exist
+    all at once (issue 25, item 9: they were most of a worker's 3.4 GB on a 60 MB-text DOCX)."""
+    from chunkwise.pipeline.pack import KeyedPack, RecordPack
+
+    out, lex, vec = RecordPack.writer(), RecordPack.writer(), RecordPack.writer()
+    lex_keys: list[str] = []
+    vec_keys: list[str] = []
+    try:
+        for r in records:
+            d = r.to_dict()
+            out.add(d)
+            if lexical:
+                lex_keys.append(d["chunk_id"])
+                lex.add(LexicalFields.of_record(d).values())
+        if embedder is not None:
+            try:
+                for key, vector in _embedded(embedder, records):
+                    vec_keys.append(key)
+                    vec.add(vector)
+            except Exception:  # noqa: BLE001 — as in ``_vectors``: the embed stage embeds them again
+                vec.discard()
+                vec_keys = []
+        return out.done(), KeyedPack(tuple(lex_keys), lex.done()), KeyedPack(tuple(vec_keys), vec.done())
+    except BaseException:
+        for w in (out, lex, vec):
+            w.discard()
+        raise
 
 
 def _joined(join, options) -> Document | SourceFailure:

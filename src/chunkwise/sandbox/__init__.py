@@ -13,7 +13,12 @@ exceptions (panics included) are still reported per item, but a native crash, a 
 contained there. Workers are started by the ``spawn`` method: a fresh interpreter, never a fork of a
 parent that may hold torch/tokenizers thread pools (forking those deadlocks), and a direct child that
 the kernel kills when the pool's owner dies (``PR_SET_PDEATHSIG``), so an item stuck in native code
-never outlives a killed run. Linux only for the memory limit and that guarantee
+never outlives a killed run. One exception, asked for with ``fork_first`` (the doors' single worker,
+``pipeline.contained``): the first worker is forked from a parent that is safe to fork (Linux, one
+thread, no torch/onnxruntime/Ray loaded, under half the worker's memory limit:
+``processes.fork_safe``), so a ``chunkwise chunk`` run does not pay a second interpreter's imports
+and tokenizer load; the file is still parsed only in that worker, under the same absolute limits,
+and a replacement is spawned. Linux only for the memory limit and that guarantee
 (it reads ``/proc/self/statm``); elsewhere items run without one.
 """
 from __future__ import annotations
@@ -56,11 +61,12 @@ def check_workers(workers: int) -> int:
 
 
 def run(fn: Callable[[Any], Any], items: Iterable[Any], *, workers: int = 1, limits: Limits = Limits(),
-        window: int | None = None, isolate: bool = False, idle: Callable[[], None] | None = None) -> Iterator[Outcome]:
+        window: int | None = None, isolate: bool = False, idle: Callable[[], None] | None = None,
+        fork_first: bool = False) -> Iterator[Outcome]:
     """``fn`` over ``items``, one :class:`Outcome` per item in input order (a generator: items are
     drawn lazily, at most ``window`` ahead of the consumer; ``idle()`` runs before the consumer
     would wait for a worker). See :class:`Pool` to reuse workers."""
-    with Pool(fn, workers=workers, limits=limits, isolate=isolate) as pool:
+    with Pool(fn, workers=workers, limits=limits, isolate=isolate, fork_first=fork_first) as pool:
         yield from pool.map(items, window=window, idle=idle)
 
 
@@ -69,12 +75,15 @@ class Pool:
     manager (workers are stopped on exit) and call :meth:`map` as often as needed. When ``fn`` has a
     ``warm_up()`` method, each worker calls it once before its first item: what it loads (a
     tokenizer, a model) counts against no item's time or memory limit. ``isolate``: contain items
-    in a worker process even with one worker (a Ray actor contains its files this way)."""
+    in a worker process even with one worker (a Ray actor contains its files this way).
+    ``fork_first``: start the first worker by ``fork`` where ``processes.fork_safe`` allows it (see
+    the module docstring); replacements are always spawned."""
 
     def __init__(self, fn: Callable[[Any], Any], *, workers: int = 1, limits: Limits = Limits(),
-                 isolate: bool = False):
+                 isolate: bool = False, fork_first: bool = False):
         check_workers(workers)
         self.fn, self.workers, self.limits, self.isolate = fn, workers, limits, isolate
+        self.fork_first = fork_first
         self._procs: Any = None
 
     def __enter__(self) -> Pool:
@@ -109,7 +118,7 @@ class Pool:
         if self._procs is None or self._procs.closing:
             from chunkwise.sandbox.processes import Processes
 
-            self._procs = Processes(self.fn, self.workers, self.limits)
+            self._procs = Processes(self.fn, self.workers, self.limits, self.fork_first)
         yield from self._procs.map(items, max(1, window or 8 * self.workers), idle)
 
 

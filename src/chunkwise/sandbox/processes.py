@@ -6,16 +6,17 @@ import contextlib
 import multiprocessing
 import os
 import re
+import selectors
 import signal
 import sys
 import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from multiprocessing.connection import wait
 from typing import Any, Iterable, Iterator
 
 from chunkwise.errors import ChunkwiseError
+from chunkwise.sandbox.outbox import Outbox
 from chunkwise.sandbox.outcome import NESTED, Failure, Fanout, Join, Limits, Outcome, with_detail
 from chunkwise.sandbox.worker import read_log, worker_main
 
@@ -24,6 +25,10 @@ _START_SECONDS = 120.0
 # for the feeder thread, which needs the GIL the consumer (embedding, writing) mostly holds. Each
 # worker still runs one item at a time, so a crash or a timeout is still that item's alone.
 _DEPTH = 2
+# Socket buffer bytes of each worker's connection (both ends), or None for the system's. Only tests
+# shrink it: with a few KB every big answer or item fills the socket, which makes a send/send cycle
+# between the feeder and a worker certain if the feeder could ever block on a send (it cannot: outbox.py).
+SOCKET_BUFFER: int | None = None
 _FRAME = re.compile(r'File "([^"]+)", line (\d+) in (\S+)')
 
 
@@ -58,6 +63,26 @@ def _main_left_alone(fn):
         main.__dict__.update(saved)
 
 
+# Libraries whose thread pools a forked child would inherit locked (a fork of them can deadlock).
+_NO_FORK_WITH = ("torch", "onnxruntime", "ray", "tensorflow", "jax")
+
+
+def fork_safe(limits: Limits) -> bool:
+    """Whether this process may start a worker by ``fork`` (``Pool(fork_first=True)``): Linux, one
+    Python thread, none of the libraries above imported, and an address space under half the
+    worker's limit (a forked worker starts as large as its parent, and its limit is absolute)."""
+    if sys.platform != "linux" or "fork" not in multiprocessing.get_all_start_methods():
+        return False
+    if threading.active_count() != 1 or any(name in sys.modules for name in _NO_FORK_WITH):
+        return False
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return False
+    return limits.memory_mb is None or size < limits.memory_mb * (1 << 20) // 2
+
+
 @dataclass
 class _Worker:
     proc: Any
@@ -66,6 +91,7 @@ class _Worker:
     started: float
     ready: bool = False
     jobs: collections.deque = field(default_factory=collections.deque)  # (index, item) sent, in order
+    out: Outbox | None = None  # the bytes of ``jobs`` the socket has not taken yet
     since: float = 0.0  # when the first of ``jobs`` started: sent, or the one before it answered
 
 
@@ -80,12 +106,40 @@ class _Fan:
     seconds: float = 0.0
 
 
+def _wait(reads: list, writes: list, timeout: float | None) -> tuple[set, set]:
+    """The objects of ``reads`` ready to read and of ``writes`` ready to write (``multiprocessing``'s
+    ``wait`` knows only reading)."""
+    masks: dict = {}
+    for obj in reads:
+        masks[obj] = masks.get(obj, 0) | selectors.EVENT_READ
+    for obj in writes:
+        masks[obj] = masks.get(obj, 0) | selectors.EVENT_WRITE
+    with _Selector() as sel:
+        for obj, mask in masks.items():
+            sel.register(obj, mask)
+        events = sel.select(timeout)
+    return ({k.fileobj for k, ev in events if ev & selectors.EVENT_READ},
+            {k.fileobj for k, ev in events if ev & selectors.EVENT_WRITE})
+
+
+_Selector = getattr(selectors, "PollSelector", selectors.SelectSelector)
+
+
+def _shrink(*conns) -> None:
+    import socket
+
+    for conn in conns:
+        with socket.socket(fileno=os.dup(conn.fileno())) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SOCKET_BUFFER)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SOCKET_BUFFER)
+
+
 class Processes:
     """The worker processes and the thread that feeds them. The consumer's thread draws items and
     takes results in order; the feeder thread dispatches, collects, enforces deadlines and replaces
     dead workers, so workers keep preparing while the consumer is busy (embedding, writing)."""
 
-    def __init__(self, fn, n: int, limits: Limits):
+    def __init__(self, fn, n: int, limits: Limits, fork_first: bool = False):
         self.fn, self.limits = fn, limits
         self.ctx = multiprocessing.get_context("spawn")
         self.tmp = tempfile.TemporaryDirectory(prefix="chunkwise-workers-")
@@ -97,20 +151,23 @@ class Processes:
         self.closing = False
         self._serial = 0
         self.wake_r, self.wake_w = multiprocessing.Pipe(duplex=False)
-        self.workers = [self._start() for _ in range(n)]
+        self.workers = [self._start(fork=fork_first and i == 0 and fork_safe(limits)) for i in range(n)]
         self.thread = threading.Thread(target=self._feed, name="chunkwise-pool", daemon=True)
         self.thread.start()
 
-    def _start(self) -> _Worker:
+    def _start(self, fork: bool = False) -> _Worker:
         self._serial += 1
         log = os.path.join(self.tmp.name, f"worker-{self._serial}.log")
-        parent, child = self.ctx.Pipe()
-        proc = self.ctx.Process(target=worker_main, args=(child, self.fn, self.limits.memory_mb, log),
-                                name=f"chunkwise-worker-{self._serial}", daemon=True)
+        ctx = multiprocessing.get_context("fork") if fork else self.ctx
+        parent, child = ctx.Pipe()
+        if SOCKET_BUFFER is not None:
+            _shrink(parent, child)
+        proc = ctx.Process(target=worker_main, args=(child, self.fn, self.limits.memory_mb, log),
+                           name=f"chunkwise-worker-{self._serial}", daemon=True)
         with _main_left_alone(self.fn):
             proc.start()
         child.close()
-        return _Worker(proc, parent, log, time.monotonic())
+        return _Worker(proc, parent, log, time.monotonic(), out=Outbox(parent.fileno()))
 
     def map(self, items: Iterable[Any], window: int, idle=None) -> Iterator[Outcome]:
         """Outcomes in input order; ``idle()`` is called (outside the lock) before the consumer
@@ -168,12 +225,14 @@ class Processes:
                         while w.ready and len(w.jobs) < _DEPTH and self.todo and self._dispatch(w, self.todo.popleft()):
                             pass
                 watched = [w for w in self.workers if w.jobs or not w.ready]
-                ready = wait([self.wake_r] + [w.conn for w in watched] + [w.proc.sentinel for w in watched],
-                             timeout=self._next_deadline(watched))
+                ready, writable = _wait([self.wake_r] + [w.conn for w in watched] + [w.proc.sentinel for w in watched],
+                                        [w.conn for w in watched if w.out.pending], self._next_deadline(watched))
                 if self.wake_r in ready:
                     while self.wake_r.poll():
                         self.wake_r.recv_bytes()
                 for w in watched:
+                    if w.conn in writable and not self._flush(w):
+                        continue  # it died: handled
                     if not w.ready:
                         self._await_ready(w, w.conn in ready or w.proc.sentinel in ready)
                     elif w.conn in ready or w.proc.sentinel in ready:
@@ -189,22 +248,36 @@ class Processes:
         """Send ``pair`` to ``w``; False when ``w`` turned out dead (it has been replaced)."""
         index, item = pair
         try:
-            w.conn.send(pair)
-        except (BrokenPipeError, EOFError, OSError):  # the worker died
+            w.out.put(pair)  # queued, never a blocking send: the feeder must stay free to read (outbox.py)
+        except Exception as exc:  # noqa: BLE001 — an unpicklable item is that item's failure
+            self._answer(index, item, None, Failure("error", f"item cannot be sent to a worker: "
+                                                    f"{type(exc).__name__}: {exc}", type(exc).__name__, str(exc)), 0.0)
+            return True
+        try:
+            w.out.flush()
+        except OSError:  # the worker died
+            w.out.clear()
             self.todo.appendleft(pair)
             if w.jobs:  # in the item it was running
                 self._fail(w, self._death_failure(w))
             else:  # idle: not an item's fault
                 self._replace(w)
             return False
-        except Exception as exc:  # noqa: BLE001 — an unpicklable item is that item's failure
-            self._answer(index, item, None, Failure("error", f"item cannot be sent to a worker: "
-                                                    f"{type(exc).__name__}: {exc}", type(exc).__name__, str(exc)), 0.0)
-            return True
         if not w.jobs:
             w.since = time.monotonic()
         w.jobs.append(pair)
         return True
+
+    def _flush(self, w: _Worker) -> bool:
+        """More of ``w``'s queued items into its socket; False when it turned out dead (then the
+        answers it sent are taken and the item it was running fails, as when it crashes)."""
+        try:
+            w.out.flush()
+            return True
+        except OSError:
+            w.out.clear()
+            self._collect(w)  # its closed end reads as its last answers, then EOF
+            return False
 
     def _await_ready(self, w: _Worker, readable: bool) -> None:
         """A worker that cannot start (``fn`` does not unpickle, an import fails) is the pool's

@@ -20,7 +20,9 @@ What differs from SQLite, and why:
   share it; migration 7 dropped the copy every chunk carried). The HNSW index (``vectors_hnsw``) is
   built on it for the store's one dimension once vectors exist
   (``postgres.PostgresStore._ensure_hnsw``); a search walks it for the nearest keys and joins them
-  to the permitted chunks (``pg_security.hnsw_statement``).
+  to the permitted chunks (``pg_security.hnsw_statement``). Migration 10 adds ``dense``: each
+  servable chunk's tags and vector in one row (a second copy, kept by triggers), so the exact scan
+  of a caller's rows reads those rows only (store/postgres/pg_dense.py).
 - A chunk's record (its metadata) is ``jsonb`` with a GIN index (``jsonb_path_ops``: ``record @>
   '{"heading_path": ["Runbook"]}'``); times are ``timestamptz``; a document's ``updated_at`` stays
   the text its author wrote, and ``updated`` is that text read as a time when it is an ISO date
@@ -28,7 +30,7 @@ What differs from SQLite, and why:
 """
 from __future__ import annotations
 
-from chunkwise.store.postgres import pg_bm25
+from chunkwise.store.postgres import pg_bm25, pg_dense
 
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "documents, chunks, vectors, runs, settings, roots, access statistics", """
@@ -152,9 +154,12 @@ CREATE TRIGGER generation_vectors AFTER INSERT OR UPDATE OR DELETE ON vectors
     # kept by triggers on ``chunks``, filled from the rows already stored (store/postgres/pg_bm25.py); the
     # reader's policies on the new tables (pg_security.install).
     (9, "postings and per-tag-set term statistics for BM25", pg_bm25.MIGRATION),
+    # Filtered dense search at scale (issue 25 item 10): each servable chunk's tags next to its vector
+    # (store/postgres/pg_dense.py), kept by triggers; a caller's exact scan reads only its own rows of it.
+    (10, "dense: each servable chunk's tags and vector, for the exact scan of a caller's rows", pg_dense.MIGRATION),
 ]
 REANALYSE = 3  # the migration after whose SQL every row is re-analysed
-ROW_SECURITY = (4, 5, 6, 7, 9)  # the migrations whose work is pg_security.install
+ROW_SECURITY = (4, 5, 6, 7, 9, 10)  # the migrations whose work is pg_security.install
 DATES = 7  # the migration after whose SQL every document's ``updated`` is read from ``updated_at``
 
 LATEST = MIGRATIONS[-1][0]

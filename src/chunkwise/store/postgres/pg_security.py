@@ -12,6 +12,7 @@ The policies (one definition each, below; FOR SELECT, TO PUBLIC) apply to every 
 neither the tables' owner, nor a member of it, nor a superuser or BYPASSRLS role:
 - ``chunks``: servable rows sharing a tag with the caller (the rule of every search query);
 - ``vectors``: vectors of some permitted chunk (a vector can be inverted to text);
+- ``dense``: the rows of permitted chunks (it holds only servable chunks, with their tags: pg_dense.py);
 - ``documents``: documents with a permitted chunk;
 - ``version_links``: links whose two documents the caller may see (``visible_document``, the rule
   ``Store.version_links`` filters with);
@@ -47,13 +48,19 @@ PLAIN_TABLES = ("migrations", "settings", "generation")
 # Every table of a store (pg_schema): the only ones pg-secure grants or revokes anything on; other
 # tables in the schema are not chunkwise's to touch.
 STORE_TABLES = ("roots", "documents", "chunks", "vectors", "runs", "settings", "acl_stats", "version_links", "migrations",
-                "generation", "acl_sets", "postings", "term_df")
+                "generation", "acl_sets", "postings", "term_df", "dense")
 
 
 def permitted(alias: str, groups: str) -> str:
     """SQL: row ``alias`` of ``chunks`` may be served to ``groups`` (an SQL ``text[]`` expression).
     The one visibility rule of the PostgreSQL store: every query and every policy says it so."""
     return f"{alias}.servable AND {alias}.acl && {groups}"
+
+
+def dense_permitted(alias: str, groups: str) -> str:
+    """SQL: row ``alias`` of ``dense`` may be served to ``groups``: ``permitted`` on the copy of the
+    chunk's tags it carries (it holds servable chunks only; store/postgres/pg_dense.py)."""
+    return f"{alias}.acl && {groups}"
 
 
 def visible_document(doc_id: str, groups: str) -> str:
@@ -76,6 +83,8 @@ POLICIES: dict[str, str] = {
     "acl_sets": f"acl_sets.acl && {CALLER}",
     "postings": f"postings.set_id IN (SELECT s.id FROM acl_sets s WHERE s.acl && {CALLER})",
     "term_df": f"term_df.set_id IN (SELECT s.id FROM acl_sets s WHERE s.acl && {CALLER})",
+    # each servable chunk's tags and vector (store/postgres/pg_dense.py): the chunk's own rule, on its own tags
+    "dense": dense_permitted("dense", CALLER),
 }
 SECURED = tuple(POLICIES)
 

@@ -13,7 +13,8 @@ index on ``acl``), so a row the caller may not see is never matched, counted or 
   are the same numbers (see README "PostgreSQL"); ``lexical_postings`` returns every permitted
   posting of a term (``term_matches``);
 - ``dense_candidates``: the permitted rows nearest a query vector, exact (a scan of the permitted
-  rows: no index can miss a row) when they are few or there is no index, else through the HNSW
+  rows of ``dense``, which carries each chunk's tags beside its vector: no join, no index can miss
+  a row; store/postgres/pg_dense.py) when they are few or there is no index, else through the HNSW
   index with ``ef_search`` raised for the filter's selectivity (pgvector < 0.8 has no iterative
   scan; >= 0.8 gets ``hnsw.iterative_scan``), the walk widened when the filter leaves it short,
   falling back to exact when even the widest returns too few (or could not, for the caller's share
@@ -38,16 +39,19 @@ from typing import Iterable, Iterator, Sequence
 from chunkwise.lexical import FIELDS
 from chunkwise.store.base import (DocumentRow, Postings, ServableRows, StoreCounts, StoredChunk, VersionLink,
                                   servable_columns, tie_ranks)
-from chunkwise.store.postgres import pg_bm25, pg_groups
+from chunkwise.store.postgres import pg_bm25, pg_dense, pg_groups
 from chunkwise.store.postgres.pg_lexemes import in_fields, lexeme, per_field, tsquery
 from chunkwise.store.postgres.pg_values import _groups, _record, _tags, as_array, pgvector_at_least  # noqa: F401
-from chunkwise.store.postgres.pg_security import GROUPS_SETTING, HAS_VECTORS, hnsw_statement, permitted, visible_document
+from chunkwise.store.postgres.pg_security import (GROUPS_SETTING, HAS_VECTORS, dense_permitted, hnsw_statement, permitted,
+                                                  visible_document)
 
-# Permitted rows up to which an exact scan is cheaper than a filtered HNSW walk. At 100k rows (client
-# + server CPU per search, docs/_figures/s3-pgfilter.md): 4.9k permitted rows exact 29 ms against a
-# walk 73 ms; 19.6k rows exact 129 ms against a walk 57 ms (recall@10 1.000). Above it a caller
-# still gets the exact scan when the widest walk cannot hold enough of its rows (``_nearest``).
-EXACT_ROWS = 10_000
+# Permitted rows up to which an exact scan is cheaper than a filtered HNSW walk. The scan reads the
+# caller's rows of ``dense`` alone (store/postgres/pg_dense.py): at 1M rows, client + server CPU per
+# search 16 ms for 10k permitted rows, 24-27 ms for 20k, 84 ms for 51k (beyond the server's default
+# shared_buffers: each page read from the OS cache), against 40-60 ms for an ``ef_search`` 1,000 walk
+# (docs/_figures/s4-pgvec.md). Above it a caller still gets the exact scan when the widest walk cannot
+# hold enough of its rows (``_nearest``).
+EXACT_ROWS = 30_000
 DISTANCE_SLACK = 1e-5  # > the float32 rounding between the server's cosine and the retriever's
 SCORE_SLACK = 1e-6  # relative; > float32 rounding (6e-8) plus the server's float8 summation error
 HNSW_MARGIN = 16  # extra neighbours asked of the index, for the same reason
@@ -69,6 +73,7 @@ SEARCH_WORK_MEM = "64MB"
 _CHUNK_SQL = """SELECT c.key, c.chunk_id, c.doc_id, c.chunk_index, c.record, c.text, c.embed_text, c.acl, c.quality,
     d.source_uri, d.source_version FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"""
 _PERMITTED = permitted("c", "%(groups)s")
+_DENSE_PERMITTED = dense_permitted("x", "%(groups)s")
 # A timestamptz as the ISO text the pipeline writes (``2026-12-06T18:00:00Z``), whatever the session's time zone.
 ISO_UTC = """to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')"""
 
@@ -373,19 +378,9 @@ class PostgresReads:
         # share of the caller's rows at least ``_walk_rows(n)``): else that walk is wasted work.
         if dim == query.shape[0] and allowed > EXACT_ROWS and MAX_EF_SEARCH * allowed >= _walk_rows(n) * total:
             rows = self._hnsw_whole_ties(args, dim, n, allowed, total)
-        if rows is None:
-            # A zero vector's distance is NaN in pgvector; the retriever scores it 0 (distance 1).
-            # Only (key, distance) of every permitted row is kept; the vectors of the few within
-            # the cut are read again: the scan no longer carries every permitted row's vector.
-            rows = self.db.execute(
-                f"WITH s AS MATERIALIZED (SELECT c.key, c.embed_key, c.chunk_id,"
-                f" coalesce(nullif(v.vector <=> %(q)s, 'NaN'), 1) AS d"
-                f" FROM chunks c JOIN vectors v ON v.embed_key = c.embed_key WHERE {_PERMITTED}),"
-                " cut AS (SELECT d FROM s ORDER BY d LIMIT 1 OFFSET %(last)s)"
-                " SELECT s.key, v.vector FROM s JOIN vectors v ON v.embed_key = s.embed_key"
-                " WHERE s.d <= coalesce((SELECT d FROM cut), 'Infinity'::float8) + %(slack)s"
-                ' ORDER BY s.d, s.chunk_id COLLATE "C"',
-                {**args, "last": n - 1, "slack": DISTANCE_SLACK}).fetchall()
+        if rows is None:  # the exact scan of the caller's rows of ``dense`` (store/postgres/pg_dense.py)
+            rows = self.db.execute(pg_dense.EXACT.format(dense=_DENSE_PERMITTED, permitted=_PERMITTED),
+                                   {**args, "last": n - 1, "slack": DISTANCE_SLACK}).fetchall()
         return rows
 
     def _hnsw_whole_ties(self, args: dict, dim: int, n: int, permitted: int, total: int) -> list | None:
