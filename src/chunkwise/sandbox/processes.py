@@ -69,11 +69,19 @@ _NO_FORK_WITH = ("torch", "onnxruntime", "ray", "tensorflow", "jax")
 
 def fork_safe(limits: Limits) -> bool:
     """Whether this process may start a worker by ``fork`` (``Pool(fork_first=True)``): Linux, one
-    Python thread, none of the libraries above imported, and an address space under half the
-    worker's limit (a forked worker starts as large as its parent, and its limit is absolute)."""
+    Python thread and no native threads beyond what numpy's BLAS starts (at most one per CPU but
+    one; BLAS handles a fork, a Rust or OpenMP pool that has run may not), none of the libraries
+    above imported, and an address space under half the worker's limit (a forked worker starts as
+    large as its parent, and its limit is absolute)."""
     if sys.platform != "linux" or "fork" not in multiprocessing.get_all_start_methods():
         return False
     if threading.active_count() != 1 or any(name in sys.modules for name in _NO_FORK_WITH):
+        return False
+    try:  # native threads beyond numpy's BLAS pool (a Rust or OpenMP pool that ran) rule a fork out
+        native = len(os.listdir("/proc/self/task")) - 1
+    except OSError:
+        return False
+    if native > ((os.cpu_count() or 1) - 1 if "numpy" in sys.modules else 0):
         return False
     try:
         with open("/proc/self/statm", "rb") as f:
