@@ -4,7 +4,7 @@ Why: issue 26 item 3 (small files): two workers >= 1.6x one worker on 2,000 smal
 On two cores the bound is 2 W / (M + W) (W: the workers' CPU seconds, M: the main process's): the
 main process must cost little per file. This runs the same ingest (2,000 files of
 ``ingest_scaling.py``'s corpus, hashing vectors, strategy auto, size 256, one access tag) with the
-source of ``--base`` (a commit, exported by ``git archive``) and of this working tree, workers 1
+source of ``--base`` and of ``--after`` (commits, exported by ``git archive``: HEAD by default), workers 1
 and 2, interleaved (base 1, new 1, base 2, new 2, repeated), each in a fresh process, and reports
 per run: wall, the main process's CPU seconds, the workers' CPU seconds (``RUSAGE_CHILDREN``), per
 file; then the two-core bound from CPU seconds and the wall ratio, and whether every store is the
@@ -26,7 +26,7 @@ import tarfile
 import io
 from pathlib import Path
 
-from ingest import git_head, write_corpus
+from ingest import write_corpus
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -92,6 +92,7 @@ def one(src: Path, root: Path, db: Path, workers: int, embedder: str) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", required=True, help="the commit to compare with (before)")
+    parser.add_argument("--after", default="HEAD", help="the commit to measure (after; default HEAD)")
     parser.add_argument("--docs", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--embedder", default="hashing")
@@ -100,7 +101,9 @@ def main(argv=None) -> int:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     corpus = write_corpus(work / f"md{args.docs}", args.docs, 1000, 3000)
-    sources = {"before " + args.base: export(args.base, work / "src"), "after " + git_head(): REPO / "src"}
+    after = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", args.after], capture_output=True,
+                           text=True, check=True).stdout.strip()
+    sources = {"before " + args.base: export(args.base, work / "src"), "after " + after: export(after, work / "src")}
     rows, runs, prints = [], {}, {}
     for _ in range(args.repeat):
         for workers in (1, 2):
@@ -115,7 +118,7 @@ def main(argv=None) -> int:
                             f"{r['workers']:.2f} | {1000 * r['main'] / n:.2f} | {1000 * r['workers'] / n:.2f} | "
                             f"{r['errors']} | {before} |")
                 print(rows[-1], file=sys.stderr, flush=True)
-    out = [f"Command: `python benchmarks/ingest_writer.py --base {args.base} --docs {args.docs} --repeat "
+    out = [f"Command: `python benchmarks/ingest_writer.py --base {args.base} --after {after} --docs {args.docs} --repeat "
            f"{args.repeat} --embedder {args.embedder}`; {args.docs:,} files ({corpus.mb:.1f} MB); nproc "
            f"{len(os.sched_getaffinity(0))}", "",
            "| source | workers | chunks | wall s | CPU s main | CPU s workers | main ms/file | workers ms/file | errors | load before |",

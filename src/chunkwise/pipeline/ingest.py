@@ -181,7 +181,7 @@ def ingest(
                                          exclude, before_first=preparer.warm_up, known=known))
             batch = scope.enter_context(contextlib.ExitStack())
             batch.enter_context(write.batched())
-            if hasattr(executor, "on_idle"):  # commit the open batch whenever the pool makes us wait
+            if hasattr(executor, "on_idle"):  # commit the open batch while the pool makes us wait (once it is old enough)
                 executor.on_idle = write.idle
                 batch.callback(setattr, executor, "on_idle", None)
             for item, vectors in _stages(executor, preparer, tasks, embed, progress, store, write, timeout):
