@@ -21,6 +21,7 @@ from chunkwise.sandbox.outcome import NESTED, Failure, Fanout, Join, Limits, Out
 from chunkwise.sandbox.worker import read_log, worker_main
 
 _START_SECONDS = 120.0
+IDLE_TICK = 0.1  # while the consumer waits, ``idle()`` is called again this often (seconds)
 # Items sent ahead to each worker: it starts the next one the moment it answers, instead of waiting
 # for the feeder thread, which needs the GIL the consumer (embedding, writing) mostly holds. Each
 # worker still runs one item at a time, so a crash or a timeout is still that item's alone.
@@ -179,7 +180,8 @@ class Processes:
 
     def map(self, items: Iterable[Any], window: int, idle=None) -> Iterator[Outcome]:
         """Outcomes in input order; ``idle()`` is called (outside the lock) before the consumer
-        would wait for the next one: it may use the time (the write stage commits then)."""
+        would wait for the next one, and every ``IDLE_TICK`` while it waits: it may use the time
+        (the write stage commits a batch old enough then)."""
         source = enumerate(items)
         drawn = taken = 0
         exhausted = False
@@ -202,11 +204,15 @@ class Processes:
                     drawn += 1
                 if exhausted and taken == drawn:
                     return
-                if idle is not None:
+                while idle is not None:  # called before the wait, and every IDLE_TICK while it lasts
                     with self.cond:
-                        waiting = taken not in self.done
-                    if waiting:
-                        idle()
+                        waiting = taken not in self.done and self.error is None
+                    if not waiting:
+                        break
+                    idle()
+                    with self.cond:
+                        if taken not in self.done and self.error is None:
+                            self.cond.wait(IDLE_TICK)
                 with self.cond:
                     while taken not in self.done and self.error is None:
                         self.cond.wait()
