@@ -51,7 +51,8 @@ def _dense(url: str) -> set:
     import psycopg
 
     with psycopg.connect(url) as con:
-        return {(k, e, tuple(a), v) for k, e, a, v in con.execute("SELECT key, embed_key, acl, vector::text FROM dense")}
+        return {(k, e, tuple(a), v) for k, e, a, v in con.execute(
+            "SELECT d.key, c.embed_key, d.acl, d.vector::text FROM dense d JOIN chunks c ON c.key = d.key")}
 
 
 def _vec(rng) -> list[float]:
