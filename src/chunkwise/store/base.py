@@ -216,6 +216,7 @@ class StoreCounts:
     missing_vectors: int
     orphan_vectors: int
     vectors: int
+    stale_search_rows: int = 0  # PostgreSQL's ``dense`` rows that disagree with their chunks and vectors
 
 
 class LocalRanker(Protocol):

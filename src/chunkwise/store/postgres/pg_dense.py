@@ -15,7 +15,7 @@ the writing statement's transaction, so no write path can forget them: a chunk t
 servable with a vector gets its row, one whose tags, servability or embed key change gets it
 replaced, a deleted chunk loses it (the foreign key's cascade), and a vector written or replaced
 after its chunks refreshes their rows. ``DRIFT_SQL`` counts the rows that disagree with the chunks
-and vectors (the tests' oracle; ``chunkwise check`` does not run it yet).
+and vectors (the tests' oracle); ``STALE_SQL`` counts the same by key, for ``chunkwise check``.
 
 Row-level security: the policy on ``dense`` is the chunk's own rule (servable rows sharing a tag
 with the caller: ``dense`` holds only servable rows, with the chunk's tags), so a reader never sees
@@ -95,3 +95,11 @@ DRIFT_SQL = """SELECT count(*) FROM (
   (SELECT key, acl, vector::text FROM dense
    EXCEPT ALL SELECT c.key, c.acl, v.vector::text FROM chunks c JOIN vectors v ON v.embed_key = c.embed_key
     WHERE c.servable)) d"""
+
+# ``DRIFT_SQL`` by joins on the keys (no vector cast to text: ``chunkwise check`` runs it on a whole
+# store): servable chunks with a vector whose row is missing or differs, plus rows of no such chunk.
+STALE_SQL = """SELECT
+ (SELECT count(*) FROM chunks c JOIN vectors v ON v.embed_key = c.embed_key LEFT JOIN dense d ON d.key = c.key
+   WHERE c.servable AND (d.key IS NULL OR d.acl IS DISTINCT FROM c.acl OR d.vector <> v.vector))
+ + (SELECT count(*) FROM dense d LEFT JOIN chunks c ON c.key = d.key
+   WHERE c.key IS NULL OR NOT c.servable OR NOT EXISTS (SELECT 1 FROM vectors v WHERE v.embed_key = c.embed_key))"""

@@ -460,6 +460,7 @@ class PostgresReads:
             orphan_vectors=one("SELECT count(*) FROM vectors v WHERE NOT EXISTS (SELECT 1 FROM chunks c"
                                " WHERE c.embed_key = v.embed_key)"),
             vectors=one("SELECT count(*) FROM vectors"),
+            stale_search_rows=one(pg_dense.STALE_SQL),
         )
 
     def documents(self, doc_ids: Iterable[str] | None = None) -> list[DocumentRow]:
