@@ -33,15 +33,21 @@ def child_cpu() -> float:
 PYCACHE: Path | None = None  # --pycache: children write and read byte code there (as an installed package does)
 
 
-def cli(path: Path, src: Path = REPO / "src") -> tuple[float, float]:
+# The same CLI with its contained worker spawned instead of forked (``sandbox.processes.fork_safe``
+# answers False): what the fork saves, in the same run.
+SPAWNED = ("import sys; import chunkwise.sandbox.processes as p; p.fork_safe = lambda limits: False; "
+           "from chunkwise.cli.main import main; sys.exit(main(sys.argv[1:]))")
+
+
+def cli(path: Path, src: Path = REPO / "src", spawned: bool = False) -> tuple[float, float]:
     """(CPU s, wall s) of one CLI run from ``src``, output discarded (the child's CPU includes its
     contained worker's: ``RUSAGE_CHILDREN`` counts every waited-for descendant)."""
     env = {**os.environ, "PYTHONPATH": str(src)}
     if PYCACHE is not None:  # else PYTHONDONTWRITEBYTECODE (set on the shared box) compiles every module each run
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(PYCACHE / src.resolve().as_posix().strip("/").replace("/", "_"))
-    cmd = [sys.executable, "-m", "chunkwise.cli.main", "chunk", "--strategy", "fixed", "--size", "256", "--json",
-           str(path)]
+    head = [sys.executable, "-c", SPAWNED] if spawned else [sys.executable, "-m", "chunkwise.cli.main"]
+    cmd = [*head, "chunk", "--strategy", "fixed", "--size", "256", "--json", str(path)]
     c0, w0 = child_cpu(), time.perf_counter()
     subprocess.run(cmd, stdout=subprocess.DEVNULL, env=env, check=True)
     return child_cpu() - c0, time.perf_counter() - w0
@@ -67,6 +73,8 @@ def main() -> None:
     ap.add_argument("--pycache", type=Path, default=None,
                     help="byte-code cache for the CLI runs (warmed by one untimed run each): start-up as an installed "
                          "package has it; without it PYTHONDONTWRITEBYTECODE=1 compiles every module every run")
+    ap.add_argument("--spawned", action="store_true",
+                    help="also run this tree's CLI with its worker spawned instead of forked (what the fork saves)")
     args = ap.parse_args()
     global PYCACHE
     PYCACHE = args.pycache
@@ -99,6 +107,11 @@ def main() -> None:
             "chunkwise chunk (one-line file: start-up)": best(args.repeat, lambda: cli(tiny)),
             "chunkwise chunk --strategy fixed --size 256 --json": best(args.repeat, lambda: cli(big)),
         }
+        if args.spawned:
+            rows["worker spawned: chunkwise chunk (one-line file: start-up)"] = best(
+                args.repeat, lambda: cli(tiny, spawned=True))
+            rows["worker spawned: chunkwise chunk --strategy fixed --size 256 --json"] = best(
+                args.repeat, lambda: cli(big, spawned=True))
         if args.before is not None:
             rows["before: chunkwise chunk (one-line file: start-up)"] = best(args.repeat, lambda: cli(tiny, args.before))
             rows["before: chunkwise chunk --strategy fixed --size 256 --json"] = best(args.repeat,

@@ -107,6 +107,12 @@ else:
         view, norm = normalised_view(doc)
         stage("normalise (view alone)")
         del view, norm
+        from chunkwise.enrich.acl import plan_access
+        from chunkwise.pipeline.chunk import chunk_document, for_document
+        access = plan_access(doc, settings.acl, settings.acl_map)
+        chunks = chunk_document(doc, for_document(prep.chunker, doc), boundaries=access.boundaries)
+        stage(f"normalise + chunk alone ({len(chunks)} chunks)")
+        del chunks, access
         out = prep.prepare_document(task, doc, packed=True)
         stage("normalise, chunk, records, then records/lexical/vectors packed one at a time")
         del doc

@@ -31,13 +31,16 @@ def chunk_ids(doc_id: str, texts) -> list[tuple[str, str]]:
     """(chunk_id, content_hash) of a document's chunk texts, in order: the n-th chunk with the same
     content hash has occurrence n. The one place occurrences are counted (records, the api's
     ``chunk_ids``, the evaluator's items): a repeated passage keeps its id wherever it is asked for."""
+    return list(iter_chunk_ids(doc_id, texts))
+
+
+def iter_chunk_ids(doc_id: str, texts):
+    """``chunk_ids``, one at a time (a big document's records are made as they are packed)."""
     seen: dict[str, int] = {}
-    out = []
     for text in texts:
         chash = hash_text(text)
         seen[chash] = seen.get(chash, -1) + 1
-        out.append((chunk_id(doc_id, chash, seen[chash]), chash))
-    return out
+        yield chunk_id(doc_id, chash, seen[chash]), chash
 
 
 def embed_key(model: str, embedded_text: str) -> str:

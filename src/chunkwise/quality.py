@@ -32,6 +32,7 @@ class CheckReport:
     embed_models: list = field(default_factory=list)
     missing_vectors: int = 0
     orphan_vectors: int = 0
+    stale_search_rows: int = 0
     failures: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
 
@@ -66,6 +67,7 @@ def check(db: str | Path, strict: bool = False) -> CheckReport:
         r.duplicate_ids, r.empty_text, r.missing_acl = c.duplicate_ids, c.empty_text, c.missing_acl
         r.review_reasons = dict(c.review_reasons)
         r.embed_models, r.missing_vectors, r.orphan_vectors = list(c.embed_models), c.missing_vectors, c.orphan_vectors
+        r.stale_search_rows = c.stale_search_rows
         settings = store.settings()
         if "config" in settings:
             config = ChunkConfig.from_json(settings["config"])
@@ -74,7 +76,9 @@ def check(db: str | Path, strict: bool = False) -> CheckReport:
             r.oversized = sum(1 for n in sizes if n + sizer.overhead > config.size)
     for name, bad in (("duplicate chunk ids", r.duplicate_ids), ("empty chunks", r.empty_text),
                       ("chunks over the cap", r.oversized), ("chunks without a vector", r.missing_vectors),
-                      ("vectors no chunk uses", r.orphan_vectors)):
+                      ("vectors no chunk uses", r.orphan_vectors),
+                      ("search rows out of step with their chunks (PostgreSQL's dense table; re-ingest the "
+                       "documents or restore the store)", r.stale_search_rows)):
         if bad:
             r.failures.append(f"{bad} {name}")
     if len(r.embed_models) > 1:

@@ -413,7 +413,9 @@ CLUSTER = ("Kubernetes schedules pods onto nodes in the cluster. A deployment ma
 
 def test_minilm_puts_the_boundary_between_two_topics():
     made = build_chunker(ChunkConfig(strategy="semantic", size=256, format="text"))
-    assert made.embedder.name == "all-MiniLM-L6-v2-onnx@1"  # the same weights on ONNX Runtime, fp32
+    assert made.embedder.name == "all-MiniLM-L6-v2-onnx-int8@1"  # the default: int8 weights on ONNX Runtime
+    assert build_chunker(ChunkConfig(strategy="semantic", semantic_embedder="minilm")).embedder.name == \
+        "all-MiniLM-L6-v2-onnx@1"  # 'minilm': the same weights, fp32
     text = f"{COOKING} {CLUSTER}"
     assert texts(made.chunk(text)) == [COOKING, CLUSTER]
     # a sentence over the model's window is embedded whole, in pieces, not refused or cut to its head
@@ -422,6 +424,9 @@ def test_minilm_puts_the_boundary_between_two_topics():
     assert made.embedder.count_tokens([run_on])[0] > made.embedder.max_tokens
     chunks = made.chunk(long)
     assert chunks[0].text == COOKING and all(c.size <= 256 for c in chunks)
+    # int8 quantizes activations per batch; the batching is deterministic, so the chunks are too
+    again = build_chunker(ChunkConfig(strategy="semantic", size=256, format="text")).chunk(long)
+    assert [c.to_dict() for c in again] == [c.to_dict() for c in chunks]
     assert "".join(texts(chunks)).replace(" ", "") == long.replace(" ", "")
 
 
@@ -436,7 +441,7 @@ def test_minilm_on_onnx_cuts_where_minilm_on_pytorch_cuts():
     """'minilm' runs on ONNX Runtime for speed: the chunks must be those of the PyTorch model."""
     from chunkwise.embed.minilm import MiniLMEmbedder
 
-    config = ChunkConfig(strategy="semantic", size=64, format="text", semantic_min_size=0)
+    config = ChunkConfig(strategy="semantic", size=64, format="text", semantic_min_size=0, semantic_embedder="minilm")
     fast = build_chunker(config)
     torch_made = SemanticChunker(config, fast.sizer, MiniLMEmbedder())
     run_on = "and the cluster keeps scheduling pods onto healthy nodes " * 40

@@ -45,7 +45,7 @@ def _in_ray_actor():
         return f.read().startswith(b"ray::")
 
 class Hostile(Preparer):
-    def __call__(self, task):
+    def __call__(self, task, **kw):
         if task.rel == "stuck.md":
             time.sleep(3600)                      # a parser that never returns
         if task.rel == "hog.md":
@@ -56,21 +56,21 @@ class Hostile(Preparer):
                 mark.write_text("x")
                 os.kill(os.getppid(), signal.SIGKILL)
                 time.sleep(60)
-        return super().__call__(task)
+        return super().__call__(task, **kw)
 
 class Slow(Preparer):
     # a parser that takes a while: a run lasts long enough to lose a worker in the middle of it
-    def __call__(self, task):
+    def __call__(self, task, **kw):
         time.sleep(0.1)
-        return super().__call__(task)
+        return super().__call__(task, **kw)
 
 class Poison(Preparer):
     # a file that kills the Ray worker preparing it every time, while its .flag file exists
-    def __call__(self, task):
+    def __call__(self, task, **kw):
         if task.rel == "poison.md" and _in_ray_actor() and Path(task.path).with_suffix(".flag").exists():
             os.kill(os.getppid(), signal.SIGKILL)
             time.sleep(60)
-        return super().__call__(task)
+        return super().__call__(task, **kw)
 
 def _fill_limit(path, room):
     import resource

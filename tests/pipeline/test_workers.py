@@ -132,9 +132,9 @@ def test_one_worker_is_a_worker_process_too(tmp_path, monkeypatch):
     started = []
     real = processes.Processes.__init__
 
-    def count(self, fn, n, limits):
+    def count(self, fn, n, limits, *rest):
         started.append(n)
-        real(self, fn, n, limits)
+        real(self, fn, n, limits, *rest)
 
     def here(self, task):
         raise AssertionError("a file was prepared in the ingesting process")
@@ -157,10 +157,10 @@ def test_a_file_that_hangs_is_stopped_at_the_time_limit(tmp_path, monkeypatch):
         "import time\n"
         "from chunkwise.pipeline.prepare import Preparer\n"
         "class Stuck(Preparer):\n"
-        "    def __call__(self, task):\n"
+        "    def __call__(self, task, **kw):\n"
         "        if task.rel == 'stuck.md':\n"
         "            time.sleep(3600)\n"
-        "        return super().__call__(task)\n", encoding="utf-8")
+        "        return super().__call__(task, **kw)\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))  # spawned workers get the parent's sys.path
     import stuckprep
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 
 from chunkwise.sandbox import Limits, Pool
 from chunkwise.sandbox.processes import fork_safe
@@ -36,8 +37,22 @@ class Marked:
         return self.inherited, os.getpid()
 
 
-def test_the_first_worker_is_a_fork_and_replacements_are_spawned():
-    assert fork_safe(LIMITS), "the test process is safe to fork"
+def test_in_a_fresh_interpreter():
+    """The tests below need a parent that is safe to fork; a long test session may hold a native
+    thread pool (tokenizers' after a batch encode), so they run in a fresh interpreter here."""
+    import subprocess
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    src = os.path.join(here, "..", "..", "src")
+    code = ("import sys; sys.path[:0] = [%r, %r]; import test_fork_first as t; assert t.fork_safe(t.LIMITS); "
+            "t.check_fork_then_spawn(); t.check_memory(); t.check_hostile(); t.check_unsafe_parents(); print('ok')"
+            % (os.path.abspath(src), here))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "PYTHONPATH": os.path.abspath(src)})
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), (out.stdout[-1000:], out.stderr[-3000:])
+
+
+def check_fork_then_spawn():
     fn = Marked()
     fn.inherited = True  # only a fork sees this: pickling drops it
     first, crash, after = outcomes(_CrashOn(fn), ["a", "exit", "b"])
@@ -56,18 +71,18 @@ class _CrashOn:
         return self.inner(item)
 
 
-def test_a_forked_worker_keeps_the_absolute_memory_limit():
+def check_memory():
     small, big = outcomes(Ballast(200), [1, 1500], Limits(memory_mb=1400, seconds=120))
     assert small.ok and not big.ok and big.failure.kind == "memory"
 
 
-def test_hostile_items_in_a_forked_worker_are_their_own_failures():
+def check_hostile():
     outs = outcomes(task, ["# fine\n", "raise", "grow", "# also fine\n"], Limits(memory_mb=1024, seconds=120))
     assert [o.ok for o in outs] == [True, False, False, True]
     assert outs[2].failure.kind == "memory"
 
 
-def test_not_safe_to_fork_with_threads_running_or_torch_loaded(monkeypatch):
+def check_unsafe_parents():
     stop = threading.Event()
     t = threading.Thread(target=stop.wait)
     t.start()
@@ -78,8 +93,25 @@ def test_not_safe_to_fork_with_threads_running_or_torch_loaded(monkeypatch):
     finally:
         stop.set()
         t.join()
-    monkeypatch.setitem(sys.modules, "torch", sys)
+    for _ in range(200):  # the pool's feeder thread ends just after the pool closes
+        if threading.active_count() == 1:
+            break
+        time.sleep(0.05)
+    sys.modules["torch"] = sys
     assert not fork_safe(LIMITS)
-    monkeypatch.delitem(sys.modules, "torch")
+    del sys.modules["torch"]
     assert fork_safe(LIMITS)
     assert not fork_safe(Limits(memory_mb=16, seconds=1))  # this process is bigger than half of 16 MB
+
+
+def test_a_native_thread_pool_rules_the_fork_out():
+    """tokenizers' batch encode starts a Rust thread pool: a fork of it is refused."""
+    import subprocess
+
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src")
+    code = ("from chunkwise.sandbox.processes import fork_safe; from chunkwise.sandbox import Limits; "
+            "from chunkwise.chunking.sizing import make_sizer; s = make_sizer('tokens', 'minilm', 'tokenizers'); "
+            "before = fork_safe(Limits()); s._tok.encode_batch(['a b'] * 64); print(before, fork_safe(Limits()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": os.path.abspath(src), "HF_HUB_OFFLINE": "1"})
+    assert out.stdout.split() == ["True", "False"], out.stderr[-2000:]

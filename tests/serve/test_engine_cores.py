@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from serving import make_store
+from .serving import make_store
 
 from chunkwise.serve import engine as engine_module
 from chunkwise.serve.engine import Engine

@@ -193,9 +193,10 @@ class BaseChunker:
             while kept and d.start <= kept[-1][0].start and kept[-1][0].end <= d.end:
                 kept.pop()
             kept.append((d, embed, size))
-        # Built once with their final index (no copy per chunk): this loop runs for every chunk.
+        # Built once with their final index (no copy per chunk): this loop runs for every chunk. A
+        # chunk embedded as it reads (no header) holds one string for both, not two equal copies.
         return [
-            Chunk(i, d.start, d.end, text[d.start : d.end], size,
+            Chunk(i, d.start, d.end, embed if embed == (piece := text[d.start : d.end]) else piece, size,
                   d.level.label if isinstance(d.level, Level) else str(d.level), embed, d.heading_path, d.section,
                   d.kind, d.review, d.reasons, d.rows)
             for i, (d, embed, size) in enumerate(kept)

@@ -250,7 +250,8 @@ def _onnx_minilm(precision: str):
 
 class SemanticChunker(BaseChunker):
     """Topic runs from adjacent-sentence similarity, each packed under the cap. ``embedder`` (any
-    object with ``embed``, ``max_tokens`` and, when windowed, ``count_tokens``) defaults to the
+    object with ``embed``, ``max_tokens`` and, when windowed, ``count_tokens``; with ``token_ids``
+    and ``embed_ids`` too, sentences are tokenized once and embedded unpadded) defaults to the
     config's ``semantic_embedder``."""
 
     name = "semantic"

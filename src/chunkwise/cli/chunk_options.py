@@ -49,7 +49,7 @@ def _semantic_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--semantic-percentile", type=float, default=None,
                    help="semantic: without a threshold, cut below this percentile of similarities (default 10)")
     p.add_argument("--semantic-min-size", type=int, default=None, help="semantic: merge topic runs smaller than this")
-    p.add_argument("--semantic-embedder", default=None, help="semantic: sentence embedder (default minilm)")
+    p.add_argument("--semantic-embedder", default=None, help="semantic: sentence embedder (default minilm-onnx-int8; minilm: fp32)")
 
 
 _SEMANTIC_FLAGS = ("semantic_threshold", "semantic_percentile", "semantic_min_size", "semantic_embedder")

@@ -22,6 +22,7 @@ from chunkwise.access import AccessTags, parse_acl_map
 from chunkwise.config import ChunkConfig
 from chunkwise.enrich.records import ChunkRecord
 from chunkwise.errors import InputError
+from chunkwise.pipeline.pack import PackingPreparer
 from chunkwise.pipeline.prepare import Prepared, PrepareFailure, Preparer, PrepareSettings, PrepareTask
 from chunkwise.types import Document, Page
 
@@ -116,23 +117,6 @@ def prepare_paths(preparer: Preparer, paths, *, root: str | Path | None = None, 
         return PrepareFailure(task, f"{task.rel}: {failure.reason}")
 
     yield from contained_map(PackingPreparer(preparer), tasks(), failed, limits)
-
-
-class PackingPreparer:
-    """``Preparer`` whose ``Prepared`` comes back with its records packed (``pipeline.pack``): one
-    bytes value through the pipe instead of an object graph several times the text's size."""
-
-    def __init__(self, preparer: Preparer) -> None:
-        self.preparer = preparer
-
-    def warm_up(self) -> None:
-        self.preparer.warm_up()
-
-    def __call__(self, task):
-        from chunkwise.pipeline.pack import RecordPack
-
-        out = self.preparer(task)
-        return replace(out, records=RecordPack.of(out.records)) if isinstance(out, Prepared) else out
 
 
 def records_of(prepared: Prepared) -> list[ChunkRecord]:

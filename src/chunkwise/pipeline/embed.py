@@ -73,7 +73,8 @@ class EmbedStage:
                 else:
                     waiting.append((item, set(), Carried({}, set())))
                 continue
-            keys = {r["embed_key"]: i for i, r in enumerate(item.records)}
+            known = getattr(item.records, "embed_keys", None)  # encoded by a worker: no record decoded
+            keys = {k: i for i, k in enumerate(known if known is not None else (r["embed_key"] for r in item.records))}
             fresh = [k for k in keys if k not in wanted]
             missing = self.store.missing_vectors(fresh) if fresh else set()
             carried = Carried(item.vectors, {k for k in missing if k in item.vectors})

@@ -181,7 +181,7 @@ def ingest(
                                          exclude, before_first=preparer.warm_up, known=known))
             batch = scope.enter_context(contextlib.ExitStack())
             batch.enter_context(write.batched())
-            if hasattr(executor, "on_idle"):  # commit the open batch whenever the pool makes us wait
+            if hasattr(executor, "on_idle"):  # commit the open batch while the pool makes us wait (once it is old enough)
                 executor.on_idle = write.idle
                 batch.callback(setattr, executor, "on_idle", None)
             for item, vectors in _stages(executor, preparer, tasks, embed, progress, store, write, timeout):
@@ -266,7 +266,7 @@ def _stages(executor, preparer, tasks, embed, progress, store, write, timeout):
         from chunkwise.sandbox import PoolExecutor
 
         if isinstance(executor, PoolExecutor):  # records cross a pipe: packed, written a batch at a time
-            preparer = PackingPreparer(preparer)
+            preparer = PackingPreparer(preparer, store.capabilities.row_codec)
         return prepare_and_embed(executor, preparer, tasks, embed, progress)
     spec = WriteSpec(store.opens_with, write.root, write.inputs, write.now, write.model, write.embedding, timeout)
     return ((item, {}) for item in executor.prepare_embed_write(preparer, tasks, embed, spec, progress))

@@ -36,12 +36,13 @@ class Spool:
 
     __slots__ = ("_file", "size")
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, unlink: bool = True) -> None:
         self._file = open(path, "rb")  # noqa: SIM115 — closed when the pack is collected
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
+        if unlink:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
         self.size = os.fstat(self._file.fileno()).st_size
 
     def __getitem__(self, span: slice) -> bytes:
@@ -218,26 +219,131 @@ class KeyedPack(Mapping):
 LexicalPack = KeyedPack  # the name the lexical fields are packed under
 
 
-class PackingPreparer:
-    """``Preparer`` whose ``Prepared`` comes back with its records and lexical fields packed: one
-    bytes value each through the pipe instead of object graphs several times the text's size, so
-    the writer (``pipeline.write``) decodes and writes a document a batch of records at a time."""
+class EncodedRecords(Sequence):
+    """A document's records encoded by a worker as the target store's rows (``codec``: the store's
+    ``row_codec``, e.g. ``store.sqlite.rows.SQLiteRows``), packed; each reads back as its record
+    dict (``codec.decode``: exactly what the store would read back), and ``chunk_ids`` /
+    ``embed_keys`` (one per record) need no decoding at all.
 
-    def __init__(self, preparer: Preparer) -> None:
-        self.preparer = preparer
+    Why: for a small document the single writer's cost was per record work — unpickling a dict of
+    thirty fields, the set difference, JSON encoding, the access-tag columns, looking up the
+    lexical fields and vectors — done by the one main process for every worker. A new document's
+    rows go from here to ``executemany`` as they came (``pipeline.write.DocumentPlan``)."""
+
+    __slots__ = ("rows", "codec", "chunk_ids", "embed_keys")
+
+    def __init__(self, rows: RecordPack, codec, chunk_ids: tuple[str, ...], embed_keys: tuple[str, ...]) -> None:
+        self.rows, self.codec, self.chunk_ids, self.embed_keys = rows, codec, chunk_ids, embed_keys
+
+    @classmethod
+    def of(cls, records: Sequence[dict], lexical: Mapping, codec) -> EncodedRecords:
+        """One pass over ``records`` (a pack decodes each record on every read), the rows written
+        as made (``PackWriter``: a big document's rows spool to a file, never all in memory)."""
+        rows, ids, keys = RecordPack.writer(), [], []
+        try:
+            for r in records:
+                rows.add(codec.encode(r, lexical.get(r["chunk_id"])))
+                ids.append(r["chunk_id"])
+                keys.append(r["embed_key"])
+        except BaseException:
+            rows.discard()
+            raise
+        return cls(rows.done(), codec, tuple(ids), tuple(keys))
+
+    def spooled(self, directory: str | None = None) -> EncodedRecords:
+        return EncodedRecords(self.rows.spooled(directory), self.codec, self.chunk_ids, self.embed_keys)
+
+    def __reduce__(self):
+        return (EncodedRecords, (self.rows, self.codec, self.chunk_ids, self.embed_keys))
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self.codec.decode(row) for row in self.rows[i]]
+        return self.codec.decode(self.rows[i])
+
+    def __iter__(self) -> Iterator[dict]:
+        return (self.codec.decode(row) for row in self.rows)
+
+    __hash__ = None
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows.nbytes
+
+
+class PackingPreparer:
+    """``Preparer`` whose ``Prepared`` comes back packed: records, lexical fields and vectors one
+    bytes value each through the pipe instead of object graphs several times the text's size, a
+    big one spooled to a file (``RecordPack.spooled``). The one packing step of every path that
+    prepares in a worker: ingest (the writer, ``pipeline.write``, decodes and writes a document a
+    batch of records at a time) and the doors (``pipeline.doors.prepare_paths``: their records
+    are decoded one at a time as they are read; they have no lexical fields or vectors to pack).
+
+    ``codec``: the target store's ``row_codec`` (ingest into a store that has one): the records are
+    sent as that store's rows (``EncodedRecords``, their lexical fields inside), so the writer only
+    executes its statements. A record the codec refuses (a tag outside the grammar) sends the
+    document as records: the writer fails it with the message it always gave."""
+
+    def __init__(self, preparer: Preparer, codec=None) -> None:
+        self.preparer, self.codec = preparer, codec
 
     def warm_up(self) -> None:
         self.preparer.warm_up()
 
     def __call__(self, task):
+        from chunkwise.errors import ChunkwiseError
         from chunkwise.pipeline.prepare import Prepared
 
         out = self.preparer(task, packed=True)  # records, lexical fields, vectors written as made
         if not isinstance(out, Prepared):
             return out
+        if self.codec is not None:
+            encoded = _encoded(out.records, out.lexical, self.codec)
+            if encoded is not None:
+                return replace(out, records=encoded.spooled(), lexical={}, vectors=_spooled(out.vectors, KeyedPack))
         return replace(out, records=_spooled(out.records, RecordPack), lexical=_spooled(out.lexical, KeyedPack),
                        vectors=_spooled(out.vectors, KeyedPack))
 
 
 def _spooled(value, kind):
     return (value if isinstance(value, kind) else kind.of(value)).spooled()
+
+
+def _encoded(records, lexical, codec) -> EncodedRecords | None:
+    """The records as the store's rows, or None when the codec refuses one (the document is then
+    sent as records, whose packs are left as they were). Packs the worker spooled are read in place
+    and their files removed once the rows are made: only the rows cross."""
+    from chunkwise.errors import ChunkwiseError
+
+    records, lexical = _local(records), _local(lexical)
+    try:
+        encoded = EncodedRecords.of(records, lexical, codec)
+    except ChunkwiseError:
+        return None
+    for pack in (records, lexical):
+        _remove(pack)
+    return encoded
+
+
+def _local(value):
+    """A pack this process can read although ``PackWriter.done`` spooled it for another (its file
+    is opened, not unlinked: ``_remove`` does that when the pack is not sent after all)."""
+    if isinstance(value, KeyedPack):
+        return KeyedPack(value._keys, _local(value._pack))
+    if isinstance(value, RecordPack) and value._path is not None:
+        out = RecordPack(Spool(value._path, unlink=False), value._ends)
+        out._path = value._path
+        return out
+    return value
+
+
+def _remove(value) -> None:
+    pack = value._pack if isinstance(value, KeyedPack) else value
+    if isinstance(pack, RecordPack) and pack._path is not None:
+        try:
+            os.unlink(pack._path)
+        except OSError:
+            pass

@@ -15,9 +15,10 @@ from typing import Mapping
 
 from chunkwise.config import ChunkConfig
 from chunkwise.enrich import ChunkRecord, build_records
+from chunkwise.enrich.records import iter_records
 from chunkwise.access import AccessTags
 from chunkwise.enrich.acl import AccessPlan, plan_access
-from chunkwise.enrich.versions import version_info
+from chunkwise.enrich.versions import Fingerprint, version_info
 from chunkwise.errors import ChunkwiseError
 from chunkwise.lexical import LexicalFields
 from chunkwise.pipeline.chunk import chunk_document, for_document, make_chunker
@@ -153,16 +154,18 @@ class Preparer:
         except ChunkwiseError as exc:
             return PrepareFailure(task, str(exc))
 
-    def records(self, doc: Document) -> tuple[list[ChunkRecord], AccessPlan, list[Chunk]]:
+    def records(self, doc: Document, lazy: bool = False) -> tuple[list[ChunkRecord], AccessPlan, list[Chunk]]:
         """One extracted Document's records (with the access plan and chunks they came from): the
-        one place records are made, for ``ingest`` and for every door (``pipeline/doors.py``)."""
+        one place records are made, for ``ingest`` and for every door (``pipeline/doors.py``).
+        ``lazy``: the records as an iterator, made as they are read (not with an LLM context)."""
         s = self.settings
         access = plan_access(doc, s.acl, s.acl_map)
         chunker = for_document(self.chunker, doc)
         chunks = chunk_document(doc, chunker, boundaries=access.boundaries)
         ran = chunker.name if chunker.name == s.config.strategy else f"{s.config.strategy}>{chunker.name}"
-        records = build_records(doc, chunks, chunker=s.config.fingerprint(), header_mode=s.config.header,
-                                embed_model=s.embed_model, now=s.now, access=access, strategy=ran)
+        make = iter_records if lazy and not s.config.context_llm else build_records
+        records = make(doc, chunks, chunker=s.config.fingerprint(), header_mode=s.config.header,
+                       embed_model=s.embed_model, now=s.now, access=access, strategy=ran)
         if s.config.context_llm:  # the model reads only what every reader of each chunk may read
             from chunkwise.enrich.llm_context import ContextModel, add_context
 
@@ -171,22 +174,26 @@ class Preparer:
 
     def prepare_document(self, task: PrepareTask, doc: Document, packed: bool = False) -> Prepared:
         s = self.settings
-        records, access, chunks = self.records(doc)
+        # Packed (a worker's answer), the records are made, packed and fingerprinted one at a time.
+        records, access, chunks = self.records(doc, lazy=packed and s.late is None)
         plan = None
         if s.late is not None:
             records, plan = _late_records(doc, chunks, records, access.regions, s.late)
-        del chunks  # a big document's chunks are as big as its records: not kept while they are packed
+        del chunks
         meta = doc.metadata or {}
         embedder = s.embedder if plan is None else None
         if packed:
-            dicts, lexical, vectors = _packed(records, embedder, s.lexical)
+            fingerprint = Fingerprint()
+            dicts, lexical, vectors = _packed(records, embedder, s.lexical, fingerprint.add)
+            versioning = fingerprint.info(meta)
         else:
             vectors = _vectors(records, embedder)
             dicts = tuple(r.to_dict() for r in records)
             lexical = {d["chunk_id"]: LexicalFields.of_record(d).values() for d in dicts} if s.lexical else {}
+            versioning = version_info(meta, records)
         return Prepared(task, doc.doc_id, doc.source, doc.title, str(meta.get("author") or ""),
                         str(meta.get("updated_at") or ""), dicts, plan,
-                        access.reported, version_info(meta, records).to_json(), vectors, doc.warnings, lexical)
+                        access.reported, versioning.to_json(), vectors, doc.warnings, lexical)
 
 
 def _embedded(embedder, records):
@@ -216,30 +223,48 @@ def _vectors(records, embedder) -> dict:
         return {}  # again for the keys it lacks, and its error is the run's, as without workers
 
 
-def _packed(records, embedder, lexical: bool):
-    """The records, their lexical fields and vectors written into packs one record at a time
-    (``pipeline.pack.PackWriter``): the dicts, fields and vectors of a big document never exist
-    all at once (issue 25, item 9: they were most of a worker's 3.4 GB on a 60 MB-text DOCX)."""
+def _packed(records, embedder, lexical: bool, seen_record):
+    """The records, their lexical fields and vectors written into packs one record at a time, in
+    one pass (``pipeline.pack.PackWriter``), each record also handed to ``seen_record``: the
+    records, dicts, fields and vectors of a big document never exist all at once (issue 25, item 9:
+    they were most of a worker's 3.4 GB on a 60 MB-text DOCX). The same values, in the same order,
+    as ``_vectors`` and the dicts of the unpacked path (vectors ``EMBED_BATCH`` keys at a time)."""
     from chunkwise.pipeline.pack import KeyedPack, RecordPack
 
     out, lex, vec = RecordPack.writer(), RecordPack.writer(), RecordPack.writer()
     lex_keys: list[str] = []
     vec_keys: list[str] = []
+    seen: set[str] = set()
+    batch: list[tuple[str, str]] = []
+
+    def embed() -> None:
+        nonlocal embedder
+        try:
+            vectors = embedder.embed([t for _, t in batch])
+            for (key, _), v in zip(batch, vectors):
+                vec_keys.append(key)
+                vec.add(array("f", v))
+        except Exception:  # noqa: BLE001 — as in ``_vectors``: the embed stage embeds them again
+            vec.discard()
+            vec_keys.clear()
+            embedder = None
+        batch.clear()
+
     try:
         for r in records:
+            seen_record(r)
             d = r.to_dict()
             out.add(d)
             if lexical:
                 lex_keys.append(d["chunk_id"])
                 lex.add(LexicalFields.of_record(d).values())
-        if embedder is not None:
-            try:
-                for key, vector in _embedded(embedder, records):
-                    vec_keys.append(key)
-                    vec.add(vector)
-            except Exception:  # noqa: BLE001 — as in ``_vectors``: the embed stage embeds them again
-                vec.discard()
-                vec_keys = []
+            if embedder is not None and r.embed_key not in seen:
+                seen.add(r.embed_key)
+                batch.append((r.embed_key, r.embed_text))
+                if len(batch) == EMBED_BATCH:
+                    embed()
+        if embedder is not None and batch:
+            embed()
         return out.done(), KeyedPack(tuple(lex_keys), lex.done()), KeyedPack(tuple(vec_keys), vec.done())
     except BaseException:
         for w in (out, lex, vec):

@@ -65,7 +65,7 @@ def run(fn: Callable[[Any], Any], items: Iterable[Any], *, workers: int = 1, lim
         fork_first: bool = False) -> Iterator[Outcome]:
     """``fn`` over ``items``, one :class:`Outcome` per item in input order (a generator: items are
     drawn lazily, at most ``window`` ahead of the consumer; ``idle()`` runs before the consumer
-    would wait for a worker). See :class:`Pool` to reuse workers."""
+    would wait for a worker, and again every ``processes.IDLE_TICK`` while it waits). See :class:`Pool` to reuse workers."""
     with Pool(fn, workers=workers, limits=limits, isolate=isolate, fork_first=fork_first) as pool:
         yield from pool.map(items, window=window, idle=idle)
 

@@ -21,6 +21,7 @@ from chunkwise.sandbox.outcome import NESTED, Failure, Fanout, Join, Limits, Out
 from chunkwise.sandbox.worker import read_log, worker_main
 
 _START_SECONDS = 120.0
+IDLE_TICK = 0.1  # while the consumer waits, ``idle()`` is called again this often (seconds)
 # Items sent ahead to each worker: it starts the next one the moment it answers, instead of waiting
 # for the feeder thread, which needs the GIL the consumer (embedding, writing) mostly holds. Each
 # worker still runs one item at a time, so a crash or a timeout is still that item's alone.
@@ -69,11 +70,19 @@ _NO_FORK_WITH = ("torch", "onnxruntime", "ray", "tensorflow", "jax")
 
 def fork_safe(limits: Limits) -> bool:
     """Whether this process may start a worker by ``fork`` (``Pool(fork_first=True)``): Linux, one
-    Python thread, none of the libraries above imported, and an address space under half the
-    worker's limit (a forked worker starts as large as its parent, and its limit is absolute)."""
+    Python thread and no native threads beyond what numpy's BLAS starts (at most one per CPU but
+    one; BLAS handles a fork, a Rust or OpenMP pool that has run may not), none of the libraries
+    above imported, and an address space under half the worker's limit (a forked worker starts as
+    large as its parent, and its limit is absolute)."""
     if sys.platform != "linux" or "fork" not in multiprocessing.get_all_start_methods():
         return False
     if threading.active_count() != 1 or any(name in sys.modules for name in _NO_FORK_WITH):
+        return False
+    try:  # native threads beyond numpy's BLAS pool (a Rust or OpenMP pool that ran) rule a fork out
+        native = len(os.listdir("/proc/self/task")) - 1
+    except OSError:
+        return False
+    if native > ((os.cpu_count() or 1) - 1 if "numpy" in sys.modules else 0):
         return False
     try:
         with open("/proc/self/statm", "rb") as f:
@@ -171,7 +180,8 @@ class Processes:
 
     def map(self, items: Iterable[Any], window: int, idle=None) -> Iterator[Outcome]:
         """Outcomes in input order; ``idle()`` is called (outside the lock) before the consumer
-        would wait for the next one: it may use the time (the write stage commits then)."""
+        would wait for the next one, and every ``IDLE_TICK`` while it waits: it may use the time
+        (the write stage commits a batch old enough then)."""
         source = enumerate(items)
         drawn = taken = 0
         exhausted = False
@@ -194,11 +204,15 @@ class Processes:
                     drawn += 1
                 if exhausted and taken == drawn:
                     return
-                if idle is not None:
+                while idle is not None:  # called before the wait, and every IDLE_TICK while it lasts
                     with self.cond:
-                        waiting = taken not in self.done
-                    if waiting:
-                        idle()
+                        waiting = taken not in self.done and self.error is None
+                    if not waiting:
+                        break
+                    idle()
+                    with self.cond:
+                        if taken not in self.done and self.error is None:
+                            self.cond.wait(IDLE_TICK)
                 with self.cond:
                     while taken not in self.done and self.error is None:
                         self.cond.wait()

@@ -69,8 +69,8 @@ def os_thread_name(name: str) -> None:
 def serving_embedder(embedder):
     """The query model set up for a server: ONNX Runtime runs each query on the calling worker's
     thread alone, without a pool of its own that spins between runs. The search workers are the
-    parallelism; a pool per call put two more busy threads on the cores the workers need (its
-    threads spun ~26 ms of CPU per hybrid request under 8 clients, benchmarks/serve.py)."""
+    parallelism; a pool per call put more busy threads on the cores the workers need (under 8
+    clients its thread took ~25 ms of CPU per hybrid request: benchmarks/serve_threads.py)."""
     from chunkwise.embed.onnx import OnnxMiniLMEmbedder
 
     if isinstance(embedder, OnnxMiniLMEmbedder) and embedder._session is None:

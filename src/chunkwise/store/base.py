@@ -90,6 +90,9 @@ class DocumentDiff:
     # chunk_id -> (body, title, heading) lexical fields already analysed (by a worker); a store
     # analyses the records missing here itself. Never trusted over the record: same text, same terms.
     lexical: Mapping[str, tuple[str, str, str]] = field(default_factory=dict)
+    # New chunks already encoded as this store's rows (``Capabilities.row_codec``; by a worker), to
+    # insert as they are. Only a store with a ``row_codec`` is given any.
+    rows: Sequence[tuple] = ()
 
 
 @dataclass(frozen=True)
@@ -191,6 +194,11 @@ class Capabilities:
     native_search: bool
     parallel_writes: bool
     filtered_reads: bool = False
+    # ``row_codec``: a class whose ``encode(record, lexical)`` is the chunks row this store inserts
+    # from ``DocumentDiff.rows`` and ``decode(row)`` the record it reads back (SQLite:
+    # ``store.sqlite.rows.SQLiteRows``), so ingest's workers encode the rows and the single writer
+    # only executes statements; None: the store encodes the records it is given itself.
+    row_codec: object = None
 
 
 @dataclass(frozen=True)
@@ -208,6 +216,7 @@ class StoreCounts:
     missing_vectors: int
     orphan_vectors: int
     vectors: int
+    stale_search_rows: int = 0  # PostgreSQL's ``dense`` rows that disagree with their chunks and vectors
 
 
 class LocalRanker(Protocol):

@@ -39,7 +39,9 @@ class WritePrimitives(Protocol):
     def _delete_document(self, doc_id: str) -> int:
         """Delete a document, its chunks and links, and the vectors no chunk uses any more; returns
         the chunks deleted."""
-    def _apply(self, doc: DocumentRow, diff: DocumentDiff) -> None: ...
+    def _apply(self, doc: DocumentRow | None, diff: DocumentDiff) -> None:
+        """Write ``diff``, and the ``documents`` row ``doc`` first (None: written already in this
+        transaction, by an earlier batch of the same document)."""
     def _drop_unused(self, keys: set[str]) -> None: ...
     def _replace_links(self, links: Sequence[VersionLink]) -> None: ...
     def document_states(self, root: str, prefix: str = "") -> dict[str, DocumentState]: ...
@@ -76,9 +78,10 @@ class DocumentPlan(Protocol):
 
     def begin(self, state: DocumentState | None) -> bool:
         """Whether to write (False: unchanged); resets what a retried write counted."""
-    def parts(self) -> Iterator[list[dict]]:
-        """The new records, a batch at a time (each chunk id once over all batches)."""
-    def diff(self, old: dict[str, dict], part: list[dict]) -> DocumentDiff:
+    def parts(self) -> Iterator:
+        """The new records, a batch at a time (each chunk id once over all batches); a batch's
+        ``ids`` are its chunk ids."""
+    def diff(self, old: dict[str, dict], part) -> DocumentDiff:
         """A batch's difference against ``old``, the stored records of its ids that are kept."""
     def removal(self, removed: list[str]) -> DocumentDiff:
         """The stored chunk ids no batch held, to delete."""
@@ -120,12 +123,17 @@ class DocumentWrites:
             if state is not None and state.doc_id != doc.doc_id:  # its id changed (front matter): replace it whole
                 self._delete_document(state.doc_id)  # (chunk ids hash the doc id: none is kept)
             seen: set[str] = set()
+            row: DocumentRow | None = doc  # the documents row is written once, with the first batch
             for part in plan.parts():
-                seen.update(r["chunk_id"] for r in part)
-                kept = [r["chunk_id"] for r in part if r["chunk_id"] in stored]
-                self._apply(doc, plan.diff(self.records_among(state.doc_id, kept) if kept else {}, part))
-            self._apply(doc, plan.removal([cid for cid in stored if cid not in seen]))
-            self._drop_unused(set(stored.values()))
+                seen.update(part.ids)
+                kept = [cid for cid in part.ids if cid in stored]
+                self._apply(row, plan.diff(self.records_among(state.doc_id, kept) if kept else {}, part))
+                row = None
+            removal = plan.removal([cid for cid in stored if cid not in seen])
+            if removal.removed or row is not None:
+                self._apply(row, removal)
+            if stored:
+                self._drop_unused(set(stored.values()))
             return True
 
     def remove_missing(self: WritePrimitives, root: str, prefix: str, seen: set[str], *, dry_run: bool = False) -> int:

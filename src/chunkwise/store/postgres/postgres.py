@@ -286,11 +286,16 @@ class PostgresStore(DocumentWrites, PostgresReads):
             cur.executemany("INSERT INTO version_links (newer, older, how, similarity) VALUES (%s, %s, %s, %s)",
                             [(link.newer, link.older, link.how, float(link.similarity)) for link in links])
 
-    def _apply(self, doc: DocumentRow, diff: DocumentDiff) -> None:
+    def _apply(self, doc: DocumentRow | None, diff: DocumentDiff) -> None:
         db = self.db
+        if doc is not None:
+            self._put_document(doc)
+        self._apply_chunks(diff)
+
+    def _put_document(self, doc: DocumentRow) -> None:
         values = document_values(doc)
         values["updated"] = updated_time(doc.updated_at)
-        db.execute(
+        self.db.execute(
             "INSERT INTO documents (doc_id, root, path, source_uri, source_version, inputs, title, author, updated_at,"
             " updated, ingested_at, chunk_count, versioning) VALUES (%(doc_id)s, %(root)s, %(path)s, %(source_uri)s,"
             " %(source_version)s, %(inputs)s, %(title)s, %(author)s, %(updated_at)s, %(updated)s,"
@@ -299,6 +304,9 @@ class PostgresStore(DocumentWrites, PostgresReads):
             " source_version=excluded.source_version, inputs=excluded.inputs, title=excluded.title,"
             " author=excluded.author, updated_at=excluded.updated_at, updated=excluded.updated,"
             " ingested_at=excluded.ingested_at, chunk_count=excluded.chunk_count, versioning=excluded.versioning", values)
+
+    def _apply_chunks(self, diff: DocumentDiff) -> None:
+        db = self.db
         if diff.vectors:
             self._put_vectors(diff.vector_model, diff.vectors.items())
         delta: dict = {}

@@ -47,11 +47,11 @@ from chunkwise.store.postgres.pg_security import (GROUPS_SETTING, HAS_VECTORS, d
 
 # Permitted rows up to which an exact scan is cheaper than a filtered HNSW walk. The scan reads the
 # caller's rows of ``dense`` alone (store/postgres/pg_dense.py): at 1M rows, client + server CPU per
-# search 16 ms for 10k permitted rows, 24-27 ms for 20k, 84 ms for 51k (beyond the server's default
-# shared_buffers: each page read from the OS cache), against 40-60 ms for an ``ef_search`` 1,000 walk
-# (docs/_figures/s4-pgvec.md). Above it a caller still gets the exact scan when the widest walk cannot
-# hold enough of its rows (``_nearest``).
-EXACT_ROWS = 30_000
+# search 12-14 ms for 10k permitted rows, 23 ms for 20k, 49 ms for 51k (recall@10 1.000), against
+# 40-60 ms for an ``ef_search`` 1,000 walk (51k rows: 60 ms, recall@10 0.957, p95 2.5x the scan's:
+# the walks left short fall back to the scan); 200k rows: 321 ms (docs/_figures/s4-pgvec.md). Above
+# it a caller still gets the exact scan when the widest walk cannot hold enough of its rows (``_nearest``).
+EXACT_ROWS = 60_000
 DISTANCE_SLACK = 1e-5  # > the float32 rounding between the server's cosine and the retriever's
 SCORE_SLACK = 1e-6  # relative; > float32 rounding (6e-8) plus the server's float8 summation error
 HNSW_MARGIN = 16  # extra neighbours asked of the index, for the same reason
@@ -460,6 +460,7 @@ class PostgresReads:
             orphan_vectors=one("SELECT count(*) FROM vectors v WHERE NOT EXISTS (SELECT 1 FROM chunks c"
                                " WHERE c.embed_key = v.embed_key)"),
             vectors=one("SELECT count(*) FROM vectors"),
+            stale_search_rows=one(pg_dense.STALE_SQL),
         )
 
     def documents(self, doc_ids: Iterable[str] | None = None) -> list[DocumentRow]:

@@ -21,6 +21,18 @@ def chunk_row(r: dict, lexical: tuple[str, str, str] | None = None) -> tuple:
             index, *(lexical or LexicalFields.of_record(r).values()))
 
 
+class SQLiteRows:
+    """The SQLite store's ``row_codec``: a record to its chunks row (``chunk_row``, run by a worker
+    for the single writer: ``pipeline.pack.EncodedRecords``) and a row back to the record the
+    store reads (``SQLiteStore.records_of``: the JSON part with the two texts)."""
+
+    encode = staticmethod(chunk_row)
+
+    @staticmethod
+    def decode(row: tuple) -> dict:
+        return {**json.loads(row[3]), "text": row[4], "embed_text": row[5]}
+
+
 def _acl_columns(acl, quality: str, chunk_id: str) -> tuple[str, str]:
     """(acl column, acl FTS tokens) of a record: nearly every chunk of a run shares its tags, so the
     parse is remembered per (tags, quality); a bad tag still fails for its chunk."""

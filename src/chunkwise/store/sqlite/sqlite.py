@@ -12,7 +12,9 @@ import json
 import os
 import sqlite3
 import struct
+import sys
 import urllib.parse
+from array import array
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
@@ -22,7 +24,7 @@ from chunkwise.errors import InputError, StoreBusy, StoreError, StoreWriteError
 from chunkwise.store.base import Capabilities, DocumentDiff, LocalRanker, DocumentRow, DocumentState, VersionLink
 from chunkwise.store.sqlite.schema import LATEST, MIGRATIONS
 from chunkwise.store.sqlite.sqlite_read import ReadMixin
-from chunkwise.store.sqlite.rows import chunk_row, migrate_lexical
+from chunkwise.store.sqlite.rows import SQLiteRows, chunk_row, migrate_lexical
 from chunkwise.store.writing import DocumentWrites, document_values
 
 _MAGIC = b"SQLite format 3\x00"
@@ -30,12 +32,20 @@ _OURS = {"migrations", "documents", "chunks"}
 
 
 def _vector_blob(vec: Sequence[float]) -> bytes:
+    """A vector as the stored little-endian float32 blob; a worker's ``array("f")`` (its machine's
+    float32) is already that on a little-endian machine: its bytes, no float is touched."""
+    if isinstance(vec, array) and vec.typecode == "f" and _LITTLE:
+        return vec.tobytes()
     return struct.pack(f"<{len(vec)}f", *vec)
+
+
+_LITTLE = sys.byteorder == "little"
 
 
 class SQLiteStore(DocumentWrites, ReadMixin):
     # one writer at a time (documents are written by the ingesting process); no roles: every row is read
-    capabilities = Capabilities("sqlite", native_search=False, parallel_writes=False, filtered_reads=False)
+    capabilities = Capabilities("sqlite", native_search=False, parallel_writes=False, filtered_reads=False,
+                                row_codec=SQLiteRows)
 
     @property
     def ranker(self) -> LocalRanker:
@@ -301,30 +311,33 @@ class SQLiteStore(DocumentWrites, ReadMixin):
         self.db.executemany("INSERT INTO version_links VALUES (?, ?, ?, ?)",
                             [(link.newer, link.older, link.how, float(link.similarity)) for link in links])
 
-    def _apply(self, doc: DocumentRow, diff: DocumentDiff) -> None:
+    def _apply(self, doc: DocumentRow | None, diff: DocumentDiff) -> None:
         db = self.db
         self._wrote = True
-        values = document_values(doc)
-        db.execute(
-            "INSERT INTO documents (doc_id, root, path, source_uri, source_version, inputs, title, author, updated_at,"
-            " ingested_at, chunk_count, versioning) VALUES (:doc_id, :root, :path, :source_uri, :source_version, :inputs,"
-            " :title, :author, :updated_at, :ingested_at, :chunk_count, :versioning) ON CONFLICT(doc_id) DO UPDATE SET"
-            " root=excluded.root, path=excluded.path, source_uri=excluded.source_uri,"
-            " source_version=excluded.source_version, inputs=excluded.inputs, title=excluded.title,"
-            " author=excluded.author, updated_at=excluded.updated_at, ingested_at=excluded.ingested_at,"
-            " chunk_count=excluded.chunk_count, versioning=excluded.versioning", values)
+        if doc is not None:
+            db.execute(
+                "INSERT INTO documents (doc_id, root, path, source_uri, source_version, inputs, title, author, updated_at,"
+                " ingested_at, chunk_count, versioning) VALUES (:doc_id, :root, :path, :source_uri, :source_version,"
+                " :inputs, :title, :author, :updated_at, :ingested_at, :chunk_count, :versioning) ON CONFLICT(doc_id)"
+                " DO UPDATE SET root=excluded.root, path=excluded.path, source_uri=excluded.source_uri,"
+                " source_version=excluded.source_version, inputs=excluded.inputs, title=excluded.title,"
+                " author=excluded.author, updated_at=excluded.updated_at, ingested_at=excluded.ingested_at,"
+                " chunk_count=excluded.chunk_count, versioning=excluded.versioning", document_values(doc))
         removed = list(diff.removed)
         for i in range(0, len(removed), 500):
             part = removed[i : i + 500]
             db.execute(f"DELETE FROM chunks WHERE chunk_id IN ({','.join('?' * len(part))})", part)
-        db.executemany(
-            "INSERT INTO chunks (chunk_id, doc_id, chunk_index, record, text, embed_text, embed_model, embed_key,"
-            " acl, quality, size, acl_index, lex_body, lex_title, lex_heading) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            [chunk_row(r, diff.lexical.get(r["chunk_id"])) for r in diff.added])
-        db.executemany(
-            "UPDATE chunks SET doc_id=?, chunk_index=?, record=?, text=?, embed_text=?, embed_model=?, embed_key=?,"
-            " acl=?, quality=?, size=?, acl_index=?, lex_body=?, lex_title=?, lex_heading=? WHERE chunk_id=?",
-            [(*chunk_row(r, diff.lexical.get(r["chunk_id"]))[1:], r["chunk_id"]) for r in diff.updated])
+        rows = [chunk_row(r, diff.lexical.get(r["chunk_id"])) for r in diff.added]
+        if rows or diff.rows:
+            db.executemany(
+                "INSERT INTO chunks (chunk_id, doc_id, chunk_index, record, text, embed_text, embed_model, embed_key,"
+                " acl, quality, size, acl_index, lex_body, lex_title, lex_heading) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                [*diff.rows, *rows] if rows else diff.rows)
+        if diff.updated:
+            db.executemany(
+                "UPDATE chunks SET doc_id=?, chunk_index=?, record=?, text=?, embed_text=?, embed_model=?, embed_key=?,"
+                " acl=?, quality=?, size=?, acl_index=?, lex_body=?, lex_title=?, lex_heading=? WHERE chunk_id=?",
+                [(*chunk_row(r, diff.lexical.get(r["chunk_id"]))[1:], r["chunk_id"]) for r in diff.updated])
         if diff.vectors:
             self._put_vectors(diff.vector_model, diff.vectors.items())
 
