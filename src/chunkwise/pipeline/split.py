@@ -23,7 +23,10 @@ from chunkwise.sources.sniff import PDF
 
 MIN_BYTES = 64 * 1024  # smaller PDFs take well under a second: not worth opening twice
 MIN_PAGES_PER_PART = 16  # each part opens the file and walks its page tree again
-PARTS_PER_WORKER = 2  # more parts than workers: the last ones even out what the workers had queued
+# More parts than workers: the last ones even out what the workers had queued, and a range dense
+# with tables is shorter. DA-619p.pdf (../shared/data): 4 ranges had a 28.4 s one (pages 310-464),
+# 8 ranges 20.8 s (pages 310-386), the split's total 1.13x vs 1.10x one pass (docs/_figures/s4-split.md).
+PARTS_PER_WORKER = 4
 
 
 @dataclass(frozen=True)
