@@ -78,7 +78,7 @@ from chunkwise.config import ChunkConfig
 from chunkwise.embed.hashing import HashingEmbedder
 from chunkwise.access import AccessTags
 from chunkwise.pipeline.prepare import Preparer, PrepareSettings, PrepareTask
-from chunkwise.pipeline.pack import PackingPreparer
+from chunkwise.pipeline.packing import PackingPreparer
 from chunkwise.pipeline.documents import extract_options, read_source
 from chunkwise.sources import SourceFile
 from chunkwise import ids

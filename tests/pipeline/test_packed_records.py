@@ -127,9 +127,47 @@ def test_a_packed_document_is_the_same_records_fields_and_vectors(tmp_path, monk
                                     None, emb))
     task = PrepareTask(str(path), "doc.md", "doc.md", "text/markdown", "0" * 64, path.stat().st_size)
     plain = prep(task)
-    packed = pickle.loads(pickle.dumps(packing.PackingPreparer(prep)(task)))
+    from chunkwise.pipeline.packing import PackingPreparer
+
+    packed = pickle.loads(pickle.dumps(PackingPreparer(prep)(task)))
     assert [p.name for p in tmp_path.iterdir()] == ["doc.md"]  # spooled files were received and unlinked
     assert len(plain.records) > 300 and list(packed.records) == list(plain.records)
     assert list(packed.lexical) == list(plain.lexical) and dict(packed.lexical) == plain.lexical
     assert list(packed.vectors) == list(plain.vectors) and dict(packed.vectors) == plain.vectors
     assert len(plain.vectors) < len(plain.records)  # the repeated sections share a vector
+
+
+def test_rows_made_from_spooled_packs_are_the_records_and_leave_no_file(tmp_path, monkeypatch):
+    """Ingest into SQLite: the worker's packs, spooled because they outgrew the threshold, are read
+    in place to make the store's rows (``packing._encoded``); the rows decode to the plain records,
+    and once received no spooled file is left (the packs' files are removed, the rows' unlinked)."""
+    from chunkwise.access import AccessTags
+    from chunkwise.config import ChunkConfig
+    from chunkwise.embed.hashing import HashingEmbedder
+    from chunkwise.pipeline import pack as packs
+    from chunkwise.pipeline.packing import PackingPreparer
+    from chunkwise.pipeline.prepare import Preparer, PrepareSettings, PrepareTask
+    from chunkwise.store.sqlite.rows import SQLiteRows
+
+    monkeypatch.setattr(packs, "SPOOL_BYTES", 5000)
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    path = tmp_path / "doc.md"
+    path.write_text("# Ledger\n\n" + "\n\n".join(f"## Part {i}\n\nEntry {i} is booked by finance. " * 2
+                                                 for i in range(200)), encoding="utf-8")
+    emb = HashingEmbedder()
+    prep = Preparer(PrepareSettings(ChunkConfig(size=32), emb.name, AccessTags.parse(["a"], "acl"), {}, "now",
+                                    None, emb))
+    task = PrepareTask(str(path), "doc.md", "doc.md", "text/markdown", "0" * 64, path.stat().st_size)
+    plain = prep(task)
+    sent = PackingPreparer(prep, SQLiteRows)(task)
+    assert isinstance(sent.records, packs.EncodedRecords) and sent.records.rows._path is not None  # spooled
+    waiting = sorted(p.name for p in tmp_path.iterdir() if p.name != "doc.md")
+    assert waiting and all(n.startswith("chunkwise-pack-") for n in waiting)  # the rows (and vectors) only:
+    assert len(waiting) <= 2  # the records' and lexical fields' spooled packs were removed
+    got = pickle.loads(pickle.dumps(sent))
+    assert [p.name for p in tmp_path.iterdir()] == ["doc.md"]
+    assert got.records.chunk_ids == tuple(r["chunk_id"] for r in plain.records)
+    assert list(got.records) == [SQLiteRows.decode(SQLiteRows.encode(r, plain.lexical.get(r["chunk_id"])))
+                                 for r in plain.records]
+    assert dict(got.vectors) == plain.vectors

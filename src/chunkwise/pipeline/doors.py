@@ -22,7 +22,7 @@ from chunkwise.access import AccessTags, parse_acl_map
 from chunkwise.config import ChunkConfig
 from chunkwise.enrich.records import ChunkRecord
 from chunkwise.errors import InputError
-from chunkwise.pipeline.pack import PackingPreparer
+from chunkwise.pipeline.packing import PackingPreparer
 from chunkwise.pipeline.prepare import Prepared, PrepareFailure, Preparer, PrepareSettings, PrepareTask
 from chunkwise.types import Document, Page
 

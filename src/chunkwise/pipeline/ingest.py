@@ -36,7 +36,7 @@ from chunkwise.enrich.versions import RECIPE as VERSIONS_RECIPE
 from chunkwise.errors import ChunkwiseError, ConfigError, StoreWriteError
 from chunkwise.pipeline.chunk import make_chunker
 from chunkwise.pipeline.embed import EmbedStage
-from chunkwise.pipeline.pack import PackingPreparer
+from chunkwise.pipeline.packing import PackingPreparer
 from chunkwise.pipeline.executors import Executor, contained, prepare_and_embed, session
 from chunkwise.pipeline.prepare import Prepared, PrepareFailure, Preparer, PrepareSettings, PrepareTask
 from chunkwise.pipeline.progress import NoProgress, Progress

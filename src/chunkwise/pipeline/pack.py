@@ -21,11 +21,7 @@ import pickle
 import tempfile
 from array import array
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
-from typing import TYPE_CHECKING, Iterable, Iterator
-
-if TYPE_CHECKING:
-    from chunkwise.pipeline.prepare import Preparer
+from typing import Iterable, Iterator
 
 
 SPOOL_BYTES = 16 << 20  # a pack bigger than this crosses from a worker as a file (``spooled``)
@@ -272,78 +268,3 @@ class EncodedRecords(Sequence):
     @property
     def nbytes(self) -> int:
         return self.rows.nbytes
-
-
-class PackingPreparer:
-    """``Preparer`` whose ``Prepared`` comes back packed: records, lexical fields and vectors one
-    bytes value each through the pipe instead of object graphs several times the text's size, a
-    big one spooled to a file (``RecordPack.spooled``). The one packing step of every path that
-    prepares in a worker: ingest (the writer, ``pipeline.write``, decodes and writes a document a
-    batch of records at a time) and the doors (``pipeline.doors.prepare_paths``: their records
-    are decoded one at a time as they are read; they have no lexical fields or vectors to pack).
-
-    ``codec``: the target store's ``row_codec`` (ingest into a store that has one): the records are
-    sent as that store's rows (``EncodedRecords``, their lexical fields inside), so the writer only
-    executes its statements. A record the codec refuses (a tag outside the grammar) sends the
-    document as records: the writer fails it with the message it always gave."""
-
-    def __init__(self, preparer: Preparer, codec=None) -> None:
-        self.preparer, self.codec = preparer, codec
-
-    def warm_up(self) -> None:
-        self.preparer.warm_up()
-
-    def __call__(self, task):
-        from chunkwise.errors import ChunkwiseError
-        from chunkwise.pipeline.prepare import Prepared
-
-        out = self.preparer(task, packed=True)  # records, lexical fields, vectors written as made
-        if not isinstance(out, Prepared):
-            return out
-        if self.codec is not None:
-            encoded = _encoded(out.records, out.lexical, self.codec)
-            if encoded is not None:
-                return replace(out, records=encoded.spooled(), lexical={}, vectors=_spooled(out.vectors, KeyedPack))
-        return replace(out, records=_spooled(out.records, RecordPack), lexical=_spooled(out.lexical, KeyedPack),
-                       vectors=_spooled(out.vectors, KeyedPack))
-
-
-def _spooled(value, kind):
-    return (value if isinstance(value, kind) else kind.of(value)).spooled()
-
-
-def _encoded(records, lexical, codec) -> EncodedRecords | None:
-    """The records as the store's rows, or None when the codec refuses one (the document is then
-    sent as records, whose packs are left as they were). Packs the worker spooled are read in place
-    and their files removed once the rows are made: only the rows cross."""
-    from chunkwise.errors import ChunkwiseError
-
-    records, lexical = _local(records), _local(lexical)
-    try:
-        encoded = EncodedRecords.of(records, lexical, codec)
-    except ChunkwiseError:
-        return None
-    for pack in (records, lexical):
-        _remove(pack)
-    return encoded
-
-
-def _local(value):
-    """A pack this process can read although ``PackWriter.done`` spooled it for another (its file
-    is opened, not unlinked: ``_remove`` does that when the pack is not sent after all)."""
-    if isinstance(value, KeyedPack):
-        return KeyedPack(value._keys, _local(value._pack))
-    if isinstance(value, RecordPack) and value._path is not None:
-        out = RecordPack(Spool(value._path, unlink=False), value._ends)
-        out._path = value._path
-        return out
-    return value
-
-
-def _remove(value) -> None:
-    pack = value._pack if isinstance(value, KeyedPack) else value
-    if isinstance(pack, RecordPack) and pack._path is not None:
-        try:
-            os.unlink(pack._path)
-        except OSError:
-            pass

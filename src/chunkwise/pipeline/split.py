@@ -23,7 +23,11 @@ from chunkwise.sources.sniff import PDF
 
 MIN_BYTES = 64 * 1024  # smaller PDFs take well under a second: not worth opening twice
 MIN_PAGES_PER_PART = 16  # each part opens the file and walks its page tree again
-PARTS_PER_WORKER = 2  # more parts than workers: the last ones even out what the workers had queued
+# More parts than workers: the last ones even out what the workers had queued. Not more: on the
+# office files of ../shared/data 8 ranges (4 a worker) shortened DA-619p.pdf's critical path (46.7 ->
+# 38.3 s) but it was not binding (half the corpus's CPU is ~54 s), while each range costs CPU (fonts
+# parsed again): the list schedule fell from 1.66x to 1.52x (docs/_figures/s4-split.md).
+PARTS_PER_WORKER = 2
 
 
 @dataclass(frozen=True)
