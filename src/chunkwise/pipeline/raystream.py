@@ -13,7 +13,9 @@ was in flight again once (``max_task_retries=1``); preparing is pure and writing
 document written before the loss is found unchanged), so a retry changes nothing. A batch lost a
 second time is split into single files, each retried the same way, so one file that keeps killing
 its worker cannot take others with it; a file lost again is that file's ``PrepareFailure`` ("ingest
-it again"): it is not written, so the next run prepares it. An error the stages raise themselves (a
+it again"): it is not written, so the next run prepares it. The single files are sent one at a time,
+each when the one before it is settled: sent together, an innocent file queued on the actor behind
+the killer died with it twice and was reported lost too. An error the stages raise themselves (a
 model that cannot load, a full disk) fails the run with its message.
 """
 from __future__ import annotations
@@ -107,9 +109,11 @@ def ordered(ray, stages: Stages, items: Iterable, batch_size: int, inflight: int
     while queue:
         batch = queue.popleft()
         if batch.tasks:
+            if not batch.refs:  # a file retried on its own: sent only now, when the one before it is settled
+                batch = stages.submit(batch)
             got = _settle(ray, stages, batch)
             if got is None:  # lost twice with several files: each file again on its own, in place
-                queue.extendleft(reversed([stages.submit(_Batch([t], [t])) for t in batch.tasks]))
+                queue.extendleft(reversed([_Batch([t], [t]) for t in batch.tasks]))
                 continue
             results = iter(got)
         else:
