@@ -15,7 +15,9 @@ Method:
 - each ingest goes into a fresh SQLite store with ``ChunkConfig(strategy="auto", size=256)`` (MiniLM:
   ``size=254``, its 256-token window includes [CLS]/[SEP]); big ingests run once (they are slow),
   the no-op re-ingest and its references are the best of ``--repeat`` (default 3); GC is collected
-  before and disabled during each timed call, as ``timeit`` does;
+  before and disabled during each timed call, as ``timeit`` does; CPU seconds count this process
+  and the child processes that ended during the call (ingest prepares files in worker processes;
+  ``sha256sum`` runs under ``xargs``), so on a loaded machine the CPU columns are the comparable ones;
 - MiniLM is loaded and warmed on one text before its timed ingest, so its row is embedding
   throughput; the load time is reported separately;
 - the no-op re-ingest is a second ``ingest()`` of the no-op corpus (first ingest: hashing embedder)
@@ -55,7 +57,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _timing import timed
+from _timing import timed, timed_with_children
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SEED = 20240612
@@ -140,7 +142,8 @@ def write_corpus(root: Path, count: int, low: int, high: int, seed: int = SEED) 
 
 
 def best_of(repeat: int, run: Callable[[], Any]) -> tuple[float, float, Any]:
-    return min((timed(run) for _ in range(repeat)), key=lambda t: t[0])
+    """(wall s, CPU s of this process and its ended children, result) of the fastest of ``repeat`` calls."""
+    return min((timed_with_children(run) for _ in range(repeat)), key=lambda t: t[0])
 
 
 # --------------------------------------------------------------------------- ingest
@@ -180,7 +183,7 @@ class IngestRow:
     mb: float
     chunks: int = 0
     seconds: float | None = None
-    cpu_seconds: float | None = None
+    cpu_seconds: float | None = None  # this process and the worker processes it waited for
     errors: int = 0
     store: dict[str, int] = field(default_factory=dict)
     note: str = ""
@@ -192,7 +195,7 @@ class IngestRow:
 
 def measure_ingest(name: str, corpus: Corpus, db: Path, size: int, embedder: Any, label: str) -> IngestRow:
     row = IngestRow(name, label, size, len(corpus.files), corpus.mb)
-    row.seconds, row.cpu_seconds, stats = timed(lambda: run_ingest(corpus, db, size, embedder))
+    row.seconds, row.cpu_seconds, stats = timed_with_children(lambda: run_ingest(corpus, db, size, embedder))
     row.chunks, row.errors = stats.added, len(stats.errors)
     row.store = store_files(db)
     if stats.errors:
@@ -269,14 +272,19 @@ class NoopResult:
     files: int
     mb: float
     first_ingest: IngestRow
-    passes: dict[str, float]  # name -> best wall seconds
+    passes: dict[str, tuple[float, float]]  # name -> (best wall s, CPU s of that run, children included)
     stats: dict
-    ratio: float
+    ratio: float  # wall, the target's measure
     profile: str | None = None
 
     @property
     def ok(self) -> bool:
         return self.ratio <= NOOP_TARGET
+
+    @property
+    def cpu_ratio(self) -> float:
+        """CPU s of the no-op re-ingest / CPU s of sha256sum: the load-robust reading of the target."""
+        return self.passes["chunkwise no-op re-ingest"][1] / self.passes["sha256sum (coreutils, xargs -0)"][1]
 
 
 def check_noop(stats: Any, files: int) -> None:
@@ -306,17 +314,16 @@ def measure_noop(work: Path, files: int, repeat: int, force_profile: bool) -> No
     log("no-op corpus: first ingest (hashing)")
     first = measure_ingest("first ingest (hashing)", corpus, db, 256, embedder, embedder.name)
     log(f"no-op corpus: re-ingest and references, best of {repeat}")
-    wall, _, stats = best_of(repeat, lambda: run_ingest(corpus, db, 256, embedder))
+    wall, cpu, stats = best_of(repeat, lambda: run_ingest(corpus, db, 256, embedder))
     check_noop(stats, files)
-    passes = {
-        "chunkwise no-op re-ingest": wall,
-        "sha256sum (coreutils, xargs -0)": best_of(repeat, lambda: sha256sum_all(corpus.files))[0],
-        "Python hashlib.sha256 per file": best_of(repeat, lambda: hashlib_all(corpus.files))[0],
-        "chunkwise iter_sources (walk + sha256)": best_of(repeat, lambda: walk_sources(corpus.root))[0],
-        "chunkwise iter_documents (+ read + extract)": best_of(repeat, lambda: load_documents(corpus.root))[0],
-    }
+    passes = {"chunkwise no-op re-ingest": (wall, cpu)}
+    for name, run in (("sha256sum (coreutils, xargs -0)", lambda: sha256sum_all(corpus.files)),
+                      ("Python hashlib.sha256 per file", lambda: hashlib_all(corpus.files)),
+                      ("chunkwise iter_sources (walk + sha256)", lambda: walk_sources(corpus.root)),
+                      ("chunkwise iter_documents (+ read + extract)", lambda: load_documents(corpus.root))):
+        passes[name] = best_of(repeat, run)[:2]
     result = NoopResult(files, corpus.mb, first, passes, stats.to_dict(),
-                        wall / passes["sha256sum (coreutils, xargs -0)"])
+                        wall / passes["sha256sum (coreutils, xargs -0)"][0])
     if force_profile or not result.ok:
         log("no-op re-ingest: profiling one more run")
         result.profile = profile_noop(corpus, db, embedder)
@@ -404,8 +411,8 @@ def header_lines(env: dict[str, Any]) -> list[str]:
 
 def ingest_table(rows: list[IngestRow]) -> list[str]:
     lines = ["## Ingest throughput (fresh store, one run each)", "",
-             "| run | embedder | files | MB | chunks | s | docs/s | MB/s | chunks/s | cpu/wall | store B/chunk |",
-             "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+             "| run | embedder | files | MB | chunks | s | docs/s | MB/s | chunks/s | cpu s | cpu/wall | store B/chunk |",
+             "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
     for r in rows:
         if r.skipped:
             continue
@@ -413,7 +420,8 @@ def ingest_table(rows: list[IngestRow]) -> list[str]:
         cpu_wall = r.cpu_seconds / r.seconds if r.seconds and r.cpu_seconds is not None else None
         lines.append(f"| {r.name} | {r.embedder} | {r.docs:,} | {r.mb:.2f} | {r.chunks:,} | {r.seconds:.2f} | "
                      f"{fmt(r.rate(r.docs), ',.1f')} | {fmt(r.rate(r.mb), '.3f')} | "
-                     f"{fmt(r.rate(r.chunks), ',.1f')} | {fmt(cpu_wall, '.2f')} | {fmt(per_chunk, ',.0f')} |")
+                     f"{fmt(r.rate(r.chunks), ',.1f')} | {fmt(r.cpu_seconds, '.2f')} | {fmt(cpu_wall, '.2f')} | "
+                     f"{fmt(per_chunk, ',.0f')} |")
     notes = [f"- {r.name}: {r.note}" for r in rows if r.note and not r.skipped]
     notes += [f"- {r.name}: skipped ({r.skipped})" for r in rows if r.skipped]
     return lines + ([""] + notes if notes else []) + [""]
@@ -421,15 +429,17 @@ def ingest_table(rows: list[IngestRow]) -> list[str]:
 
 def noop_table(noop: NoopResult, repeat: int) -> list[str]:
     first = noop.first_ingest
-    ref = noop.passes["sha256sum (coreutils, xargs -0)"]
+    ref, ref_cpu = noop.passes["sha256sum (coreutils, xargs -0)"]
     lines = [f"## No-op re-ingest ({noop.files:,} files, {noop.mb:.2f} MB, best of {repeat})", "",
              f"First ingest (hashing): {first.seconds:.2f} s, {first.rate(first.docs):,.1f} docs/s, "
              f"{first.chunks:,} chunks. Re-ingest stats: " + json.dumps(noop.stats), "",
-             "| pass | best s | files/s | x sha256sum |", "|---|--:|--:|--:|"]
-    for name, seconds in noop.passes.items():
-        lines.append(f"| {name} | {seconds:.3f} | {noop.files / seconds:,.0f} | {seconds / ref:.2f} |")
+             "| pass | best s | files/s | x sha256sum | cpu s | cpu x sha256sum |", "|---|--:|--:|--:|--:|--:|"]
+    for name, (seconds, cpu) in noop.passes.items():
+        lines.append(f"| {name} | {seconds:.3f} | {noop.files / seconds:,.0f} | {seconds / ref:.2f} | "
+                     f"{cpu:.3f} | {cpu / ref_cpu:.2f} |")
     verdict = "PASS" if noop.ok else "MISS"
-    lines += ["", f"**{verdict}**: no-op re-ingest = {noop.ratio:.2f}x sha256sum (target <= {NOOP_TARGET:g}x)", ""]
+    lines += ["", f"**{verdict}**: no-op re-ingest = {noop.ratio:.2f}x sha256sum (target <= {NOOP_TARGET:g}x, wall); "
+              f"{noop.cpu_ratio:.2f}x on CPU seconds (children included: the ingest's workers, sha256sum)", ""]
     if noop.profile:
         lines += ["### cProfile of one no-op re-ingest (top 15 by tottime, then by cumulative)", "",
                   "```", noop.profile, "```", ""]

@@ -14,6 +14,7 @@ Everything at one size runs in one process, single-threaded BLAS (set before num
 
     .venv/bin/python benchmarks/search.py --sizes 10k,100k,1M [--queries 200] [--k 10] [--json FILE]
     .venv/bin/python benchmarks/search.py --sizes 1M --build-only     # generate the store, nothing else
+    .venv/bin/python benchmarks/search.py --sizes 1M --index-only     # store size and index builds, no queries
 """
 from __future__ import annotations
 
@@ -254,7 +255,8 @@ def frequent_terms_dropped(index, query: str, share: float) -> str:
     return " ".join(keep)
 
 
-def bench_size(path: Path, n: int, queries, k: int, budget: int, drop_share: float) -> dict:
+def bench_size(path: Path, n: int, queries, k: int, budget: int, drop_share: float, index_only: bool = False) -> dict:
+    """Every engine at one size; ``index_only``: the store's size and the index builds, no queries."""
     from chunkwise.retrieve import Retriever
 
     out: dict = {"chunks": n, "k": k, "budget": budget, "rows": [], "index": [], "checks": {},
@@ -268,10 +270,13 @@ def bench_size(path: Path, n: int, queries, k: int, budget: int, drop_share: flo
     visible = [int(truth.allowed(g).sum()) for _, g in queries]
     out["visible_mean"] = float(np.mean(visible))
 
-    rss0 = rss_mb()
-    wall, cpu, index = timed(fts.index)
-    out["index"].append({"what": "vectors only (fts5 retriever)", "s": wall, "cpu_s": cpu, "nbytes": index.nbytes,
-                         "rss_delta_mb": rss_mb() - rss0})
+    index = time_index(fts, "vectors only (fts5 retriever)", out)
+    if index_only:
+        fts.close()
+        fts = index = None
+        sp = Retriever(path, bm25="sparse")
+        time_index(sp, "vectors + sparse BM25 (sparse retriever)", out)
+        return finish(out, sp)
     emb = fts.embedder
     row, _ = run_engine("query embedding (hashing-384)", queries, lambda q, g: (emb.embed([q]), [])[1],
                         lambda i: 0, truth)
@@ -291,11 +296,7 @@ def bench_size(path: Path, n: int, queries, k: int, budget: int, drop_share: flo
     fts = index = None  # free the vectors-only index before the sparse one is built
 
     sp = Retriever(path, bm25="sparse")
-    rss0 = rss_mb()
-    wall, cpu, index = timed(sp.index)
-    out["index"].append({"what": "vectors + sparse BM25 (sparse retriever)", "s": wall, "cpu_s": cpu,
-                         "nbytes": index.nbytes, "dense_nbytes": index.dense.nbytes, "bm25_nbytes": index.bm25.nbytes,
-                         "rss_delta_mb": rss_mb() - rss0})
+    index = time_index(sp, "vectors + sparse BM25 (sparse retriever)", out)
     from chunkwise.retrieve.bm25 import query_terms
 
     db = sp.store.db
@@ -346,9 +347,25 @@ def bench_size(path: Path, n: int, queries, k: int, budget: int, drop_share: flo
     for b in (None, budget):
         for expand in ("none", "neighbours", "parent"):
             out["rows"].append(pipeline_row(sp, truth, queries, k, expand, b).summary())
+    return finish(out, sp)
+
+
+def time_index(retriever, what: str, out: dict):
+    """Build ``retriever``'s in-memory index, timed; its wall/CPU seconds and sizes go to ``out["index"]``."""
+    rss0 = rss_mb()
+    wall, cpu, index = timed(retriever.index)
+    entry = {"what": what, "s": wall, "cpu_s": cpu, "nbytes": index.nbytes, "rss_delta_mb": rss_mb() - rss0}
+    if getattr(index, "bm25", None) is not None:
+        entry.update(dense_nbytes=index.dense.nbytes, bm25_nbytes=index.bm25.nbytes)
+    out["index"].append(entry)
+    return index
+
+
+def finish(out: dict, sp) -> dict:
+    """The size's closing figures (load after, peak RSS, bytes per table); closes ``sp``."""
     out["load_after"] = os.getloadavg()[0]
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    out["table_bytes"] = table_split(db)
+    out["table_bytes"] = table_split(sp.store.db)
     sp.close()
     return out
 
@@ -406,8 +423,8 @@ def report(results: list[dict], queries: int) -> str:
     sizes = [r["chunks"] for r in results]
     head = ("| engine | " + " | ".join(f"{fmt_n(n)} p50 / p95 ms (cpu p50)" for n in sizes)
             + " | k results | leaks | note (largest size) |")
-    lines += [head, "|---|" + "--:|" * len(sizes) + "--:|--:|---|"]
     names = [r["engine"] for r in results[0]["rows"]]
+    lines += [head, "|---|" + "--:|" * len(sizes) + "--:|--:|---|"] if names else []  # none: --index-only
     for name in names:
         cells, full, leaks = [], [], 0
         for res in results:
@@ -434,8 +451,8 @@ def report(results: list[dict], queries: int) -> str:
     lines += ["", "| size | store bytes by table | checks |", "|---|---|---|"]
     for res in results:
         split = ", ".join(f"{t} {b / 1e6:,.1f} MB" for t, b in res["table_bytes"].items() if isinstance(b, int))
-        checks = ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in res["checks"].items())
-        checks += f", load average {res['load_before']:.1f} before / {res['load_after']:.1f} after"
+        checks = [f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in res["checks"].items()]
+        checks = ", ".join(checks + [f"load average {res['load_before']:.1f} before / {res['load_after']:.1f} after"])
         lines.append(f"| {fmt_n(res['chunks'])} | {split} | {checks} |")
     return "\n".join(lines)
 
@@ -488,6 +505,8 @@ def main(argv=None) -> int:
     ap.add_argument("--drop-share", type=float, default=0.05, help="diagnostic FTS5 variant: drop terms in more "
                     "than this share of chunks")
     ap.add_argument("--build-only", action="store_true")
+    ap.add_argument("--index-only", action="store_true", help="measure only the store's size and the index "
+                    "builds (no queries): the size table without the latency runs")
     ap.add_argument("--report", action="store_true", help="print the table from the saved per-size results only")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--profile", choices=("bm25", "dense", "hybrid", "none", "neighbours", "parent"),
@@ -496,7 +515,7 @@ def main(argv=None) -> int:
     sizes = [parse_size(s) for s in args.sizes.split(",")]
     results = []
     for n in sizes:
-        saved = CACHE / f"search-results-{n}.json"
+        saved = CACHE / f"search-{'index' if args.index_only else 'results'}-{n}.json"
         if args.report:
             results.append(json.loads(saved.read_text()))
             continue
@@ -507,7 +526,8 @@ def main(argv=None) -> int:
         if args.profile:
             profile(path, make_queries(args.queries, args.seed), args.k, args.profile, args.budget)
             continue
-        res = bench_size(path, n, make_queries(args.queries, args.seed), args.k, args.budget, args.drop_share)
+        res = bench_size(path, n, make_queries(args.queries, args.seed), args.k, args.budget, args.drop_share,
+                         args.index_only)
         res["build_s"] = built
         saved.write_text(json.dumps(res, indent=1))
         results.append(res)
