@@ -15,7 +15,11 @@ Method:
   imported before timing;
 - rates: PDF pages/s, DOCX paragraphs/s (paragraphs in the body, tables excluded), HTML and Markdown
   MB/s of input; "input MB/s" is file bytes / best time for every row;
-- ``x raw`` is a row's best time divided by the best time of its raw reference pass;
+- ``x raw`` is a row's best time divided by the best time of its raw reference pass; ``best cpu s``
+  and ``x raw cpu`` are the same on the least CPU seconds of the repetitions (read these when the
+  machine is loaded);
+- HTML also times trafilatura alone with the settings chunkwise's main-content judge uses
+  (``extract/html_main.py``): chunkwise's HTML cost is that judge plus its own block walk;
 - the "output" column is computed untimed from the best run, to show each contender did its job.
 
 Run: ``.venv/bin/python benchmarks/extraction.py [--repeat N] [--json FILE]``
@@ -43,8 +47,8 @@ from _timing import timed
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO_ROOT / "examples"
-DISTRIBUTIONS = ["pypdf", "python-docx", "selectolax", "markdown-it-py", "markdown-it-pyrs", "chunkwise",
-                 "fpdf2"]
+DISTRIBUTIONS = ["pypdf", "python-docx", "selectolax", "trafilatura", "markdown-it-py", "markdown-it-pyrs",
+                 "chunkwise", "fpdf2"]
 PDF_PAGES = 200
 PDF_WORDS_PER_PAGE = 350
 PDF_HEADER = "Northwind Pay \u2014 Operations Manual"
@@ -346,14 +350,29 @@ def html_contenders(fx: Fixtures) -> list[Contender]:
 
     data = fx.html
     html = data.decode("utf-8")
+    try:  # imported before timing, as the extractors are; a missing one skips its row only
+        import trafilatura  # noqa: F401
+    except ImportError:
+        pass
     raw_name = "selectolax Lexbor body.text()"
     common = dict(units=len(data) / 1e6, unit="MB/s", input_bytes=len(data))
     return [
         Contender("HTML", raw_name, lambda: LexborHTMLParser(html).body.text(), raw_name,
                   describe=lambda t: kchars(len(t)), **common),
+        Contender("HTML", "trafilatura extract (main content; chunkwise's judge, its settings)",
+                  lambda: trafilatura_text(html), raw_name, describe=lambda t: kchars(len(t)), **common),
         Contender("HTML", "chunkwise extract_bytes", lambda: extract_bytes(data, "page.html", "text/html"),
                   raw_name, describe=describe_doc, **common),
     ]
+
+
+def trafilatura_text(html: str) -> str:
+    """trafilatura's main text of a page with the settings chunkwise's HTML extractor asks of it (on
+    the page as it is; chunkwise passes its sanitised copy): what that judge alone costs."""
+    import trafilatura
+
+    return trafilatura.extract(html, include_comments=False, include_tables=True, include_formatting=False,
+                               include_links=False, include_images=False, deduplicate=False) or ""
 
 
 def docx_contenders(fx: Fixtures) -> list[Contender]:
