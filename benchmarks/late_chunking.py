@@ -232,10 +232,12 @@ def evaluate(vectors, qvecs, golds, doc_of):
 
 
 def summarise(rows, mask) -> dict:
+    """Means over the questions ``mask`` keeps (None when it keeps none: a small ``--docs`` may have
+    no gold chunk beyond the first window)."""
     picked = [r for r, keep in zip(rows, mask) if keep]
     n = len(picked)
-    return {"n": n, "r@1": sum(r[0] for r in picked) / n, "r@5": sum(r[1] for r in picked) / n,
-            "mrr@10": sum(r[2] for r in picked) / n, "doc@1": sum(r[3] for r in picked) / n}
+    mean = (lambda i: sum(r[i] for r in picked) / n) if n else (lambda i: None)
+    return {"n": n, "r@1": mean(0), "r@5": mean(1), "mrr@10": mean(2), "doc@1": mean(3)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -283,14 +285,14 @@ def main(argv: list[str] | None = None) -> int:
               "doc_tokens": {"min": min(tokens), "mean": round(sum(tokens) / len(tokens)), "max": max(tokens)},
               "pronoun_near": sum(p and n for p, n in zip(pronoun, near)), "results": {}}
     for label, run in contenders.items():
-        wall, _, out = timed(run)
+        wall, cpu, out = timed(run)
         plain = label.startswith("plain")
         vectors = out if plain else [v.vector for v in out[0]]
         passes = len(index) if plain else out[1]
         encoded = sum(emb.count_tokens(texts[label])) if plain else out[2]  # [CLS]/[SEP] counted
         rows = evaluate(vectors, qvecs, golds, [d for d, _ in index])
         report["results"][label] = {
-            "seconds": round(wall, 2), "passes": passes, "tokens": encoded,
+            "seconds": round(wall, 2), "cpu_seconds": round(cpu, 2), "passes": passes, "tokens": encoded,
             "pronoun-only": summarise(rows, pronoun),
             "pronoun, gold in first 254 tokens": summarise(rows, [p and n for p, n in zip(pronoun, near)]),
             "pronoun, gold beyond": summarise(rows, [p and not n for p, n in zip(pronoun, near)]),
@@ -302,12 +304,13 @@ def main(argv: list[str] | None = None) -> int:
     for label, res in report["results"].items():
         for group, s in res.items():
             if isinstance(s, dict):
-                print(f"| {label} | {group} | {s['n']} | {s['r@1']:.3f} | {s['r@5']:.3f} | {s['mrr@10']:.3f} "
-                      f"| {s['doc@1']:.3f} |")
-    print("| contender | encoder passes | tokens encoded | seconds |")
-    print("|---|--:|--:|--:|")
+                f = lambda x: "—" if x is None else f"{x:.3f}"  # noqa: E731
+                print(f"| {label} | {group} | {s['n']} | {f(s['r@1'])} | {f(s['r@5'])} | {f(s['mrr@10'])} "
+                      f"| {f(s['doc@1'])} |")
+    print("| contender | encoder passes | tokens encoded | seconds | cpu s |")
+    print("|---|--:|--:|--:|--:|")
     for label, res in report["results"].items():
-        print(f"| {label} | {res['passes']} | {res['tokens']} | {res['seconds']} |")
+        print(f"| {label} | {res['passes']} | {res['tokens']} | {res['seconds']} | {res['cpu_seconds']} |")
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2), encoding="utf-8")
     return 0
