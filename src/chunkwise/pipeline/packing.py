@@ -6,11 +6,10 @@ records into packs as it makes them; the packs (``pipeline.pack``) import neithe
 """
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from chunkwise.pipeline.pack import EncodedRecords, KeyedPack, RecordPack, Spool
+from chunkwise.pipeline.pack import EncodedRecords, KeyedPack, RecordPack
 
 if TYPE_CHECKING:
     from chunkwise.pipeline.prepare import Preparer
@@ -72,19 +71,9 @@ def _encoded(records, lexical, codec) -> EncodedRecords | None:
 def _local(value):
     """A pack this process can read although ``PackWriter.done`` spooled it for another (its file
     is opened, not unlinked: ``_remove`` does that when the pack is not sent after all)."""
-    if isinstance(value, KeyedPack):
-        return KeyedPack(value._keys, _local(value._pack))
-    if isinstance(value, RecordPack) and value._path is not None:
-        out = RecordPack(Spool(value._path, unlink=False), value._ends)
-        out._path = value._path
-        return out
-    return value
+    return value.local() if isinstance(value, (KeyedPack, RecordPack)) else value
 
 
 def _remove(value) -> None:
-    pack = value._pack if isinstance(value, KeyedPack) else value
-    if isinstance(pack, RecordPack) and pack._path is not None:
-        try:
-            os.unlink(pack._path)
-        except OSError:
-            pass
+    if isinstance(value, (KeyedPack, RecordPack)):
+        value.discard()
