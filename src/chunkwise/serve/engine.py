@@ -98,10 +98,15 @@ class Engine:
         """``ranking``: the Retriever's field_weights and fusion. ``workers``: search threads;
         ``query_seconds``: the time limit of one job."""
         from chunkwise.retrieve.store import IndexCache
+        from chunkwise.store.sqlite.threads import without_memory_statistics
 
         if not 1 <= workers <= MAX_WORKERS or query_seconds <= 0:
             raise api.ConfigError(f"--search-workers must be 1-{MAX_WORKERS} and --query-timeout positive "
                                   f"(got {workers}, {query_seconds:g})")
+        # Before the workers open their connections: SQLite's process-wide allocation counter made
+        # two concurrent searches cost a third more CPU each (store/sqlite/threads.py). Done only
+        # when nothing of SQLite is in use yet (the server's start); elsewhere nothing changes.
+        self.sqlite_statistics_off = without_memory_statistics()
         self.db = db
         self.query_seconds = query_seconds
         self.workers = workers
