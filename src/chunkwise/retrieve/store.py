@@ -214,9 +214,14 @@ class Retriever:
 
     def warm(self) -> None:
         """Build now what the first query would wait for: the in-memory vector index of a SQLite
-        store (a server store keeps its indexes itself: nothing to load)."""
-        if self.has_vectors() and not self.native:
+        store and this reader's FTS5 row sizes (a server store keeps its indexes itself: nothing to
+        load). Cheap once built: a server calls it before every job."""
+        if self.native:
+            return
+        if self.has_vectors():
             self.index()
+        if self.bm25_backend == "fts5":
+            self.fts.warm()
 
     def _query_vector(self, query: str):
         if self.embedder is None:
