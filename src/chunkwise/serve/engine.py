@@ -40,7 +40,11 @@ WORKERS = max(2, min(4, CORES))
 MAX_WORKERS = 64
 QUERY_SECONDS = 10.0
 QUEUE_PER_WORKER = 16  # waiting jobs per worker before new ones are refused (Busy)
-CHECK_EVERY = 10_000  # SQLite virtual-machine steps between two looks at the clock
+# SQLite virtual-machine steps between two looks at the clock. Each look is a Python call, so it
+# needs the GIL: beside another worker's Python that is a wait and a hand-over. A bm25 search at 100k
+# chunks runs ~700k steps (~35 ms): ~7 looks at this spacing (70 at 10,000, which cost two searches at
+# once ~15% of their throughput: benchmarks/search_threads.py); still ~5 ms apart.
+CHECK_EVERY = 100_000
 
 
 class QueryTimeout(Exception):
