@@ -43,7 +43,7 @@ QUEUE_PER_WORKER = 16  # waiting jobs per worker before new ones are refused (Bu
 # SQLite virtual-machine steps between two looks at the clock. Each look is a Python call, so it
 # needs the GIL: beside another worker's Python that is a wait and a hand-over. A bm25 search at 100k
 # chunks runs ~700k steps (~35 ms): ~7 looks at this spacing (70 at 10,000, which cost two searches at
-# once ~15% of their throughput: benchmarks/search_threads.py); still ~5 ms apart.
+# once 7-15% of their throughput: benchmarks/search_threads.py); still ~5 ms apart.
 CHECK_EVERY = 100_000
 
 
