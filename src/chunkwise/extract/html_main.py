@@ -138,7 +138,7 @@ def _lead(cands: list[Candidate], first: int) -> set[int]:
 
 
 def _standfirst(cands: list[Candidate], last: int, summaries: tuple[str, ...]) -> set[int]:
-    """Paragraphs and headings up to the judge's last block that the page's summary holds (or that
+    """Paragraphs, headings and list items up to the judge's last block that the page's summary holds (or that
     hold it): the standfirst under the title, which the judge often leaves out (it sits in the page
     header, or is short). A site-wide summary (a blog's tagline) is mostly shorter than
     ``SUMMARY_CHARS``."""
@@ -147,9 +147,9 @@ def _standfirst(cands: list[Candidate], last: int, summaries: tuple[str, ...]) -
         return set()
     out = set()
     for i, c in enumerate(cands[: last + 1]):
-        if c.kind in ("paragraph", "heading", "list_item") and len(c.body) >= SUMMARY_CHARS and not furniture(c, False):
+        if c.kind in ("paragraph", "heading", "list_item") and len(c.body) >= SUMMARY_CHARS:
             own = f" {_words(c.plain)} "
-            if any(own in w or w in own for w in wanted):
+            if any(own in w or w in own for w in wanted) and not furniture(c, False):
                 out.add(i)
     return out
 
