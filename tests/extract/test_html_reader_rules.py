@@ -54,3 +54,26 @@ def test_soft_hyphens_are_not_seen_and_hyphenated_prose_is_still_judged_main():
     assert "\xad" not in doc.text
     assert "großen Weine Italiens, neben Barolo und Barbaresco" in without_furniture(doc)
     assert_spans(doc)
+
+
+def test_standfirst_kinds_and_both_directions_of_the_match():
+    """A list item or heading the summary holds is kept, as is a paragraph that holds the whole
+    summary; a block after the judge's last one, or a link list, is not."""
+    from chunkwise.extract.html_main import select
+    from chunkwise.extract.html_walk import Candidate
+
+    item = "Die Farbe der Spawn-Ankündigungen wurde geändert auf orange"
+    summary = f"Patch Notes 4.47.4 Verbesserungen und Balance {item}..."
+    holder = f"Vorweg: {summary} Und noch einiges mehr, das wir hier nicht aufzählen."
+    cands = [Candidate("list_item", item, 1),
+             Candidate("paragraph", "Patch Notes 4.47.4 Verbesserungen und Balance", links=1.0),
+             Candidate("paragraph", PROSE * 2), Candidate("paragraph", holder),
+             Candidate("paragraph", PROSE + " Ende."),
+             Candidate("heading", item, 2, item)]
+    judged = PROSE * 2 + "\n" + PROSE + " Ende."
+    assert [c.body for c in select(cands, judged)] == [PROSE * 2, holder, PROSE + " Ende."]  # holder: prose rule
+    assert [c.body for c in select(cands[:3] + cands[4:], judged, (summary,))] == [item, PROSE * 2, PROSE + " Ende."]
+    short = Candidate("paragraph", "Vorweg: Patch Notes 4.47.4")
+    assert [c.body for c in select([short] + cands[2:3], PROSE * 2, (summary,))] == [PROSE * 2]
+    assert [c.body for c in select([Candidate("paragraph", holder)] + cands[2:3], PROSE * 2, (summary,))] == [
+        holder, PROSE * 2]
