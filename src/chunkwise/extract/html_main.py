@@ -8,8 +8,9 @@ sees an injection carrier), and each candidate block from our own walk is kept w
 its words. Blocks trafilatura dropped between two kept blocks — a list, a table, a code sample, a
 teaser paragraph marked up as a heading — are kept too unless they look like furniture (link lists,
 date lines, share bars), and so are long prose paragraphs just before its first kept block (a lead
-paragraph it missed). The thresholds were chosen on one half of trafilatura's evaluation pages and
-checked on the other (``benchmarks/html_main_content.py --half``).
+paragraph it missed) and the standfirst the page's own meta description names. The thresholds were
+chosen on one half of trafilatura's evaluation pages and checked on the other
+(``benchmarks/html_main_content.py`` prints both halves).
 """
 from __future__ import annotations
 
@@ -99,21 +100,10 @@ def choose(cands: list[Candidate], kept: list[bool], summaries: tuple[str, ...] 
         if kept[i]:
             if not furniture(c, True) and not (c.chrome and _slight(c)) and not _link_line(c):
                 out.append(c)
-        elif i in lead or (first < i < last and after[i] >= TAIL_CHARS
-                           and (_structure(c) or (SANDWICH and _sandwiched(cands, kept, i)))
+        elif i in lead or (first < i < last and after[i] >= TAIL_CHARS and _structure(c)
                            and not furniture(c, False)):
             out.append(c)  # article text that trafilatura dropped
     return out
-
-
-SANDWICH = False
-SANDWICH_KINDS = ("paragraph", "heading")
-
-
-def _sandwiched(cands, kept, i) -> bool:
-    c = cands[i]
-    return (c.kind in SANDWICH_KINDS and not c.chrome and c.links < 0.2
-            and kept[i - 1] and kept[i + 1] and cands[i - 1].kind != "heading")
 
 
 def _judged_after(cands: list[Candidate], kept: list[bool]) -> list[int]:
