@@ -348,7 +348,7 @@ class _CharRun:
         return p, budget, Level.UNIT, p, False, False
 
 
-def pack(
+def pack_rows(
     text: str,
     start: int,
     end: int,
@@ -363,8 +363,11 @@ def pack(
     regions: Sequence[Region] = (),
     measure: Measure | None = None,
     window: tuple[int, int] | None = None,
-) -> list[Piece]:
-    """Pack ``text[start:end]`` into pieces of at most ``budget`` units and ``max_chars`` characters.
+) -> list[tuple]:
+    """``pack`` as rows: the fields of each ``Piece`` as a tuple, in their order (a chunker that
+    reads them straight into its chunks builds no object per piece).
+
+    Pack ``text[start:end]`` into pieces of at most ``budget`` units and ``max_chars`` characters.
 
     ``cuts`` are the candidates known up front; ``fine`` are finders run lazily inside a segment that
     has none in reach (e.g. sentences inside an over-long paragraph), before words and units.
@@ -405,7 +408,8 @@ def pack(
         if isinstance(cuts, tuple) and not isinstance(cuts[0], list):
             cuts = (list(map(int, cuts[0])), list(cuts[1]))
         top = _Segments(ctx, start, end, cuts, 0)
-    pieces: list[Piece] = []
+    pieces: list[tuple] = []
+    n_text = len(text)
     s = skip_ws(text, start, end)
     last_cut = start
     reg_at = -1  # start of the region the current piece lies in
@@ -433,7 +437,7 @@ def pack(
         if p >= limit or skip_ws(text, p, limit) >= limit:
             nxt = p  # overlap never reaches back into a finished region
         e = trim_end(text, s, p)
-        if pieces and e <= pieces[-1].end and last_cut > s:
+        if pieces and e <= pieces[-1][1] and last_cut > s:
             # The overlap start could not reach past the previous piece (the next unit is too big to
             # join it): a piece inside the previous one adds nothing, so continue from its cut (a
             # window: from the next window's start).
@@ -450,9 +454,24 @@ def pack(
         reason = "char_split" if char_cut else ""
         dirty = ctx.dirty
         i = bisect_right(dirty, s)
-        exact = exact and (i == len(dirty) or dirty[i] >= e) and clean_cut(text, s) and clean_cut(text, p)
-        pieces.append(Piece(s, e, used, level, review=review, exact=exact, reason=reason))
+        exact = (exact and (i == len(dirty) or dirty[i] >= e)
+                 and (text[s - 1] in _PLAIN_SPACE or clean_cut(text, s))  # the usual case first
+                 and (p == n_text or text[p] in _PLAIN_SPACE or clean_cut(text, p)))
+        pieces.append((s, e, used, level, review, exact, reason))
         if nxt <= s:
             nxt = p
         s = skip_ws(text, nxt, end)
     return pieces
+
+
+def pack(
+    text: str,
+    start: int,
+    end: int,
+    cuts: Iterable[tuple[int, Level]],
+    sizer: Sizer,
+    budget: int,
+    **kw,
+) -> list[Piece]:
+    """Pack ``text[start:end]`` into ``Piece``s (see ``pack_rows`` for the arguments)."""
+    return [Piece(*row) for row in pack_rows(text, start, end, cuts, sizer, budget, **kw)]
