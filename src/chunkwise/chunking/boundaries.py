@@ -6,6 +6,7 @@ per document with C-level regex scans; words and single units are found lazily b
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from itertools import repeat
 from typing import Iterator
 
@@ -60,8 +61,28 @@ def literal(text: str, sep: str, level: Level, start: int = 0, end: int | None =
     """A user separator: whitespace separators cut before themselves, others (".", "?") after."""
     end = len(text) if end is None else end
     keep = not sep.isspace()
-    found = re.compile(re.escape(sep)).finditer(text, start, end)
+    found = _literal_pattern(sep).finditer(text, start, end)
     return list(zip(map(re.Match.end if keep else re.Match.start, found), repeat(level)))
+
+
+@lru_cache(maxsize=256)
+def _literal_pattern(seps: str | tuple[str, ...]) -> re.Pattern:
+    """One separator, or a set of single non-space characters as one class (their cuts all come
+    after the character, so one scan finds the union of their ``literal`` cuts)."""
+    if isinstance(seps, str):
+        return re.compile(re.escape(seps))
+    return re.compile("[" + "".join(map(re.escape, seps)) + "]")
+
+
+def literals(text: str, seps: tuple[str, ...], level: Level, start: int = 0, end: int | None = None
+             ) -> list[tuple[int, Level]]:
+    """``literal`` of each of ``seps``, concatenated; in one scan when every one is a single non-space
+    character (".", "?", "!"): the same positions, each once."""
+    if len(seps) > 1 and all(len(sep) == 1 and not sep.isspace() for sep in seps):
+        end = len(text) if end is None else end
+        found = _literal_pattern(tuple(sorted(set(seps)))).finditer(text, start, end)
+        return list(zip(map(re.Match.end, found), repeat(level)))
+    return [cut for sep in seps for cut in literal(text, sep, level, start, end)]
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:

@@ -246,13 +246,15 @@ class _Segments:
               ) -> tuple[int, int, Level, int, bool, bool]:
         """Cut for a piece starting at ``s`` and ending by ``limit`` (a region end; a cut position):
         (cut position, units used, level, next start, exact, cut by the character bound inside a unit)."""
-        pos = self.pos
+        pos, prefix = self.pos, self.prefix
         k = bisect_right(pos, s) - 1
-        base, exact = self._units_before(s, k)
-        j = bisect_right(self.prefix, base + budget) - 1
-        j = min(j, bisect_right(pos, s + self.ctx.max_chars) - 1)  # the character bound
-        if limit is not None:
-            j = min(j, bisect_right(self.pos, limit) - 1)
+        base, exact = (prefix[k], True) if s == pos[k] else self._units_before(s, k)
+        j = bisect_right(prefix, base + budget) - 1
+        # The character bound, then the limit: each searched only when the candidate lies past it.
+        if pos[j] > s + self.ctx.max_chars:
+            j = bisect_right(pos, s + self.ctx.max_chars) - 1
+        if limit is not None and pos[j] > limit:
+            j = bisect_right(pos, limit) - 1
         if j > k:
             c = self.best_cut(k, j)
             nxt = self.pos[c]

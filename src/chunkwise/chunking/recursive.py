@@ -78,13 +78,15 @@ class RecursiveChunker(_RowsChunker):
 
 
 def _sentence_finder(seps: tuple[str, ...]):
+    """Sentence-level cuts of ``seps`` (the sentence heuristic and literal marks such as "." and "?")
+    inside a stretch; the cuts of one position found twice are merged by the packer."""
+    heuristic = SENTENCE in seps
+    marks = tuple(sep for sep in seps if sep != SENTENCE)
+
     def find(text: str, start: int, end: int) -> list:
-        out: list = []
-        for sep in seps:
-            if sep == SENTENCE:
-                out.extend(boundaries.sentences(text, start, end))
-            else:
-                out.extend(boundaries.literal(text, sep, Level.SENTENCE, start, end))
+        out: list = boundaries.sentences(text, start, end) if heuristic else []
+        if marks:
+            out += boundaries.literals(text, marks, Level.SENTENCE, start, end)
         return out
 
     return find
