@@ -466,14 +466,6 @@ def pack_rows(
     return pieces
 
 
-def pack(
-    text: str,
-    start: int,
-    end: int,
-    cuts: Iterable[tuple[int, Level]],
-    sizer: Sizer,
-    budget: int,
-    **kw,
-) -> list[Piece]:
-    """Pack ``text[start:end]`` into ``Piece``s (see ``pack_rows`` for the arguments)."""
-    return [Piece(*row) for row in pack_rows(text, start, end, cuts, sizer, budget, **kw)]
+def pack(*args, **kw) -> list[Piece]:
+    """Pack ``text[start:end]`` into ``Piece``s: ``pack_rows`` (same arguments), each row a ``Piece``."""
+    return [Piece(*row) for row in pack_rows(*args, **kw)]
