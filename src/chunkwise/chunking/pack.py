@@ -82,6 +82,11 @@ class Piece:
 
 
 def skip_ws(text: str, pos: int, end: int) -> int:
+    # The usual cases (at a word, or one space before it) without a regex call; ``\s`` is ``str.isspace``.
+    if pos < end and not text[pos].isspace():
+        return pos
+    if pos + 1 < end and not text[pos + 1].isspace():
+        return pos + 1
     m = _NONWS.search(text, pos, end)
     return m.start() if m else end
 
