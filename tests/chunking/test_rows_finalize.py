@@ -69,3 +69,19 @@ def test_literals_are_the_literal_cuts_of_each_separator(text, seps, start):
     assert sorted(set(together)) == sorted(set(each))
     if len(seps) > 1 and all(len(s) == 1 and not s.isspace() for s in seps):
         assert len(together) == len(set(together))  # one scan: each position once
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=".?!…。 a\n", max_size=80), st.lists(st.sampled_from([".", "?", "!", "。"]), min_size=1,
+                                                            max_size=4), st.integers(0, 80), st.integers(0, 80))
+def test_marks_found_once_per_document_are_each_stretchs_own_cuts(text, seps, a, b):
+    """The sentence finder of single-character marks scans the document once and slices it per
+    stretch: the same cuts, merged, as scanning the stretch itself for each mark."""
+    from chunkwise.chunking.pack import merge_cuts
+    from chunkwise.chunking.recursive import _sentence_finder
+
+    a, b = sorted((min(a, len(text)), min(b, len(text))))
+    find = _sentence_finder(tuple(seps))
+    find(text[::-1], 0, len(text))  # another document first: the finder must not reuse its scan
+    each = [cut for sep in seps for cut in boundaries.literal(text, sep, Level.SENTENCE, a, b)]
+    assert find(text, a, b) == merge_cuts(each, a, b)

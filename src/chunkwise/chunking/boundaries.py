@@ -74,14 +74,24 @@ def _literal_pattern(seps: str | tuple[str, ...]) -> re.Pattern:
     return re.compile("[" + "".join(map(re.escape, seps)) + "]")
 
 
+def marks_only(seps: tuple[str, ...]) -> bool:
+    """Every separator is one non-space character (".", "?", "!"): each cuts after itself."""
+    return all(len(sep) == 1 and not sep.isspace() for sep in seps)
+
+
+def mark_ends(text: str, marks: tuple[str, ...], start: int = 0, end: int | None = None) -> list[int]:
+    """The ``literal`` cut positions of single-character ``marks`` (see ``marks_only``), in one scan:
+    sorted, each once."""
+    end = len(text) if end is None else end
+    return list(map(re.Match.end, _literal_pattern(tuple(sorted(set(marks)))).finditer(text, start, end)))
+
+
 def literals(text: str, seps: tuple[str, ...], level: Level, start: int = 0, end: int | None = None
              ) -> list[tuple[int, Level]]:
     """``literal`` of each of ``seps``, concatenated; in one scan when every one is a single non-space
     character (".", "?", "!"): the same positions, each once."""
-    if len(seps) > 1 and all(len(sep) == 1 and not sep.isspace() for sep in seps):
-        end = len(text) if end is None else end
-        found = _literal_pattern(tuple(sorted(set(seps)))).finditer(text, start, end)
-        return list(zip(map(re.Match.end, found), repeat(level)))
+    if len(seps) > 1 and marks_only(seps):
+        return list(zip(mark_ends(text, seps, start, end), repeat(level)))
     return [cut for sep in seps for cut in literal(text, sep, level, start, end)]
 
 

@@ -20,7 +20,9 @@ from typing import Callable, Iterable, Sequence
 from chunkwise.chunking.levels import Level
 from chunkwise.chunking.sizing import Sizer
 
-Finder = Callable[[str, int, int], Iterable[tuple[int, Level]]]
+# A finder gives the cuts inside ``text[start:end]``: ``(position, Level)`` pairs, or already merged
+# as ``merge_cuts`` would merge them (sorted unique positions strictly inside, and their levels).
+Finder = Callable[[str, int, int], "Iterable[tuple[int, Level]] | tuple[list[int], list[Level]]"]
 # Sizes of top-level segments given as (start, end) spans, for text whose embedded form is not the
 # slice (a table row rendered as "Header: Value" pairs).
 Measure = Callable[[Sequence[tuple[int, int]]], list[int]]
@@ -184,7 +186,8 @@ class _Segments:
             a, b = pos[k], pos[k + 1]
             piece_starts += pos[at:k]
             piece_ends += pos[at + 1 : k + 1]
-            fine = merge_cuts(finder(text, a, b) if finder else word_cuts(text, a, b, ctx.words), a, b)
+            found = finder(text, a, b) if finder else word_cuts(text, a, b, ctx.words)
+            fine = found if isinstance(found, tuple) else merge_cuts(found, a, b)
             piece_starts.append(a)
             piece_starts += fine[0]
             piece_ends += fine[0]

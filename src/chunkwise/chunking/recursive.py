@@ -1,6 +1,8 @@
 """Separator-driven strategies: paragraphs (then sentences, then words) and recursive separators."""
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+
 from chunkwise.chunking import boundaries
 from chunkwise.chunking.base import BaseChunker, Draft, drafts_from_rows
 from chunkwise.chunking.pack import pack_rows
@@ -79,9 +81,22 @@ class RecursiveChunker(_RowsChunker):
 
 def _sentence_finder(seps: tuple[str, ...]):
     """Sentence-level cuts of ``seps`` (the sentence heuristic and literal marks such as "." and "?")
-    inside a stretch; the cuts of one position found twice are merged by the packer."""
+    inside a stretch; the cuts of one position found twice are merged by the packer. Marks alone
+    (the usual characters configuration) are found once for the whole document, and each stretch
+    takes its share already merged: a long paragraph costs two bisections, not a scan."""
     heuristic = SENTENCE in seps
     marks = tuple(sep for sep in seps if sep != SENTENCE)
+    if not heuristic and boundaries.marks_only(marks):
+        found: list = [None, []]  # (the document, every mark's cut in it)
+
+        def find_marks(text: str, start: int, end: int) -> tuple[list[int], list[Level]]:
+            if found[0] is not text:
+                found[:] = [text, boundaries.mark_ends(text, marks)]
+            ends = found[1]
+            inside = ends[bisect_right(ends, start) : bisect_left(ends, end)]
+            return inside, [Level.SENTENCE] * len(inside)
+
+        return find_marks
 
     def find(text: str, start: int, end: int) -> list:
         out: list = boundaries.sentences(text, start, end) if heuristic else []
