@@ -256,7 +256,7 @@ class _Segments:
         (cut position, units used, level, next start, exact, cut by the character bound inside a unit)."""
         pos, prefix = self.pos, self.prefix
         k = bisect_right(pos, s) - 1
-        base, exact = (prefix[k], True) if s == pos[k] else self._units_before(s, k)
+        base, exact = (prefix[k], True) if s == pos[k] or k not in self._children else self._units_before(s, k)
         j = bisect_right(prefix, base + budget) - 1
         # The character bound, then the limit: each searched only when the candidate lies past it.
         if pos[j] > s + self.ctx.max_chars:
