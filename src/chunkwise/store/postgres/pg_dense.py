@@ -27,15 +27,19 @@ touching anyone else's.
 """
 from __future__ import annotations
 
-MIGRATION = """
+# Fills `dense` from scratch (the migration, and bulk loads that switch its triggers off).
+FILL_SQL = """INSERT INTO dense SELECT c.key, c.acl, v.vector FROM chunks c JOIN vectors v ON v.embed_key = c.embed_key
+ WHERE c.servable ORDER BY c.key"""
+ACL_INDEX_SQL = "CREATE INDEX dense_acl ON dense USING gin (acl)"
+
+MIGRATION = f"""
 CREATE TABLE dense (
     key BIGINT PRIMARY KEY REFERENCES chunks(key) ON DELETE CASCADE,
     acl TEXT[] NOT NULL,
     vector VECTOR NOT NULL
 );
-INSERT INTO dense SELECT c.key, c.acl, v.vector FROM chunks c JOIN vectors v ON v.embed_key = c.embed_key
- WHERE c.servable ORDER BY c.key;
-CREATE INDEX dense_acl ON dense USING gin (acl);
+{FILL_SQL};
+{ACL_INDEX_SQL};
 CREATE FUNCTION chunkwise_dense_chunk() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'UPDATE' THEN
