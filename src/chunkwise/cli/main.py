@@ -17,7 +17,6 @@ from chunkwise.cli.output import counted, emit_json, emit_jsonl, preview, safe, 
 from chunkwise.cli.progress import IngestBar
 from chunkwise.cli.ranking import add_ranking_flags, ranking_options, rerank_options
 from chunkwise.cli.results import print_search, use_color
-from chunkwise.store import server_lost
 
 def _file_limits(p: argparse.ArgumentParser) -> None:
     """``--file-memory``/``--file-timeout``: the contained worker's limits per file (ingest, chunk, audit)."""
@@ -449,6 +448,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             return args.func(args)
         except Exception as exc:  # noqa: BLE001 — only a server store's broken connection is turned into a message
+            from chunkwise.store import server_lost
+
             lost = server_lost(exc)
             if lost is None:
                 raise
