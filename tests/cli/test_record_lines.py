@@ -84,13 +84,6 @@ def test_a_records_line_is_the_line_the_caller_wrote(text, embed, path, acl, rea
     assert not output._UNSAFE.search(line.decode("utf-8")[:-1])
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40))
-def test_the_byte_test_finds_exactly_the_unsafe_characters(text):
-    data = text.encode("utf-8")
-    assert bool(record_lines._UNSAFE_UTF8.search(data)) == bool(output._UNSAFE.search(text))
-
-
 def test_cli_json_lines_are_the_records_of_the_door(tmp_path, capsys):
     """``chunkwise chunk --json``: the lines are the door's records with ``needs_review``, in order."""
     from chunkwise import api

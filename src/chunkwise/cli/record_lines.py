@@ -12,19 +12,11 @@ text come back (docs/security.md).
 """
 from __future__ import annotations
 
-import re
 import sys
 from typing import Iterable
 
 from chunkwise.cli import output
 from chunkwise.enrich.records import _FIELDS, _VALUES, READY
-
-# ``output._UNSAFE``'s characters as UTF-8 (orjson writes UTF-8; a character's bytes never occur
-# inside another's): C0, DEL, C1 (U+0080-U+009F), U+00AD, U+061C, U+180E, U+200B-U+200F,
-# U+2028-U+202E, U+2060-U+2069, U+FEFF, U+FFF9-U+FFFB. A line holding none is written as orjson made it.
-_UNSAFE_UTF8 = re.compile(rb"[\x00-\x1f\x7f]|\xc2[\x80-\x9f\xad]|\xd8\x9c|\xe1\xa0\x8e|\xe2\x80[\x8b-\x8f\xa8-\xae]"
-                          rb"|\xe2\x81[\xa0-\xa9]|\xef\xbb\xbf|\xef\xbf[\xb9-\xbb]")
-
 
 def record_line(record) -> bytes:
     """The UTF-8 line (newline included) ``chunk --json`` prints for one ``ChunkRecord``."""
@@ -38,9 +30,18 @@ def record_line(record) -> bytes:
         except TypeError:  # orjson.JSONEncodeError is a TypeError: the slow path says it all
             pass
         else:
-            if not _UNSAFE_UTF8.search(line, 0, len(line) - 1):
+            if _raw_safe(line):
                 return line
     return line_of_dict({**record.to_dict(), "needs_review": row["needs_review"]})
+
+
+def _raw_safe(line: bytes) -> bool:
+    """No character ``output._UNSAFE`` escapes in orjson's line (its newline aside). orjson escapes
+    C0 itself, so of the rest an ASCII line can only hold DEL."""
+    if line.isascii():
+        return b"\x7f" not in line
+    text = line.decode()
+    return not output._UNSAFE.search(text, 0, len(text) - 1)
 
 
 def line_of_dict(row: dict) -> bytes:
