@@ -13,8 +13,8 @@ import numpy as np
 from chunkwise.chunking.pack import _CJK
 
 BLANK, WORD, ALONE = 0, 1, 2
-# Longer texts are left to the regex scan: the class arrays take ~6 bytes a character while built,
-# and a contained worker's whole address space is 2 GB by default.
+# Longer texts are scanned a block of this many characters at a time: the class arrays take ~6 bytes
+# a character while built, and a contained worker's whole address space is 2 GB by default.
 MAX_CHARS = 8_000_000
 _ASCII = np.array([BLANK if chr(c).isspace() else WORD for c in range(128)], dtype=np.int8)
 _CJK_RANGES = [(ord(_CJK[i]), ord(_CJK[i + 2])) for i in range(0, len(_CJK), 3)]
@@ -68,15 +68,19 @@ def word_ends(text: str, cjk_alone: bool = True, as_array: bool = False) -> list
     """Ends of the words of ``text`` strictly before its end, ascending: runs of non-blank characters,
     each CJK character a word of its own when ``cjk_alone`` (the packer's ``_FINE_WORD``), else runs
     of non-blank characters (``\\S+``), as an int64 array when ``as_array``. None when the text cannot
-    be scanned this way."""
+    be scanned this way. A text over ``MAX_CHARS`` is scanned ``MAX_CHARS`` characters at a time (an
+    end depends only on a character and the one before it), so the class arrays stay that small."""
     if len(text) < 2:
         return np.zeros(0, dtype=np.int64) if as_array else []
-    if len(text) > MAX_CHARS:
-        return None
-    cls = _classes(text, cjk_alone)
-    if cls is None:
-        return None
-    left, right = cls[:-1], cls[1:]
-    end = (left != BLANK) & ((right == BLANK) | (right == ALONE) | (left == ALONE))
-    ends = np.flatnonzero(end) + 1
+    parts = []
+    for a in range(0, len(text) - 1, MAX_CHARS):  # each block also holds the next one's first character
+        block = text if a == 0 and len(text) <= MAX_CHARS + 1 else text[a : a + MAX_CHARS + 1]
+        cls = _classes(block, cjk_alone)
+        if cls is None:
+            return None
+        left, right = cls[:-1], cls[1:]
+        end = (left != BLANK) & ((right == BLANK) | (right == ALONE) | (left == ALONE))
+        parts.append(np.flatnonzero(end) + (1 + a))
+        del block, cls, left, right, end
+    ends = parts[0] if len(parts) == 1 else np.concatenate(parts)
     return ends if as_array else ends.tolist()
