@@ -90,7 +90,8 @@ def test_cli_json_lines_are_the_records_of_the_door(tmp_path, capsys):
     from chunkwise.cli.main import main
 
     doc = tmp_path / "doc.md"
-    doc.write_text("# Title\n\n" + "Some words \u202e here, and more.\n\n" * 300 + "Ünïcode — end.\n", encoding="utf-8")
+    text = "# Title\n\n" + "Some words \u202e here, and more.\n\n" * 300 + "Ünïcode — end.\n"
+    doc.write_text(text, encoding="utf-8")
     assert main(["chunk", "--strategy", "fixed", "--size", "64", "--json", str(doc)]) == 0
     out = capsys.readouterr().out
     records = api.chunk_file(doc, api.ChunkConfig(strategy="fixed", size=64))

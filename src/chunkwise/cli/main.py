@@ -55,8 +55,8 @@ def cmd_chunk(args: argparse.Namespace) -> int:
         from chunkwise.cli.record_lines import record_line, write_lines
 
         encode = record_line
-    for item in api.prepare_paths(preparer, args.paths, max_bytes=args.max_bytes, include=args.include,
-                                  exclude=args.exclude, limits=_limits(args), encode=encode):  # each file in a contained worker
+    for item in api.prepare_paths(preparer, args.paths, max_bytes=args.max_bytes, include=args.include,  # each file
+                                  exclude=args.exclude, limits=_limits(args), encode=encode):  # in a contained worker
         if isinstance(item, api.PrepareFailure):  # one bad file is reported; the rest still run
             failed += not item.skipped
             print(f"{'skipped' if item.skipped else 'error'}: {safe(item.error)}", file=sys.stderr)
