@@ -26,10 +26,13 @@ class PackingPreparer:
     ``codec``: the target store's ``row_codec`` (ingest into a store that has one): the records are
     sent as that store's rows (``EncodedRecords``, their lexical fields inside), so the writer only
     executes its statements. A record the codec refuses (a tag outside the grammar) sends the
-    document as records: the writer fails it with the message it always gave."""
+    document as records: the writer fails it with the message it always gave.
 
-    def __init__(self, preparer: Preparer, codec=None) -> None:
-        self.preparer, self.codec = preparer, codec
+    ``encode``: a door's own form of each record (a picklable function of a ``ChunkRecord``; ``chunk
+    --json``: its output line, ``cli.record_lines``), packed instead of the record's dict."""
+
+    def __init__(self, preparer: Preparer, codec=None, encode=None) -> None:
+        self.preparer, self.codec, self.encode = preparer, codec, encode
 
     def warm_up(self) -> None:
         self.preparer.warm_up()
@@ -37,7 +40,7 @@ class PackingPreparer:
     def __call__(self, task):
         from chunkwise.pipeline.prepare import Prepared
 
-        out = self.preparer(task, packed=True)  # records, lexical fields, vectors written as made
+        out = self.preparer(task, packed=self.encode or True)  # records, lexical fields, vectors written as made
         if not isinstance(out, Prepared):
             return out
         if self.codec is not None:
