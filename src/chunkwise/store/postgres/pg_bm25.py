@@ -6,7 +6,7 @@ de-TOASTs its term-count map (``lex_tf``): 3.3 s at a million chunks. Here each 
 are also rows of ``postings`` (lexeme, tag set, key -> body length and per-field counts), kept by
 triggers on ``chunks`` in the writing statement's transaction (so no write path can forget them),
 ordered by (lexeme, tag set, key): a term's permitted postings are a few index ranges, read without
-touching ``chunks``. ``term_df`` holds per (lexeme, tag set) the postings count and upper bounds
+touching ``chunks``. ``term_df`` holds per (lexeme, tag set) (one row per writer slot: pg_slots) the postings count and upper bounds
 (largest per-field count, shortest body), so a caller's document frequency is a sum over the tag
 sets it may see (statistics over what the caller may see, never the store's), and each term's
 largest possible BM25 contribution is known before any posting is read.
@@ -125,8 +125,12 @@ def term_stats(db, lexemes: Sequence[str], sets: Sequence[int], fields: Sequence
     out = {lx: (0, (0,) * _F, 0) for lx in lexemes}
     if not lexemes or not sets:
         return out
-    rows = db.execute("SELECT lexeme, sum(df)::bigint, max(m0), max(m1), max(m2), min(min_len) FROM term_df"
-                      " WHERE lexeme = ANY(%s::text[]) AND set_id = ANY(%s::int4[]) AND df > 0 GROUP BY lexeme",
+    # A row per (lexeme, tag set, writer slot) (store/postgres/pg_slots.py): the slots of a tag set are
+    # added up first, and a tag set counts where its sum is positive.
+    rows = db.execute("SELECT lexeme, sum(df)::bigint, max(m0), max(m1), max(m2), min(min_len) FROM"
+                      " (SELECT lexeme, sum(df) AS df, max(m0) AS m0, max(m1) AS m1, max(m2) AS m2,"
+                      " min(min_len) AS min_len FROM term_df WHERE lexeme = ANY(%s::text[]) AND set_id = ANY(%s::int4[])"
+                      " GROUP BY lexeme, set_id HAVING sum(df) > 0) s GROUP BY lexeme",
                       (list(lexemes), list(sets))).fetchall()
     for lx, df, m0, m1, m2, shortest in rows:
         out[lx] = (int(df), (m0, m1, m2), shortest)
