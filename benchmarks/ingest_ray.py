@@ -415,7 +415,10 @@ def main() -> None:
             ray.shutdown()
         stages = [] if args.no_minilm else stage_costs(work, small, args.minilm_docs)
     load1 = os.getloadavg()
-    flags = (f" --repeat {args.repeat}" if args.repeat > 1 else "") + (" --no-minilm" if args.no_minilm else f" --minilm-docs {args.minilm_docs}") + (" --pg-only" if args.pg_only else " --pg" if args.pg else "") + (f" --pg-repeat {args.pg_repeat}" if args.pg_repeat else "")
+    flags = ((f" --repeat {args.repeat}" if args.repeat > 1 else "")
+             + ("" if args.pg_only else " --no-minilm" if args.no_minilm else f" --minilm-docs {args.minilm_docs}")
+             + (" --pg-only" if args.pg_only else " --pg" if args.pg else "")
+             + (f" --pg-repeat {args.pg_repeat}" if args.pg_repeat else ""))
     print(f"Commit {git_head()}; `benchmarks/ingest_ray.py --docs {args.docs}{flags}`; "
           f"load average {load0[0]:.2f} at the start, {load1[0]:.2f} at the end (2 cores shared).\n")
     print(f"Local Ray cluster start (`ray.init(num_cpus=2)`): {start_s:.1f} s, not in the Ray rows.\n")
