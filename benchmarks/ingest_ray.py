@@ -34,7 +34,9 @@ Method:
 
 - ``--pg``: the hashing pair again into two fresh PostgreSQL databases (a ``pgserver`` started by
   this script in a temporary folder), where Ray writes on write actors (``Capabilities.parallel_writes``)
-  and the local run from this process; the two databases compared row by row (ids, texts, vectors).
+  and the local run from this process; the two databases compared row by row (ids, texts, vectors,
+  BM25 postings by chunk id) and by what readers see of the statistics kept per writer slot (a tag
+  set's rows and length, each term's document frequency and bounds, summed over the slots).
 
 - ``--pg-only``: only the PostgreSQL pairs (after one unreported Ray run that starts the cluster's
   worker processes); ``--pg-repeat``: how many PostgreSQL pairs (default ``--repeat``).
@@ -291,9 +293,18 @@ def side_by_side_pg(work: Path, root: Path, docs: int, repeat: int = 1) -> list[
 
             with psycopg.connect(url) as con:
                 con.execute(f"SET search_path = {DEFAULT_SCHEMA}")
+                # the statistics as readers see them: summed over writer slots (store/postgres/pg_slots.py)
                 return (con.execute("SELECT chunk_id, doc_id, text, embed_text, embed_key FROM chunks "
                                     "ORDER BY chunk_id").fetchall(),
-                        con.execute("SELECT embed_key, vector::text FROM vectors ORDER BY embed_key").fetchall())
+                        con.execute("SELECT embed_key, vector::text FROM vectors ORDER BY embed_key").fetchall(),
+                        con.execute("SELECT acl, sum(rows), sum(total_len) FROM acl_stats GROUP BY acl "
+                                    "HAVING sum(rows) <> 0 OR sum(total_len) <> 0 ORDER BY acl").fetchall(),
+                        con.execute("SELECT t.lexeme, s.acl, sum(t.df), max(t.m0), max(t.m1), max(t.m2), "
+                                    "min(t.min_len) FROM term_df t JOIN acl_sets s ON s.id = t.set_id GROUP BY 1, 2 "
+                                    "HAVING sum(t.df) > 0 ORDER BY 1, 2").fetchall(),
+                        con.execute("SELECT lexeme, s.acl, p.len, p.f0, p.f1, p.f2, c.chunk_id FROM postings p "
+                                    "JOIN acl_sets s ON s.id = p.set_id JOIN chunks c ON c.key = p.key "
+                                    "ORDER BY 7, 1").fetchall())
 
         pairs = [(results[f"local{k}"][0] / results[f"ray{k}"][0], results[f"local{k}"][1] / results[f"ray{k}"][1])
                  for k in range(repeat)]
