@@ -21,11 +21,25 @@ negative count (a document written in one slot, deleted in another); only the su
 """
 from __future__ import annotations
 
+from chunkwise.store.postgres.pg_bm25 import postings_function
+
 SLOTS = 8  # concurrent writers that never wait for one another; more share a slot (and take turns)
 _SLOT_LOCK = 0x63686E6B  # the first key of the two-key advisory locks the slots are claimed with
 
 # SQL: claim a slot for this transaction (see the module doc); returns it.
 CLAIM = "SELECT chunkwise_claim_slot()"
+
+# The postings trigger's term_df statements (store/postgres/pg_bm25.py), into this transaction's slot: a
+# deleted row's terms are a negative count (the bounds of a new row neutral: no counts, no shortest body).
+_UNCOUNT = """    INSERT INTO term_df AS t (lexeme, set_id, slot, df, m0, m1, m2, min_len)
+    SELECT lexeme, set_id, chunkwise_slot(), -count(*), 0, 0, 0, 2147483647 FROM p GROUP BY 1, 2 ORDER BY 1, 2
+    ON CONFLICT (lexeme, set_id, slot) DO UPDATE SET df = t.df + excluded.df;"""
+_COUNT = """    INSERT INTO term_df AS t (lexeme, set_id, slot, df, m0, m1, m2, min_len)
+    SELECT lexeme, set_id, chunkwise_slot(), count(*), max(f0), max(f1), max(f2), min(len) FROM p
+     GROUP BY 1, 2 ORDER BY 1, 2
+    ON CONFLICT (lexeme, set_id, slot) DO UPDATE SET df = t.df + excluded.df,
+       m0 = greatest(t.m0, excluded.m0), m1 = greatest(t.m1, excluded.m1),
+       m2 = greatest(t.m2, excluded.m2), min_len = least(t.min_len, excluded.min_len);"""
 
 MIGRATION = f"""
 CREATE FUNCTION chunkwise_slot() RETURNS smallint LANGUAGE sql STABLE AS
@@ -55,34 +69,7 @@ ALTER TABLE acl_stats ADD PRIMARY KEY (acl, slot);
 ALTER TABLE term_df ADD COLUMN slot SMALLINT NOT NULL DEFAULT 0;
 ALTER TABLE term_df DROP CONSTRAINT term_df_pkey;
 ALTER TABLE term_df ADD PRIMARY KEY (lexeme, set_id, slot);
-CREATE OR REPLACE FUNCTION chunkwise_postings() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF TG_OP IN ('DELETE', 'UPDATE') THEN
-    WITH p AS (SELECT e.lexeme, s.id AS set_id, o.key FROM old_rows o JOIN acl_sets s ON s.acl = o.acl
-               CROSS JOIN LATERAL jsonb_object_keys(o.lex_tf) AS e(lexeme) WHERE o.servable),
-         gone AS (DELETE FROM postings x USING p WHERE x.lexeme = p.lexeme AND x.set_id = p.set_id AND x.key = p.key)
-    INSERT INTO term_df AS t (lexeme, set_id, slot, df, m0, m1, m2, min_len)
-    SELECT lexeme, set_id, chunkwise_slot(), -count(*), 0, 0, 0, 2147483647 FROM p GROUP BY 1, 2 ORDER BY 1, 2
-    ON CONFLICT (lexeme, set_id, slot) DO UPDATE SET df = t.df + excluded.df;
-  END IF;
-  IF TG_OP IN ('INSERT', 'UPDATE') THEN
-    INSERT INTO acl_sets (acl) SELECT DISTINCT acl FROM new_rows WHERE servable ORDER BY acl ON CONFLICT (acl) DO NOTHING;
-    WITH p AS (SELECT e.key AS lexeme, s.id AS set_id, n.key, n.lex_len AS len,
-                      coalesce((e.value ->> 0)::int, 0) AS f0, coalesce((e.value ->> 1)::int, 0) AS f1,
-                      coalesce((e.value ->> 2)::int, 0) AS f2
-               FROM new_rows n JOIN acl_sets s ON s.acl = n.acl CROSS JOIN LATERAL jsonb_each(n.lex_tf) AS e
-               WHERE n.servable),
-         added AS (INSERT INTO postings SELECT lexeme, set_id, key, len, f0, f1, f2 FROM p)
-    INSERT INTO term_df AS t (lexeme, set_id, slot, df, m0, m1, m2, min_len)
-    SELECT lexeme, set_id, chunkwise_slot(), count(*), max(f0), max(f1), max(f2), min(len) FROM p
-     GROUP BY 1, 2 ORDER BY 1, 2
-    ON CONFLICT (lexeme, set_id, slot) DO UPDATE SET df = t.df + excluded.df,
-       m0 = greatest(t.m0, excluded.m0), m1 = greatest(t.m1, excluded.m1),
-       m2 = greatest(t.m2, excluded.m2), min_len = least(t.min_len, excluded.min_len);
-  END IF;
-  RETURN NULL;
-END $$;
-"""
+""" + postings_function("CREATE OR REPLACE", _UNCOUNT, _COUNT)
 
 # SQL: add one transaction's change of a tag set's statistics to this transaction's slot, and drop
 # the slot's rows that hold nothing (rows and length both zero: a slot's sums may be negative).
