@@ -50,11 +50,13 @@ class IngestStats:
         self.skipped[suffix] = self.skipped.get(suffix, 0) + 1
 
     def merge(self, other: "IngestStats") -> None:
-        for f in fields(self):
-            if isinstance(getattr(self, f.name), int):
-                setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+        for name in _COUNTS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
         for suffix, n in other.skipped.items():
             self.skipped[suffix] = self.skipped.get(suffix, 0) + n
+
+
+_COUNTS = tuple(f.name for f in fields(IngestStats) if f.type in ("int", int))  # merged per document: looked up once
 
 
 @dataclass(frozen=True)
