@@ -63,3 +63,13 @@ def test_the_executor_bundles_only_what_it_is_told_is_small():
     got = list(ex.map(task, [GOOD[0], PANIC, GOOD[1], NESTED, GOOD[2], "exit"]))
     assert got[1] == ("failed", "panic") and got[3] == ("failed", "crash") and got[5] == ("failed", "crash")
     assert [got[0], got[2], got[4]] == [o.value for o in run(parse_rs, [GOOD[0], GOOD[1], GOOD[2]], workers=1)]
+
+
+def test_a_warm_up_that_refuses_its_setting_fails_the_run_with_that_error():
+    """A worker's warm-up error is the run's, with its own type and message (the CLI's exit 2 for a
+    bad setting), as when the warm-up ran in the calling process (ingest no longer does it there)."""
+    from chunkwise.errors import ConfigError
+    from hostile import Unloadable
+
+    with pytest.raises(ConfigError, match="not a usable"):
+        list(run(Unloadable(), [1, 2], workers=2, limits=LIMITS))

@@ -8,6 +8,7 @@ import resource
 import signal
 import sys
 
+from chunkwise.errors import ChunkwiseError
 from chunkwise.sandbox.bundle import Answers, Bundle
 from chunkwise.sandbox.outcome import PASS_THROUGH, Failure, call, with_detail
 
@@ -57,7 +58,11 @@ def worker_main(conn, fn, memory_mb: int | None, log_path: str) -> None:
     faulthandler.enable(file=log, all_threads=False)
     warm_up = getattr(fn, "warm_up", None)
     if callable(warm_up):
-        warm_up()  # loads a tokenizer or a model once, outside every item's time and memory budget
+        try:
+            warm_up()  # loads a tokenizer or a model once, outside every item's time and memory budget
+        except ChunkwiseError as exc:  # a setting that cannot load: the run's error, raised as it was here
+            conn.send(("unready", exc))
+            return
     conn.send("ready")  # item clocks start now, not while this process was still importing
     while True:
         try:
