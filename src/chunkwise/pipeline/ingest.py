@@ -111,7 +111,8 @@ def ingest(
     from chunkwise.store import is_server_url, open_store
 
     now = now or _now()
-    own_pool = executor is None  # prepared only in this run's own worker processes, never here
+    # Prepared only in worker processes of this machine's pool, never in this process.
+    own_pool = executor is None or getattr(executor, "in_workers", False)
     progress = progress or NoProgress()
     stats = IngestStats()
     acl = AccessTags.parse(acl, "acl")  # one grammar for every entry point; bad tags fail before any work

@@ -146,6 +146,11 @@ class PoolExecutor:
         self.shares = workers  # the workers a split item's parts (``Fanout``) run on
         self.on_idle: Callable[[], None] | None = None  # set by a consumer that can use the waits
 
+    @property
+    def in_workers(self) -> bool:
+        """Whether every item runs in a worker process (never in the calling one)."""
+        return self.isolate or self.workers > 1
+
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
         for out in run(fn, items, workers=self.workers, limits=self.limits, window=self.window, isolate=self.isolate,
                        idle=self.on_idle, bundle=self.bundle):
