@@ -211,8 +211,8 @@ class WriteStage:
     every document: 2,000 small files took 438 commits, 16% of the main process's CPU."""
 
     BATCH_DOCS = 256
-    BATCH_SECONDS = 1.0
-    IDLE_SECONDS = 0.2
+    BATCH_SECONDS = 2.0
+    IDLE_SECONDS = 0.5
     BATCH_RECORDS = 512  # records decoded and written at a time within one document's transaction
 
     def __init__(self, store, *, root: str, inputs: str, now: str, model: str, embedding: bool,

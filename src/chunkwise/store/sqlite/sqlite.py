@@ -41,6 +41,7 @@ def _vector_blob(vec: Sequence[float]) -> bytes:
 
 
 _LITTLE = sys.byteorder == "little"
+_GROW = "UPDATE generation SET value = value + 1"  # before inserting chunks or vectors (updates, deletes: triggers)
 
 
 class SQLiteStore(DocumentWrites, ReadMixin):
@@ -343,6 +344,7 @@ class SQLiteStore(DocumentWrites, ReadMixin):
         rows = [chunk_row(r, diff.lexical.get(r["chunk_id"])) for r in diff.added]
         if rows or diff.rows:
             self._fts.inserting()
+            db.execute(_GROW)  # (schema 10: per statement, not per row)
             db.executemany(
                 "INSERT INTO chunks (chunk_id, doc_id, chunk_index, record, text, embed_text, embed_model, embed_key,"
                 " acl, quality, size, acl_index, lex_body, lex_title, lex_heading) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -386,9 +388,11 @@ class SQLiteStore(DocumentWrites, ReadMixin):
             self._put_vectors(model, items)
 
     def _put_vectors(self, model: str, items: Iterable[tuple[str, Sequence[float]]]) -> None:
-        self._wrote = True
-        self.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
-                            [(key, model, len(vec), _vector_blob(vec)) for key, vec in items])
+        rows = [(key, model, len(vec), _vector_blob(vec)) for key, vec in items]
+        if rows:
+            self._wrote = True
+            self.db.execute(_GROW)
+            self.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
 
     # -- settings and runs ---------------------------------------------------------------------
     def settings(self) -> dict[str, str]:
