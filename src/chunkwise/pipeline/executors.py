@@ -48,7 +48,7 @@ def contained(workers: int = 1, limits=None) -> Executor:
 
 
 WINDOW_PER_WORKER = 32
-BUNDLE_FILES = 8  # small files per worker message
+BUNDLE_FILES = 16  # small files per worker message
 BUNDLE_BYTES = 32 * 1024  # a file this size or smaller is small (never a PDF: a PDF may be split)
 
 

@@ -359,8 +359,14 @@ class SQLiteStore(DocumentWrites, ReadMixin):
 
     # -- vectors -------------------------------------------------------------------------------
     def missing_vectors(self, keys: Iterable[str]) -> set[str]:
-        keys = set(keys)
-        return keys - set(self._vector_rows(keys))
+        """The keys without a stored vector (their keys are read, never their blobs)."""
+        missing = set(keys)
+        ordered = sorted(missing)
+        for i in range(0, len(ordered), 500):
+            part = ordered[i : i + 500]
+            missing.difference_update(k for (k,) in self.db.execute(
+                f"SELECT embed_key FROM vectors WHERE embed_key IN ({','.join('?' * len(part))})", part))
+        return missing
 
     def vectors(self, keys: Iterable[str]) -> dict[str, list[float]]:
         return {k: list(struct.unpack(f"<{dim}f", blob)) for k, (dim, blob) in self._vector_rows(set(keys)).items()}
