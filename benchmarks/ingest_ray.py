@@ -34,9 +34,15 @@ Method:
 
 - ``--pg``: the hashing pair again into two fresh PostgreSQL databases (a ``pgserver`` started by
   this script in a temporary folder), where Ray writes on write actors (``Capabilities.parallel_writes``)
-  and the local run from this process; the two databases compared row by row (ids, texts, vectors).
+  and the local run from this process; the two databases compared row by row (ids, texts, vectors,
+  BM25 postings by chunk id) and by what readers see of the statistics kept per writer slot (a tag
+  set's rows and length, each term's document frequency and bounds, summed over the slots).
 
-Run: ``.venv/bin/python benchmarks/ingest_ray.py [--docs N] [--repeat R] [--minilm-docs N] [--no-minilm] [--pg]``
+- ``--pg-only``: only the PostgreSQL pairs (after one unreported Ray run that starts the cluster's
+  worker processes); ``--pg-repeat``: how many PostgreSQL pairs (default ``--repeat``).
+
+Run: ``.venv/bin/python benchmarks/ingest_ray.py [--docs N] [--repeat R] [--minilm-docs N] [--no-minilm] [--pg]
+[--pg-only] [--pg-repeat R]``
 """
 from __future__ import annotations
 
@@ -250,8 +256,12 @@ def side_by_side(work: Path, root: Path, docs: int, name: str, size: int, first:
     return lines
 
 
-def side_by_side_pg(work: Path, root: Path, docs: int) -> list[str]:
-    """The hashing pair on PostgreSQL: Ray's documents written by its write actors."""
+def side_by_side_pg(work: Path, root: Path, docs: int, repeat: int = 1) -> list[str]:
+    """The hashing pair on PostgreSQL, ``repeat`` alternating pairs (local, ray), each run into a
+    fresh database: Ray's documents written by its write actors. The ratio is the median pair's;
+    each pair's two databases are compared row by row."""
+    from statistics import median
+
     import pgserver
     import psycopg
 
@@ -261,18 +271,20 @@ def side_by_side_pg(work: Path, root: Path, docs: int) -> list[str]:
     srv = pgserver.get_server(work / "pg", cleanup_mode="stop")
     try:
         urls = {}
+        runs = [f"{label}{k}" for k in range(repeat) for label in ("local", "ray")]
         with psycopg.connect(srv.get_uri(), autocommit=True) as admin:
-            for label in ("local", "ray"):
-                admin.execute(f"CREATE DATABASE bench_{label}")
-                urls[label] = srv.get_uri(f"bench_{label}")
+            for key in runs:
+                admin.execute(f"CREATE DATABASE bench_{key}")
+                urls[key] = srv.get_uri(f"bench_{key}")
         lines, results = [], {}
-        for label in ("local", "ray"):
+        for key in runs:
+            label = key.rstrip("0123456789")
             log(f"hashing on PostgreSQL: {label}, {docs} files")
             executor = RayExecutor() if label == "ray" else None
             clock = Clock()
-            wall, cpu, stats = measured(lambda: ingest(root, urls[label], api.make_embedder("hashing"), 256, executor,
+            wall, cpu, stats = measured(lambda: ingest(root, urls[key], api.make_embedder("hashing"), 256, executor,
                                                        clock), ray_row=executor is not None)
-            results[label] = (wall, stats)
+            results[key] = (wall, cpu, stats)
             how = "the Ray actors" if label == "ray" else "this process"
             lines.append(row(f"hashing, PostgreSQL (writes: {how})", label, docs, wall, cpu, stats, clock))
 
@@ -281,14 +293,29 @@ def side_by_side_pg(work: Path, root: Path, docs: int) -> list[str]:
 
             with psycopg.connect(url) as con:
                 con.execute(f"SET search_path = {DEFAULT_SCHEMA}")
+                # the statistics as readers see them: summed over writer slots (store/postgres/pg_slots.py)
                 return (con.execute("SELECT chunk_id, doc_id, text, embed_text, embed_key FROM chunks "
                                     "ORDER BY chunk_id").fetchall(),
-                        con.execute("SELECT embed_key, vector::text FROM vectors ORDER BY embed_key").fetchall())
+                        con.execute("SELECT embed_key, vector::text FROM vectors ORDER BY embed_key").fetchall(),
+                        con.execute("SELECT acl, sum(rows), sum(total_len) FROM acl_stats GROUP BY acl "
+                                    "HAVING sum(rows) <> 0 OR sum(total_len) <> 0 ORDER BY acl").fetchall(),
+                        con.execute("SELECT t.lexeme, s.acl, sum(t.df), max(t.m0), max(t.m1), max(t.m2), "
+                                    "min(t.min_len) FROM term_df t JOIN acl_sets s ON s.id = t.set_id GROUP BY 1, 2 "
+                                    "HAVING sum(t.df) > 0 ORDER BY 1, 2").fetchall(),
+                        con.execute("SELECT lexeme, s.acl, p.len, p.f0, p.f1, p.f2, c.chunk_id FROM postings p "
+                                    "JOIN acl_sets s ON s.id = p.set_id JOIN chunks c ON c.key = p.key "
+                                    "ORDER BY 7, 1").fetchall())
 
-        (lw, ls), (rw, rs) = results["local"], results["ray"]
-        same = "yes, row for row" if pg_rows(urls["local"]) == pg_rows(urls["ray"]) else "NO"
-        stats_same = "equal" if ls.to_dict() == rs.to_dict() else "DIFFERENT"
-        lines.append(f"| | ray / local | | | | **{lw / rw:.2f}x** | | | | | stats {stats_same}; store identical: {same} |")
+        pairs = [(results[f"local{k}"][0] / results[f"ray{k}"][0], results[f"local{k}"][1] / results[f"ray{k}"][1])
+                 for k in range(repeat)]
+        same = all(pg_rows(urls[f"local{k}"]) == pg_rows(urls[f"ray{k}"]) for k in range(repeat))
+        stats_all = [results[key][2].to_dict() for key in runs]
+        stats_same = "equal" if all(s == stats_all[0] for s in stats_all) else "DIFFERENT"
+        ratio = f"**{median(p[0] for p in pairs):.2f}x**"
+        if repeat > 1:
+            ratio += f" (pairs: {', '.join(f'{p[0]:.2f}' for p in pairs)})"
+        lines.append(f"| | ray / local | | | | {ratio} | | | | local/ray CPU {median(p[1] for p in pairs):.2f}x | "
+                     f"stats {stats_same}; store identical: {'yes, row for row' if same else 'NO'} |")
         return lines
     finally:
         srv.cleanup()
@@ -357,8 +384,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="alternating local/ray pairs of the hashing runs")
     ap.add_argument("--minilm-docs", type=int, default=200)
     ap.add_argument("--no-minilm", action="store_true", help="skip the MiniLM pair and the stage costs")
-    ap.add_argument("--pg", action="store_true", help="also the hashing pair on PostgreSQL (pgserver)")
+    ap.add_argument("--pg", action="store_true", help="also the hashing pairs on PostgreSQL (pgserver)")
+    ap.add_argument("--pg-only", action="store_true", help="only the PostgreSQL pairs (implies --pg --no-minilm)")
+    ap.add_argument("--pg-repeat", type=int, default=None, help="PostgreSQL pairs (default: --repeat)")
     args = ap.parse_args()
+    if args.pg_only:
+        args.pg, args.no_minilm = True, True
     cw()
     import ray
 
@@ -379,16 +410,26 @@ def main() -> None:
             table = ["| embedder | executor | files | chunks | s | files/s | chunks/s | first document (s) | "
                      "files/s after it | CPU s (all processes) | errors |",
                      "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
-            table += side_by_side(work, corpus.root, args.docs, "hashing", 256, first=True, repeat=args.repeat)
+            if args.pg_only:  # the cluster's first run (its worker processes start), not reported
+                from chunkwise import api
+                from chunkwise.pipeline.raydata import RayExecutor
+
+                log("warm-up: a first Ray run on the cluster (SQLite), not reported")
+                ingest(corpus.root, work / "warm-up.db", api.make_embedder("hashing"), 256, RayExecutor())
+            else:
+                table += side_by_side(work, corpus.root, args.docs, "hashing", 256, first=True, repeat=args.repeat)
             if not args.no_minilm:
                 table += side_by_side(work, small, args.minilm_docs, "minilm", 254)
             if args.pg:
-                table += side_by_side_pg(work, corpus.root, args.docs)
+                table += side_by_side_pg(work, corpus.root, args.docs, args.pg_repeat or args.repeat)
         finally:
             ray.shutdown()
         stages = [] if args.no_minilm else stage_costs(work, small, args.minilm_docs)
     load1 = os.getloadavg()
-    flags = (f" --repeat {args.repeat}" if args.repeat > 1 else "") + (" --no-minilm" if args.no_minilm else f" --minilm-docs {args.minilm_docs}") + (" --pg" if args.pg else "")
+    flags = ((f" --repeat {args.repeat}" if args.repeat > 1 else "")
+             + ("" if args.pg_only else " --no-minilm" if args.no_minilm else f" --minilm-docs {args.minilm_docs}")
+             + (" --pg-only" if args.pg_only else " --pg" if args.pg else "")
+             + (f" --pg-repeat {args.pg_repeat}" if args.pg_repeat else ""))
     print(f"Commit {git_head()}; `benchmarks/ingest_ray.py --docs {args.docs}{flags}`; "
           f"load average {load0[0]:.2f} at the start, {load1[0]:.2f} at the end (2 cores shared).\n")
     print(f"Local Ray cluster start (`ray.init(num_cpus=2)`): {start_s:.1f} s, not in the Ray rows.\n")

@@ -99,16 +99,27 @@ def _unindexed(db) -> dict:
         db.execute(f"DROP INDEX IF EXISTS {name}")
     db.execute("DROP INDEX IF EXISTS vectors_hnsw")
     db.execute("ALTER TABLE chunks DISABLE TRIGGER USER")
+    # The `dense` table (migration 10) is kept by triggers on `vectors` too; with chunks_embed_key
+    # dropped each inserted vector's trigger would scan all of `chunks` (quadratic): off, and
+    # `dense` is filled in one statement by _finish.
+    db.execute("ALTER TABLE vectors DISABLE TRIGGER USER")
+    db.execute("DROP INDEX IF EXISTS dense_acl")
+    db.execute("TRUNCATE dense")
     return schema
 
 
 def _finish(store, schema: dict, memory_gb: int, t0: float) -> None:
     db = store.db
     db.execute("ALTER TABLE chunks ENABLE TRIGGER USER")
+    db.execute("ALTER TABLE vectors ENABLE TRIGGER USER")
     db.execute(f"SET maintenance_work_mem = '{memory_gb}GB'")
     db.execute("SET max_parallel_maintenance_workers = 1")
     for name in _DROPPED:
         db.execute(schema[name])
+    from chunkwise.store.postgres.pg_dense import ACL_INDEX_SQL, FILL_SQL
+
+    db.execute(FILL_SQL)
+    db.execute(ACL_INDEX_SQL)
     db.execute("INSERT INTO roots (root) VALUES ('synthetic') ON CONFLICT DO NOTHING")
     db.execute("DELETE FROM acl_stats")
     db.execute("INSERT INTO acl_stats (acl, rows, total_len) SELECT acl, count(*), sum(lex_len)"

@@ -67,7 +67,9 @@ def consistent(db) -> set[str]:
     actual = dict(query(db, "SELECT doc_id, count(*) FROM chunks GROUP BY doc_id"))
     assert {d: n for d, n in per_doc.items() if n} == actual, "a document was half written"
     if is_pg(db):
-        stats = {tuple(a): (n, t) for a, n, t in query(db, "SELECT acl, rows, total_len FROM acl_stats")}
+        stats = {tuple(a): (n, t) for a, n, t in query(  # a row per writer slot (pg_slots): their sums
+            db, "SELECT acl, sum(rows), sum(total_len) FROM acl_stats GROUP BY acl"
+                " HAVING sum(rows) <> 0 OR sum(total_len) <> 0")}
         real = {tuple(a): (n, t) for a, n, t in query(
             db, "SELECT acl, count(*), sum(lex_len) FROM chunks WHERE servable GROUP BY acl")}
         assert stats == real, "the per-tag-set statistics disagree with the rows"
@@ -94,6 +96,7 @@ def demote_to_review(db, key: int) -> None:
         with psycopg.connect(str(db)) as con:  # one transaction: the row and its tag set's statistics
             acl, length = con.execute("UPDATE chunks SET quality = 'review', servable = false WHERE key = %s"
                                       " RETURNING acl, lex_len", (key,)).fetchone()
-            con.execute("UPDATE acl_stats SET rows = rows - 1, total_len = total_len - %s WHERE acl = %s", (length, acl))
+            con.execute("UPDATE acl_stats SET rows = rows - 1, total_len = total_len - %s WHERE acl = %s AND slot ="
+                        " (SELECT min(slot) FROM acl_stats WHERE acl = %s)", (length, acl, acl))
         return
     execute(db, "UPDATE chunks SET quality = 'review', acl_index = '' WHERE rowid = ?", (key,))

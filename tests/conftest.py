@@ -77,15 +77,11 @@ def pg_server():
     thrown away, and crash tests kill the *ingest*, never the server. Not under pytest's own
     temporary folder: as root, the server runs as another user, and every pytest session resets
     that folder's permissions to owner-only."""
-    pgserver = pytest.importorskip("pgserver", reason="PostgreSQL tests need the pg extra: pip install -e '.[test]'")
-    import shutil
-    import tempfile
-
+    pytest.importorskip("pgserver", reason="PostgreSQL tests need the pg extra: pip install -e '.[test]'")
     import psycopg
+    from pg_servers import temporary_server
 
-    folder = Path(tempfile.mkdtemp(prefix="chunkwise-pg-"))
-    srv = pgserver.get_server(folder / "data", cleanup_mode="stop")
-    try:
+    with temporary_server("chunkwise-pg-") as srv:
         with psycopg.connect(srv.get_uri(), autocommit=True) as admin:
             for name, value in (("fsync", "off"), ("synchronous_commit", "off"), ("full_page_writes", "off")):
                 admin.execute(f"ALTER SYSTEM SET {name} = '{value}'")
@@ -95,9 +91,6 @@ def pg_server():
         with psycopg.connect(srv.get_uri("chunkwise_template"), autocommit=True) as tpl:
             tpl.execute("CREATE EXTENSION IF NOT EXISTS vector")
         yield srv
-    finally:
-        srv.cleanup()
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 class PgDatabases:
@@ -138,6 +131,17 @@ def pg_databases(pg_server):
 def pg_url(pg_databases) -> str:
     """The URL of a fresh, empty PostgreSQL database for this test."""
     return pg_databases.new()
+
+
+@pytest.fixture
+def own_pg():
+    """A PostgreSQL server of this test's own, with an empty database ``pg_servers.OWN_DB``, for a test
+    that restarts or stops it (tests/pg_servers.py)."""
+    pytest.importorskip("pgserver", reason="PostgreSQL tests need the pg extra: pip install -e '.[test]'")
+    from pg_servers import own_server
+
+    with own_server() as srv:
+        yield srv
 
 
 @pytest.fixture(params=BACKENDS)

@@ -7,37 +7,67 @@ same validation for every caller. The stages it fronts are in ``pipeline/`` (pre
 """
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chunkwise.access import AccessTags
-from chunkwise.enrich.records import ChunkRecord
 from chunkwise.config import BACKENDS, DEFAULT_EMBEDDER, DEFAULT_SIZE, HEADERS, STRATEGIES, UNITS, ChunkConfig
-from chunkwise.configfile import ConfigFile, load_acl_map, load_config
-from chunkwise.embed import make_embedder
-from chunkwise.evaluate.experiments import (SEED_HEADERS, SEED_MERGE, SEED_OVERLAP, SEED_OVERLAP_QUESTIONS,
-                                            header_experiment, merge_experiment, overlap_sweep, sampling_tolerance)
-from chunkwise.evaluate.runner import Evaluation, expand_grid, load_grid, run_eval
-from chunkwise.evaluate.runner import Settings as EvalSettings
 from chunkwise.errors import ChunkwiseError, ConfigError, DependencyError, InputError
-from chunkwise.extract import ExtractOptions  # noqa: F401 - re-exported for the CLI and users
-from chunkwise.lexical import FieldWeights
-from chunkwise.pipeline.chunk import attach_pages, chunk_document, for_document, make_chunker, normalised_view
-from chunkwise.pipeline.documents import SourceFailure, Unchanged, extract_options, iter_documents, load_document
-from chunkwise.pipeline.doors import file_records, page_records, text_records  # noqa: F401 - the splitters' doors
-from chunkwise.pipeline.executors import EXECUTORS, make_executor
-from chunkwise.pipeline.prepare import Prepared, PrepareFailure  # noqa: F401 - what prepare_paths yields
-from chunkwise.pipeline.settings import toy_store_note
-from chunkwise.pipeline.write import IngestStats
-from chunkwise.planning import Plan, n_windows, plan, straddle_probability
-from chunkwise.quality import CheckReport
-from chunkwise.retrieve import Retriever, SearchResult
-from chunkwise.retrieve.filters import Filters
-from chunkwise.retrieve.fusion import Fusion
-from chunkwise.retrieve.passages import DEFAULT_PASSAGE_BUDGET
-from chunkwise.retrieve.per_document import PER
-from chunkwise.sandbox import Limits, default_workers
 from chunkwise.types import Chunk, Document, Page
+
+# The rest of the facade is imported on first use (PEP 562): a command loads only the subsystems
+# it touches (``chunkwise chunk`` never imports retrieval, evaluation or the embedders). Name ->
+# (module, its name there).
+_LAZY = {
+    **dict.fromkeys(("ConfigFile", "load_acl_map", "load_config"), "chunkwise.configfile"),
+    "ChunkRecord": "chunkwise.enrich.records",
+    "make_embedder": "chunkwise.embed",
+    **dict.fromkeys(("SEED_HEADERS", "SEED_MERGE", "SEED_OVERLAP", "SEED_OVERLAP_QUESTIONS", "header_experiment",
+                     "merge_experiment", "overlap_sweep", "sampling_tolerance"), "chunkwise.evaluate.experiments"),
+    **dict.fromkeys(("Evaluation", "expand_grid", "load_grid", "run_eval"), "chunkwise.evaluate.runner"),
+    "EvalSettings": ("chunkwise.evaluate.runner", "Settings"),
+    "ExtractOptions": "chunkwise.extract",
+    "FieldWeights": "chunkwise.lexical",
+    **dict.fromkeys(("attach_pages", "chunk_document", "for_document", "make_chunker", "normalised_view"),
+                    "chunkwise.pipeline.chunk"),
+    **dict.fromkeys(("SourceFailure", "Unchanged", "extract_options", "iter_documents", "load_document"),
+                    "chunkwise.pipeline.documents"),
+    **dict.fromkeys(("file_records", "page_records", "text_records"), "chunkwise.pipeline.doors"),
+    **dict.fromkeys(("EXECUTORS", "make_executor"), "chunkwise.pipeline.executors"),
+    **dict.fromkeys(("Prepared", "PrepareFailure"), "chunkwise.pipeline.prepare"),
+    "toy_store_note": "chunkwise.pipeline.settings",
+    "IngestStats": "chunkwise.pipeline.write",
+    **dict.fromkeys(("Plan", "n_windows", "plan", "straddle_probability"), "chunkwise.planning"),
+    "CheckReport": "chunkwise.quality",
+    **dict.fromkeys(("Retriever", "SearchResult"), "chunkwise.retrieve"),
+    "Filters": "chunkwise.retrieve.filters",
+    "Fusion": "chunkwise.retrieve.fusion",
+    "DEFAULT_PASSAGE_BUDGET": "chunkwise.retrieve.passages",
+    "PER": "chunkwise.retrieve.per_document",
+    **dict.fromkeys(("Limits", "default_workers"), "chunkwise.sandbox"),
+}
+
+if TYPE_CHECKING:  # what the names are, for readers and type checkers (loaded lazily at run time)
+    from chunkwise.enrich.records import ChunkRecord
+    from chunkwise.pipeline.write import IngestStats
+    from chunkwise.quality import CheckReport
+    from chunkwise.retrieve import Retriever, SearchResult
+    from chunkwise.sandbox import Limits
+
+
+def __getattr__(name: str):
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attr = (where, name) if isinstance(where, str) else where
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value  # looked up once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
 
 
 DEFAULT_CONFIG = ChunkConfig(strategy="auto")  # what a new store is built with when nothing is said
@@ -52,6 +82,8 @@ def chunk_text(text: str, config: ChunkConfig | None = None, *, doc_id: str | No
     ``doc_id``: the document's id (default ``"sha256:"`` + the text's hash; a front matter ``id``
     wins); ``acl``/``acl_map``: default tags and globs -> tags, as ``ingest`` takes them; ``config``
     None: the config ``ingest`` builds a new store with; ``options``: ChunkConfig fields over it."""
+    from chunkwise.pipeline.doors import text_records
+
     return text_records(door_preparer(config, acl=acl, acl_map=acl_map, **options), text, doc_id)
 
 
@@ -62,6 +94,8 @@ def chunk_file(path: str | Path, config: ChunkConfig | None = None, *, root: str
     ``chunkwise ingest FILE`` gives it); ``acl``, ``acl_map``, ``config`` and ``options`` as for
     ``chunk_text`` (the config's ``docx_comments`` decides whether DOCX comments are read).
     Raises InputError when the file cannot be used."""
+    from chunkwise.pipeline.doors import file_records
+
     return file_records(door_preparer(config, acl=acl, acl_map=acl_map, **options), path, root=root)
 
 
@@ -107,6 +141,7 @@ def ingest(paths, db, config: ChunkConfig | None = None, *, embedder="auto", emb
     ``executor``: ``"local"``, ``"ray"`` (Ray actors: ``workers`` prepare actors, ``ray_embedders``
     embed actors with ``ray_gpus`` each, on the cluster at ``ray_address`` or a local one; see
     ``make_executor``) or an executor object."""
+    from chunkwise.pipeline.executors import make_executor
     from chunkwise.pipeline.ingest import ingest as run
 
     if isinstance(executor, str):
@@ -165,6 +200,8 @@ def open_retriever(db: str | Path, **options: Any) -> Retriever:
     (instead of creating an empty store); a path that is not a chunkwise store is a StoreError."""
     if store_missing(db):
         raise ConfigError(f"{db}: no such store; create it with: chunkwise ingest PATH --db {db}")
+    from chunkwise.retrieve import Retriever
+
     return Retriever(db, **options)
 
 

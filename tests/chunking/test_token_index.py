@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from chunkwise.chunking import sizing
 from chunkwise.chunking.pack import _FINE_WORD
+from chunkwise.chunking import word_ends as word_ends_module
 from chunkwise.chunking.word_ends import word_ends
 from chunkers import make_chunker
 
@@ -75,6 +76,20 @@ def test_vectorised_word_ends_equal_the_regex_scan(text, cjk_alone):
     pattern = _FINE_WORD if cjk_alone else re.compile(r"\S+")
     want = [m.end() for m in pattern.finditer(text) if m.end() < len(text)]
     assert word_ends(text, cjk_alone) == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab .\n\t\x1c\u3000東京é\u2028")), max_size=60), st.booleans(),
+       st.integers(1, 9))
+def test_word_ends_of_a_long_text_block_by_block_equal_one_scan(text, cjk_alone, block):
+    whole = word_ends(text, cjk_alone)
+    saved = word_ends_module.MAX_CHARS
+    word_ends_module.MAX_CHARS = block  # a text over it is scanned a block at a time
+    try:
+        assert word_ends(text, cjk_alone) == whole
+        assert word_ends(text, cjk_alone, as_array=True).tolist() == whole
+    finally:
+        word_ends_module.MAX_CHARS = saved
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -65,13 +65,9 @@ print("ok")
     env = {**os.environ, onnx_mod.CACHE_ENV: str(folder), "PYTHONPATH": str(ROOT / "src")}
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]
-    old = os.environ.get(onnx_mod.CACHE_ENV)
-    os.environ[onnx_mod.CACHE_ENV] = str(folder)
-    yield folder
-    if old is None:
-        os.environ.pop(onnx_mod.CACHE_ENV, None)
-    else:
-        os.environ[onnx_mod.CACHE_ENV] = old
+    with pytest.MonkeyPatch.context() as env:  # the user's cache folder restored after the module
+        env.setenv(onnx_mod.CACHE_ENV, str(folder))
+        yield folder
 
 
 @pytest.fixture(scope="module")

@@ -50,14 +50,10 @@ def fixed_set() -> list[str]:
 def cache(tmp_path_factory):
     """One export per session, into a temporary folder that make_embedder also uses."""
     folder = tmp_path_factory.mktemp("onnx-cache")
-    old = os.environ.get(onnx_mod.CACHE_ENV)
-    os.environ[onnx_mod.CACHE_ENV] = str(folder)
-    onnx_file("int8")  # exports fp32, then quantizes it
-    yield folder
-    if old is None:
-        os.environ.pop(onnx_mod.CACHE_ENV, None)
-    else:
-        os.environ[onnx_mod.CACHE_ENV] = old
+    with pytest.MonkeyPatch.context() as env:  # the user's cache folder restored after the module
+        env.setenv(onnx_mod.CACHE_ENV, str(folder))
+        onnx_file("int8")  # exports fp32, then quantizes it
+        yield folder
 
 
 @pytest.fixture(scope="module")

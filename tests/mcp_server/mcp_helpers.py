@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+import server_process
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed: pip install 'chunkwise[mcp]'")
 
@@ -89,14 +90,7 @@ class HttpServer:
         return HttpClient(self.url, token)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._fh.close()
+        server_process.stop(self.proc, self._fh)
 
 
 class HttpClient:

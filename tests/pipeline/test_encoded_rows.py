@@ -7,6 +7,7 @@ from __future__ import annotations
 import pickle
 
 from hypothesis import HealthCheck, given, settings, strategies as st
+from reingest import NOW, contents, counted, edit, paragraphs, same_at_every_step, sections
 
 from chunkwise.access import AccessTags
 from chunkwise.config import ChunkConfig
@@ -17,8 +18,6 @@ from chunkwise.pipeline.pack import EncodedRecords
 from chunkwise.pipeline.prepare import Preparer, PrepareSettings, PrepareTask
 from chunkwise.sandbox import PoolExecutor
 from chunkwise.store.sqlite.rows import SQLiteRows, chunk_row
-
-from test_streamed_write import NOW, apply, contents, counted, edit, paragraphs, sections
 
 CONFIG = ChunkConfig(strategy="structure", size=32)
 
@@ -71,17 +70,8 @@ def test_worker_encoded_rows_store_what_the_writer_encodes(tmp_path_factory, mon
     docs = tmp / "docs"
     docs.mkdir()
     (docs / "other.md").write_text(sections(["steady", "state"]), encoding="utf-8")
-    words = start
-    for step in [[]] + ops:
-        for op in step:
-            words = apply(words, op)
-        (docs / "guide.md").write_text(sections(words), encoding="utf-8")
-        got = {}
-        for name, executor in (("rows", PickledInline()), ("records", InlineExecutor())):
-            stats = run(docs, tmp / f"{name}.db", executor)
-            assert not stats.errors, stats.errors
-            got[name] = (counted(stats), contents(tmp / f"{name}.db"))
-        assert got["rows"] == got["records"]
+    same_at_every_step(docs, start, ops, {"rows": lambda docs, db: run(docs, db, PickledInline()),
+                                          "records": lambda docs, db: run(docs, db, InlineExecutor())})
 
 
 def test_two_real_workers_send_rows_the_writer_inserts_unencoded(tmp_path, monkeypatch):

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import multiprocessing
 import sys
-import threading
 from pathlib import Path
 
 import pytest
+from no_hang import tiny_socket_buffers, within
 
 pytest.importorskip("pypdf")
 pytest.importorskip("fpdf")
@@ -23,7 +23,7 @@ from test_split_ingest import CONFIG, NOW, store  # noqa: E402
 
 from chunkwise.embed.hashing import HashingEmbedder  # noqa: E402
 from chunkwise.pipeline import ingest  # noqa: E402
-from chunkwise.sandbox import Limits, processes  # noqa: E402
+from chunkwise.sandbox import Limits  # noqa: E402
 
 DEADLINE = 300.0  # seconds; the run takes ~20 s on a loaded machine
 
@@ -37,28 +37,17 @@ def docs(tmp_path_factory):
     return root
 
 
-def test_a_split_pdf_among_other_pdfs_does_not_hang_two_workers(docs, tmp_path, monkeypatch):
+def test_a_split_pdf_among_other_pdfs_does_not_hang_two_workers(docs, tmp_path):
     kw = dict(embedder=HashingEmbedder(), acl=("staff",), now=NOW, limits=Limits(memory_mb=1024, seconds=None))
-    monkeypatch.setattr(processes, "SOCKET_BUFFER", 4096)
-    got: dict = {}
 
-    def two_workers():
-        try:
-            got["report"] = ingest([docs], tmp_path / "two.db", CONFIG, workers=2, **kw)
-        except BaseException as exc:  # noqa: BLE001 — reported below
-            got["error"] = exc
-
-    thread = threading.Thread(target=two_workers, daemon=True)
-    thread.start()
-    thread.join(DEADLINE)
-    if thread.is_alive():
+    def unstick():
         for child in multiprocessing.active_children():
             child.kill()
-        pytest.fail("ingest with two workers hung on a split PDF among other PDFs")
-    if "error" in got:
-        raise got["error"]
-    monkeypatch.setattr(processes, "SOCKET_BUFFER", None)
+
+    with tiny_socket_buffers():
+        two = within(DEADLINE, lambda: ingest([docs], tmp_path / "two.db", CONFIG, workers=2, **kw), unstick,
+                     "ingest with two workers hung on a split PDF among other PDFs")
     one = ingest([docs], tmp_path / "one.db", CONFIG, workers=1, **kw)
     assert not one.errors and one.added > 200
-    assert got["report"].to_dict() == one.to_dict()
+    assert two.to_dict() == one.to_dict()
     assert store(tmp_path / "two.db") == store(tmp_path / "one.db")

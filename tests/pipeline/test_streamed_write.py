@@ -4,10 +4,8 @@ the batch size, the store ends up holding exactly what the whole-document write 
 and the run counts the same changes."""
 from __future__ import annotations
 
-import hashlib
-import sqlite3
-
 from hypothesis import HealthCheck, given, settings, strategies as st
+from reingest import NOW, contents, counted, edit, paragraphs, same_at_every_step, sections
 
 from chunkwise.config import ChunkConfig
 from chunkwise.embed import make_embedder
@@ -16,33 +14,6 @@ from chunkwise.pipeline.executors import InlineExecutor
 from chunkwise.pipeline.write import DocumentPlan, WriteStage
 
 CONFIG = ChunkConfig(strategy="structure", size=32)
-NOW = "2026-12-07T00:00:00Z"
-TABLES = {
-    "documents": "SELECT * FROM documents ORDER BY doc_id",
-    "chunks": "SELECT chunk_id, doc_id, chunk_index, record, text, embed_text, embed_model, embed_key, acl, quality,"
-              " size, acl_index, lex_body, lex_title, lex_heading FROM chunks ORDER BY chunk_id",
-    "vectors": "SELECT * FROM vectors ORDER BY embed_key",
-    "access": "SELECT tag, doc_id, (SELECT chunk_id FROM chunks WHERE rowid = chunk) FROM chunk_access ORDER BY 1, 2, 3",
-}
-
-
-def contents(db) -> dict[str, list[str]]:
-    """Each table's rows, hashed (sorted chunk ids with their record hashes, and the rest)."""
-    con = sqlite3.connect(db)
-    try:
-        return {name: [hashlib.sha256(repr(row).encode()).hexdigest() for row in con.execute(sql)]
-                for name, sql in TABLES.items()}
-    finally:
-        con.close()
-
-
-def sections(words: list[str]) -> str:
-    return "# Handbook\n\n" + "".join(f"## Part {i}\n\nThe {w} clause {i} covers item {i} of the {w} ledger.\n\n"
-                                      for i, w in enumerate(words))
-
-
-def counted(stats) -> tuple:
-    return (stats.added, stats.removed, stats.embedded, stats.metadata_updated, stats.unchanged, stats.in_store)
 
 
 def test_a_document_of_many_records_is_written_in_several_batches_as_in_one(tmp_path, monkeypatch):
@@ -82,22 +53,6 @@ def test_a_document_of_many_records_is_written_in_several_batches_as_in_one(tmp_
     assert second[1] > 0 and second[0] > 0 and second[4] > 0  # the edit removed, added and kept chunks
 
 
-paragraphs = st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "ledger", "payroll"]), min_size=0, max_size=12)
-edit = st.tuples(st.sampled_from(["edit", "add", "remove", "same"]), st.integers(0, 11), st.sampled_from(["x", "y", "z"]))
-
-
-def apply(words: list[str], op) -> list[str]:
-    kind, at, word = op
-    words = list(words)
-    if kind == "edit" and words:
-        words[at % len(words)] = word
-    elif kind == "add":
-        words.insert(at % (len(words) + 1), word)
-    elif kind == "remove" and words:
-        del words[at % len(words)]
-    return words
-
-
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(start=paragraphs, ops=st.lists(st.lists(edit, min_size=1, max_size=4), min_size=1, max_size=4))
 def test_the_streamed_diff_is_the_whole_document_diff(tmp_path_factory, start, ops):
@@ -106,20 +61,15 @@ def test_the_streamed_diff_is_the_whole_document_diff(tmp_path_factory, start, o
     tmp = tmp_path_factory.mktemp("seq")
     docs = tmp / "docs"
     docs.mkdir()
-    dbs = {2: tmp / "two.db", 10**9: tmp / "whole.db"}
-    words = start
-    for step in [[]] + ops:
-        for op in step:
-            words = apply(words, op)
-        (docs / "guide.md").write_text(sections(words), encoding="utf-8")
-        got = {}
-        for batch, db in dbs.items():
+
+    def batches_of(batch):
+        def run(docs, db):
             default, WriteStage.BATCH_RECORDS = WriteStage.BATCH_RECORDS, batch
             try:
-                stats = ingest([docs], db, CONFIG, embedder=make_embedder("hashing"), acl=("staff",), now=NOW,
-                               executor=InlineExecutor())
+                return ingest([docs], db, CONFIG, embedder=make_embedder("hashing"), acl=("staff",), now=NOW,
+                              executor=InlineExecutor())
             finally:
                 WriteStage.BATCH_RECORDS = default
-            assert not stats.errors, stats.errors
-            got[batch] = (counted(stats), contents(db))
-        assert got[2] == got[10**9]
+        return run
+
+    same_at_every_step(docs, start, ops, {"two": batches_of(2), "whole": batches_of(10**9)})

@@ -157,7 +157,7 @@ def test_hybrid_with_the_dense_list_in_a_thread_ranks_as_in_one_thread(tmp_path,
             monkeypatch.setattr(retrieve_store, "PARALLEL_ROWS", threshold)
             got[threshold] = [r.rank(q, g, 7, "hybrid") for q in queries for g in callers]
             with pytest.raises(ValueError, match="dimensions"):
-                r._hybrid_lists("rollback", ["sre"], np.ones(5, np.float32), 50)
+                r._hybrid_lists("rollback", ["sre"], lambda: np.ones(5, np.float32), 50)
     assert got[0] == got[10 ** 9] and any(got[0])
 
 

@@ -60,3 +60,15 @@ class Ballast:
 
     def __call__(self, item: int) -> int:
         return len(bytearray(item << 20))
+
+
+class Unloadable:
+    """A function whose warm-up refuses its setting (a tokenizer file that does not load)."""
+
+    def warm_up(self) -> None:
+        from chunkwise.errors import ConfigError
+
+        raise ConfigError("tokenizer x.json: not a usable Hugging Face tokenizer.json")
+
+    def __call__(self, item):
+        return item

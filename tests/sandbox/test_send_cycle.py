@@ -5,13 +5,11 @@ the office files of ../shared/data hung). Each run here is in a thread with a de
 a failure (the workers are then killed so the test process does not hang too)."""
 from __future__ import annotations
 
-import threading
-
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from no_hang import tiny_socket_buffers, within
 
-from chunkwise.sandbox import Limits, Pool, processes
+from chunkwise.sandbox import Limits, Pool
 
 from fanning import big  # noqa: E402
 
@@ -21,26 +19,14 @@ DEADLINE = 120.0  # seconds; the runs take well under 10 on a loaded machine
 
 def run(items, workers, isolate=False, window=None):
     """The pool's outcomes for ``items``, or a test failure when they do not come within DEADLINE."""
-    got: dict = {}
     pool = Pool(big, workers=workers, limits=Limits(memory_mb=1024, seconds=None), isolate=isolate)
 
-    def consume():
-        try:
-            got["out"] = list(pool.map(items, window=window))
-        except BaseException as exc:  # noqa: BLE001 — reported below
-            got["error"] = exc
-
-    thread = threading.Thread(target=consume, daemon=True)
-    thread.start()
-    thread.join(DEADLINE)
-    if thread.is_alive():
-        for w in pool._procs.workers:  # unstick it: the feeder sees the deaths
+    def unstick():  # the feeder sees the deaths
+        for w in pool._procs.workers:
             w.proc.kill()
-        pytest.fail(f"the pool hung on {items!r} ({workers} workers): a send/send cycle")
-    pool.close()
-    if "error" in got:
-        raise got["error"]
-    return got["out"]
+
+    return within(DEADLINE, lambda: list(pool.map(items, window=window)), unstick,
+                  f"the pool hung on {items!r} ({workers} workers): a send/send cycle", done=pool.close)
 
 
 def expected(item):
@@ -78,11 +64,7 @@ delay = st.sampled_from([0.0, 0.0, 0.05])
                           st.tuples(st.just("bigsplit"), st.integers(1, 4), size, delay)),
                 min_size=1, max_size=8))
 def test_any_mix_of_big_answers_and_joins_comes_back_with_tiny_socket_buffers(items):
-    saved = processes.SOCKET_BUFFER
-    processes.SOCKET_BUFFER = 4096  # every answer above a few KB fills its socket
-    try:
+    with tiny_socket_buffers():  # every answer above a few KB fills its socket
         out = run(items, workers=2, window=3)
-    finally:
-        processes.SOCKET_BUFFER = saved
     assert [o.failure for o in out] == [None] * len(items)
     assert [o.value for o in out] == [expected(x) for x in items]

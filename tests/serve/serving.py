@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+import server_process
 
 pytest.importorskip("fastapi", reason="the serve extra is not installed: pip install 'chunkwise[serve]'")
 httpx = pytest.importorskip("httpx")
@@ -85,11 +86,4 @@ class Server:
         return httpx.Client(base_url=self.url, headers=headers, timeout=60)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._fh.close()
+        server_process.stop(self.proc, self._fh)

@@ -30,8 +30,8 @@ def store(tmp_path_factory):
     return db
 
 
-def steps(retriever, doc_id: str, groups) -> tuple[int, object]:
-    """SQLite virtual-machine steps (every row read costs several) of one document lookup."""
+def vm_steps(retriever, call) -> tuple[int, object]:
+    """SQLite virtual-machine steps (every row read costs several) of ``call()``, and its result."""
     count = [0]
 
     def tick():
@@ -41,10 +41,15 @@ def steps(retriever, doc_id: str, groups) -> tuple[int, object]:
     db = retriever.store.db
     db.set_progress_handler(tick, 1)
     try:
-        found = api.visible_document(retriever, doc_id, groups)
+        found = call()
     finally:
         db.set_progress_handler(None, 1)
     return count[0], found
+
+
+def steps(retriever, doc_id: str, groups) -> tuple[int, object]:
+    """The steps of one document lookup."""
+    return vm_steps(retriever, lambda: api.visible_document(retriever, doc_id, groups))
 
 
 def test_a_hidden_document_reads_no_more_than_an_absent_one(store):
@@ -73,19 +78,7 @@ def withheld_steps(retriever, doc_ids, groups) -> tuple[int, frozenset]:
     """SQLite steps of a search's ``withheld`` (which documents lose their positions)."""
     from chunkwise.retrieve.positions import withheld
 
-    count = [0]
-
-    def tick():
-        count[0] += 1
-        return 0
-
-    db = retriever.store.db
-    db.set_progress_handler(tick, 1)
-    try:
-        found = withheld(retriever, doc_ids, groups)
-    finally:
-        db.set_progress_handler(None, 1)
-    return count[0], found
+    return vm_steps(retriever, lambda: withheld(retriever, doc_ids, groups))
 
 
 def test_withheld_reads_no_hidden_row(store):

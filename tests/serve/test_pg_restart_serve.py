@@ -6,38 +6,13 @@ Now: the request after the restart succeeds or gets a 503 with a one-line messag
 recovers by itself (searches and /health answer 200 again) without being restarted."""
 from __future__ import annotations
 
-import shutil
-import tempfile
-from pathlib import Path
-
 import pytest
+from pg_servers import OWN_DB, restart, stopped
 
 from .serving import Server
 
-pgserver = pytest.importorskip("pgserver", reason="PostgreSQL tests need the pg extra: pip install -e '.[test]'")
+pytest.importorskip("pgserver", reason="PostgreSQL tests need the pg extra: pip install -e '.[test]'")
 HEADERS = {"X-Chunkwise-Groups": "team"}
-
-
-@pytest.fixture
-def own_pg():
-    """A PostgreSQL of this test's own (the session's is shared: restarting it would cut other tests)."""
-    import psycopg
-
-    folder = Path(tempfile.mkdtemp(prefix="chunkwise-serve-pg-restart-"))
-    srv = pgserver.get_server(folder / "data", cleanup_mode="stop")
-    try:
-        with psycopg.connect(srv.get_uri(), autocommit=True) as admin:
-            admin.execute("CREATE DATABASE serve_restart")
-        yield srv
-    finally:
-        srv.cleanup()
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def _pg_ctl(srv, *args: str) -> None:
-    from pgserver.postgres_server import pg_ctl
-
-    pg_ctl(["-w", *args, "-l", str(srv.log)], pgdata=srv.pgdata, user=srv.system_user, timeout=60)
 
 
 @pytest.fixture
@@ -46,7 +21,7 @@ def served(own_pg, tmp_path):
     from chunkwise.embed import make_embedder
     from chunkwise.pipeline import ingest
 
-    url = own_pg.get_uri("serve_restart")
+    url = own_pg.get_uri(OWN_DB)
     docs = tmp_path / "docs"
     docs.mkdir()
     for i in range(6):
@@ -82,7 +57,7 @@ def test_the_next_requests_after_a_restart_succeed(own_pg, served):
         for mode in ("bm25", "dense", "hybrid"):
             _ok(_search(client, mode))
         assert client.get("/health").status_code == 200
-        _pg_ctl(own_pg, "-m", "fast", "restart")
+        restart(own_pg)
         # Both workers' connections are dead: each request lands on one of them and must be answered
         # on a new connection (a read is run again there), never with the dead one's error.
         for mode in ("bm25", "dense", "hybrid", "bm25", "dense", "hybrid"):
@@ -95,15 +70,11 @@ def test_the_next_requests_after_a_restart_succeed(own_pg, served):
 def test_a_stopped_store_gives_a_clean_503_then_recovers(own_pg, served):
     with served.client(**HEADERS) as client:
         _ok(_search(client))
-        sockets = own_pg._postmaster_info.socket_dir  # where pgserver told it to listen
-        _pg_ctl(own_pg, "-m", "fast", "stop")
-        try:
+        with stopped(own_pg):
             for _ in range(3):  # every worker: its dead connection, then a failed reconnect
                 _clean_503(_search(client))
             health = client.get("/health")
             assert health.status_code == 503 and "\n" not in health.json()["error"]["message"]
-        finally:
-            _pg_ctl(own_pg, "-o", '-h ""', "-o", f"-k {sockets}", "start")  # as pgserver starts it
         for _ in range(6):
             _ok(_search(client))
         assert client.get("/health").status_code == 200

@@ -69,7 +69,8 @@ def _model(url: str) -> tuple[set, dict]:
                 df[(lx, sets[tuple(acl)])] = (n + 1, tuple(map(max, m, counts)), min(short, length))
         got_postings = set(con.execute("SELECT lexeme, set_id, key, len, f0, f1, f2 FROM postings").fetchall())
         got_df = {(lx, s): (n, (a, b, c), short) for lx, s, n, a, b, c, short in con.execute(
-            "SELECT lexeme, set_id, df, m0, m1, m2, min_len FROM term_df WHERE df > 0")}
+            "SELECT lexeme, set_id, sum(df), max(m0), max(m1), max(m2), min(min_len) FROM term_df GROUP BY 1, 2"
+            " HAVING sum(df) > 0")}  # a row per writer slot (pg_slots): their sums and bounds
     return (postings, df), (got_postings, got_df)
 
 

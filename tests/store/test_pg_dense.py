@@ -222,3 +222,51 @@ def test_check_reports_dense_rows_out_of_step(pg_url):
         con.execute("INSERT INTO dense SELECT c.key, c.acl, v.vector FROM chunks c JOIN vectors v"
                     " ON v.embed_key = c.embed_key WHERE c.servable")
     assert check(pg_url).stale_search_rows == 0
+
+
+# Each breaks one chunk's ``dense`` row as a stray hand with the triggers off would (``%(k)s``: its key).
+TAMPERING = {
+    "row missing": "DELETE FROM dense WHERE key = %(k)s",
+    "row with other tags": "UPDATE dense SET acl = ARRAY['legal'] WHERE key = %(k)s",
+    "row with another vector": "UPDATE dense SET vector = vector + vector WHERE key = %(k)s",
+    "chunk no longer servable": "UPDATE chunks SET servable = false WHERE key = %(k)s",
+    "vector dropped": "DELETE FROM vectors WHERE embed_key = (SELECT embed_key FROM chunks WHERE key = %(k)s)",
+    "vector replaced": "UPDATE vectors SET vector = vector + vector"
+                       " WHERE embed_key = (SELECT embed_key FROM chunks WHERE key = %(k)s)",
+}
+
+
+def _stale(url: str) -> int:
+    """What ``STALE_SQL`` must count, from the raw rows: each servable chunk with a vector whose row
+    is missing or differs, and each row of no such chunk."""
+    import psycopg
+
+    with psycopg.connect(url) as con:
+        rows = {k: (tuple(a), v) for k, a, v in con.execute("SELECT key, acl, vector::text FROM dense")}
+    truth = {k: (a, v) for k, _, a, v in _truth(url)}
+    return sum(rows.get(k) != row for k, row in truth.items()) + sum(k not in truth for k in rows)
+
+
+@pytest.mark.parametrize("kinds", [[kind] for kind in TAMPERING] + [list(TAMPERING)], ids=lambda k: "+".join(k))
+def test_the_stale_count_is_one_per_chunk_out_of_step(pg_url, kinds):
+    """``chunkwise check``'s count (``STALE_SQL``) against the raw rows, for each way a row can fall
+    out of step and for all of them at once (each on its own chunk)."""
+    import psycopg
+
+    from chunkwise.quality import check
+    from chunkwise.store.postgres.pg_dense import STALE_SQL
+
+    rng = np.random.default_rng(5)
+    with open_store(pg_url) as store:
+        for doc in ("a", "b"):
+            _put(store, doc, [_record(doc, i, TAGSETS[i % 3]) for i in range(4)],
+                 {f"{doc}-{i}": _vec(rng) for i in range(4)})
+    with psycopg.connect(pg_url, autocommit=True) as con:
+        keys = [k for (k,) in con.execute("SELECT key FROM dense ORDER BY key")]
+        for table in ("dense", "chunks", "vectors"):
+            con.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
+        for kind, key in zip(kinds, keys):
+            con.execute(TAMPERING[kind], {"k": key})
+        assert _stale(pg_url) == len(kinds)
+        assert con.execute(STALE_SQL).fetchone()[0] == len(kinds)
+    assert check(pg_url).stale_search_rows == len(kinds)

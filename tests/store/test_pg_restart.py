@@ -5,39 +5,15 @@ line on stderr (no traceback) and exit code 1; what the store holds is whole (ea
 has all its chunks and postings); running the command again finishes the job."""
 from __future__ import annotations
 
-import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
+from pg_servers import OWN_DB, restart
 
 from chunkwise.cli.main import main
 
-pgserver = pytest.importorskip("pgserver", reason="PostgreSQL tests need the pg extra: pip install -e '.[test]'")
+pytest.importorskip("pgserver", reason="PostgreSQL tests need the pg extra: pip install -e '.[test]'")
 DOCS = 12
-
-
-@pytest.fixture
-def own_server():
-    """A server of this test's own (the session's is shared: restarting it would cut other tests)."""
-    import psycopg
-
-    folder = Path(tempfile.mkdtemp(prefix="chunkwise-pg-restart-"))
-    srv = pgserver.get_server(folder / "data", cleanup_mode="stop")
-    try:
-        with psycopg.connect(srv.get_uri(), autocommit=True) as admin:
-            admin.execute("CREATE DATABASE restart_test")
-        yield srv
-    finally:
-        srv.cleanup()
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def _restart(srv) -> None:
-    """``pg_ctl restart -m fast``: every open connection is terminated, the server comes back."""
-    from pgserver.postgres_server import pg_ctl
-
-    pg_ctl(["-w", "-m", "fast", "restart", "-l", str(srv.log)], pgdata=srv.pgdata, user=srv.system_user, timeout=60)
 
 
 def _docs(folder: Path) -> Path:
@@ -71,17 +47,17 @@ def _one_line_error(capsys) -> str:
     return err
 
 
-def test_a_restart_during_ingest_stops_cleanly_and_a_rerun_completes(own_server, tmp_path, monkeypatch, capsys):
+def test_a_restart_during_ingest_stops_cleanly_and_a_rerun_completes(own_pg, tmp_path, monkeypatch, capsys):
     from chunkwise.store.writing import DocumentWrites
 
-    url = own_server.get_uri("restart_test")
+    url = own_pg.get_uri(OWN_DB)
     docs = _docs(tmp_path / "docs")
     write, calls = DocumentWrites.write_streamed, []
 
     def restarting(self, *a, **k):  # the fifth document's write finds the server restarted
         calls.append(1)
         if len(calls) == 5:
-            _restart(own_server)
+            restart(own_pg)
         return write(self, *a, **k)
 
     monkeypatch.setattr(DocumentWrites, "write_streamed", restarting)
@@ -99,16 +75,16 @@ def test_a_restart_during_ingest_stops_cleanly_and_a_rerun_completes(own_server,
     assert '"chunk_id"' in capsys.readouterr().out
 
 
-def test_a_restart_during_search_gives_one_line_and_the_next_search_works(own_server, tmp_path, monkeypatch, capsys):
+def test_a_restart_during_search_gives_one_line_and_the_next_search_works(own_pg, tmp_path, monkeypatch, capsys):
     from chunkwise.store.postgres.postgres_read import PostgresReads
 
-    url = own_server.get_uri("restart_test")
+    url = own_pg.get_uri(OWN_DB)
     assert main(["ingest", str(_docs(tmp_path / "docs")), "--db", url, "--embedder", "none", "--acl", "team"]) == 0
     capsys.readouterr()
     stats = PostgresReads.lexical_stats
 
     def restarting(self, *a, **k):  # the ranking's first statement finds the server restarted
-        _restart(own_server)
+        restart(own_pg)
         return stats(self, *a, **k)
 
     monkeypatch.setattr(PostgresReads, "lexical_stats", restarting)

@@ -6,6 +6,7 @@ per document with C-level regex scans; words and single units are found lazily b
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from itertools import repeat
 from typing import Iterator
 
@@ -60,8 +61,38 @@ def literal(text: str, sep: str, level: Level, start: int = 0, end: int | None =
     """A user separator: whitespace separators cut before themselves, others (".", "?") after."""
     end = len(text) if end is None else end
     keep = not sep.isspace()
-    found = re.compile(re.escape(sep)).finditer(text, start, end)
+    found = _literal_pattern(sep).finditer(text, start, end)
     return list(zip(map(re.Match.end if keep else re.Match.start, found), repeat(level)))
+
+
+@lru_cache(maxsize=256)
+def _literal_pattern(seps: str | tuple[str, ...]) -> re.Pattern:
+    """One separator, or a set of single non-space characters as one class (their cuts all come
+    after the character, so one scan finds the union of their ``literal`` cuts)."""
+    if isinstance(seps, str):
+        return re.compile(re.escape(seps))
+    return re.compile("[" + "".join(map(re.escape, seps)) + "]")
+
+
+def marks_only(seps: tuple[str, ...]) -> bool:
+    """Every separator is one non-space character (".", "?", "!"): each cuts after itself."""
+    return all(len(sep) == 1 and not sep.isspace() for sep in seps)
+
+
+def mark_ends(text: str, marks: tuple[str, ...], start: int = 0, end: int | None = None) -> list[int]:
+    """The ``literal`` cut positions of single-character ``marks`` (see ``marks_only``), in one scan:
+    sorted, each once."""
+    end = len(text) if end is None else end
+    return list(map(re.Match.end, _literal_pattern(tuple(sorted(set(marks)))).finditer(text, start, end)))
+
+
+def literals(text: str, seps: tuple[str, ...], level: Level, start: int = 0, end: int | None = None
+             ) -> list[tuple[int, Level]]:
+    """``literal`` of each of ``seps``, concatenated; in one scan when every one is a single non-space
+    character (".", "?", "!"): the same positions, each once."""
+    if len(seps) > 1 and marks_only(seps):
+        return list(zip(mark_ends(text, seps, start, end), repeat(level)))
+    return [cut for sep in seps for cut in literal(text, sep, level, start, end)]
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:

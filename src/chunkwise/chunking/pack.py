@@ -20,7 +20,9 @@ from typing import Callable, Iterable, Sequence
 from chunkwise.chunking.levels import Level
 from chunkwise.chunking.sizing import Sizer
 
-Finder = Callable[[str, int, int], Iterable[tuple[int, Level]]]
+# A finder gives the cuts inside ``text[start:end]``: ``(position, Level)`` pairs, or already merged
+# as ``merge_cuts`` would merge them (sorted unique positions strictly inside, and their levels).
+Finder = Callable[[str, int, int], "Iterable[tuple[int, Level]] | tuple[list[int], list[Level]]"]
 # Sizes of top-level segments given as (start, end) spans, for text whose embedded form is not the
 # slice (a table row rendered as "Header: Value" pairs).
 Measure = Callable[[Sequence[tuple[int, int]]], list[int]]
@@ -82,6 +84,11 @@ class Piece:
 
 
 def skip_ws(text: str, pos: int, end: int) -> int:
+    # The usual cases (at a word, or one space before it) without a regex call; ``\s`` is ``str.isspace``.
+    if pos < end and not text[pos].isspace():
+        return pos
+    if pos + 1 < end and not text[pos + 1].isspace():
+        return pos + 1
     m = _NONWS.search(text, pos, end)
     return m.start() if m else end
 
@@ -179,7 +186,8 @@ class _Segments:
             a, b = pos[k], pos[k + 1]
             piece_starts += pos[at:k]
             piece_ends += pos[at + 1 : k + 1]
-            fine = merge_cuts(finder(text, a, b) if finder else word_cuts(text, a, b, ctx.words), a, b)
+            found = finder(text, a, b) if finder else word_cuts(text, a, b, ctx.words)
+            fine = found if isinstance(found, tuple) else merge_cuts(found, a, b)
             piece_starts.append(a)
             piece_starts += fine[0]
             piece_ends += fine[0]
@@ -246,13 +254,15 @@ class _Segments:
               ) -> tuple[int, int, Level, int, bool, bool]:
         """Cut for a piece starting at ``s`` and ending by ``limit`` (a region end; a cut position):
         (cut position, units used, level, next start, exact, cut by the character bound inside a unit)."""
-        pos = self.pos
+        pos, prefix = self.pos, self.prefix
         k = bisect_right(pos, s) - 1
-        base, exact = self._units_before(s, k)
-        j = bisect_right(self.prefix, base + budget) - 1
-        j = min(j, bisect_right(pos, s + self.ctx.max_chars) - 1)  # the character bound
-        if limit is not None:
-            j = min(j, bisect_right(self.pos, limit) - 1)
+        base, exact = (prefix[k], True) if s == pos[k] or k not in self._children else self._units_before(s, k)
+        j = bisect_right(prefix, base + budget) - 1
+        # The character bound, then the limit: each searched only when the candidate lies past it.
+        if pos[j] > s + self.ctx.max_chars:
+            j = bisect_right(pos, s + self.ctx.max_chars) - 1
+        if limit is not None and pos[j] > limit:
+            j = bisect_right(pos, limit) - 1
         if j > k:
             c = self.best_cut(k, j)
             nxt = self.pos[c]
@@ -348,7 +358,7 @@ class _CharRun:
         return p, budget, Level.UNIT, p, False, False
 
 
-def pack(
+def pack_rows(
     text: str,
     start: int,
     end: int,
@@ -363,8 +373,11 @@ def pack(
     regions: Sequence[Region] = (),
     measure: Measure | None = None,
     window: tuple[int, int] | None = None,
-) -> list[Piece]:
-    """Pack ``text[start:end]`` into pieces of at most ``budget`` units and ``max_chars`` characters.
+) -> list[tuple]:
+    """``pack`` as rows: the fields of each ``Piece`` as a tuple, in their order (a chunker that
+    reads them straight into its chunks builds no object per piece).
+
+    Pack ``text[start:end]`` into pieces of at most ``budget`` units and ``max_chars`` characters.
 
     ``cuts`` are the candidates known up front; ``fine`` are finders run lazily inside a segment that
     has none in reach (e.g. sentences inside an over-long paragraph), before words and units.
@@ -405,7 +418,8 @@ def pack(
         if isinstance(cuts, tuple) and not isinstance(cuts[0], list):
             cuts = (list(map(int, cuts[0])), list(cuts[1]))
         top = _Segments(ctx, start, end, cuts, 0)
-    pieces: list[Piece] = []
+    pieces: list[tuple] = []
+    n_text = len(text)
     s = skip_ws(text, start, end)
     last_cut = start
     reg_at = -1  # start of the region the current piece lies in
@@ -433,7 +447,7 @@ def pack(
         if p >= limit or skip_ws(text, p, limit) >= limit:
             nxt = p  # overlap never reaches back into a finished region
         e = trim_end(text, s, p)
-        if pieces and e <= pieces[-1].end and last_cut > s:
+        if pieces and e <= pieces[-1][1] and last_cut > s:
             # The overlap start could not reach past the previous piece (the next unit is too big to
             # join it): a piece inside the previous one adds nothing, so continue from its cut (a
             # window: from the next window's start).
@@ -450,9 +464,16 @@ def pack(
         reason = "char_split" if char_cut else ""
         dirty = ctx.dirty
         i = bisect_right(dirty, s)
-        exact = exact and (i == len(dirty) or dirty[i] >= e) and clean_cut(text, s) and clean_cut(text, p)
-        pieces.append(Piece(s, e, used, level, review=review, exact=exact, reason=reason))
+        exact = (exact and (i == len(dirty) or dirty[i] >= e)
+                 and (text[s - 1] in _PLAIN_SPACE or clean_cut(text, s))  # the usual case first
+                 and (p == n_text or text[p] in _PLAIN_SPACE or clean_cut(text, p)))
+        pieces.append((s, e, used, level, review, exact, reason))
         if nxt <= s:
             nxt = p
         s = skip_ws(text, nxt, end)
     return pieces
+
+
+def pack(*args, **kw) -> list[Piece]:
+    """Pack ``text[start:end]`` into ``Piece``s: ``pack_rows`` (same arguments), each row a ``Piece``."""
+    return [Piece(*row) for row in pack_rows(*args, **kw)]

@@ -1,8 +1,12 @@
 """Separator-driven strategies: paragraphs (then sentences, then words) and recursive separators."""
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+
 from chunkwise.chunking import boundaries
-from chunkwise.chunking.base import BaseChunker, Draft, drafts_from_pieces
+from chunkwise.chunking.base import BaseChunker, Draft, drafts_from_rows
+from chunkwise.chunking.pack import pack_rows
+from chunkwise.types import Chunk
 from chunkwise.chunking.levels import Level
 
 SENTENCE = "<sentence>"
@@ -23,24 +27,41 @@ def separator_level(sep: str) -> Level | None:
     return Level.ITEM  # a custom marker such as "---" or "<hr>"
 
 
-class ParagraphsChunker(BaseChunker):
-    name = "paragraphs"
+class _RowsChunker(BaseChunker):
+    """A strategy whose drafts are one ``pack`` of the whole text: its rows go straight into chunks
+    (``finalize_rows``), with no ``Piece`` or ``Draft`` per chunk."""
+
+    def rows(self, text: str, title: str) -> list[tuple]:  # pragma: no cover - abstract
+        raise TypeError(f"{type(self).__name__} must implement rows()")
+
+    def pack_rows(self, text: str, cuts, budget: int, title: str, **kw) -> list[tuple]:
+        return pack_rows(text, 0, len(text), cuts, self.sizer, budget, max_chars=self.body_chars((), title), **kw)
 
     def drafts(self, text: str, title: str) -> list[Draft]:
+        return drafts_from_rows(self.rows(text, title))
+
+    def _chunk(self, text: str) -> list[Chunk]:
+        title = self.title_of(text)
+        return self.finalize_rows(text, self.rows(text, title), title)
+
+
+class ParagraphsChunker(_RowsChunker):
+    name = "paragraphs"
+
+    def rows(self, text: str, title: str) -> list[tuple]:
         budget, _ = self.body_budget((), title)
-        pieces = self.pack(text, 0, len(text), boundaries.paragraphs(text), budget, title=title,
-                           overlap=self.config.overlap, fine=(boundaries.sentences,))
-        return drafts_from_pieces(pieces)
+        return self.pack_rows(text, boundaries.paragraphs(text), budget, title, overlap=self.config.overlap,
+                              fine=(boundaries.sentences,))
 
 
-class RecursiveChunker(BaseChunker):
+class RecursiveChunker(_RowsChunker):
     """Ordered separators, highest first; CJK full stops are sentence ends and a boundary between
     two CJK characters counts as a word boundary, so text without spaces splits cleanly. Sentence-level
     separators are only searched inside stretches that need them."""
 
     name = "recursive"
 
-    def drafts(self, text: str, title: str) -> list[Draft]:
+    def rows(self, text: str, title: str) -> list[tuple]:
         budget, _ = self.body_budget((), title)
         cuts: list = []
         fine_seps: list[str] = []
@@ -55,18 +76,32 @@ class RecursiveChunker(BaseChunker):
             else:
                 cuts.extend(boundaries.literal(text, sep, level))
         fine = (_sentence_finder(tuple(fine_seps)),) if fine_seps else ()
-        pieces = self.pack(text, 0, len(text), cuts, budget, title=title, overlap=self.config.overlap, fine=fine)
-        return drafts_from_pieces(pieces)
+        return self.pack_rows(text, cuts, budget, title, overlap=self.config.overlap, fine=fine)
 
 
 def _sentence_finder(seps: tuple[str, ...]):
+    """Sentence-level cuts of ``seps`` (the sentence heuristic and literal marks such as "." and "?")
+    inside a stretch; the cuts of one position found twice are merged by the packer. Marks alone
+    (the usual characters configuration) are found once for the whole document, and each stretch
+    takes its share already merged: a long paragraph costs two bisections, not a scan."""
+    heuristic = SENTENCE in seps
+    marks = tuple(sep for sep in seps if sep != SENTENCE)
+    if not heuristic and boundaries.marks_only(marks):
+        found: list = [None, []]  # (the document, every mark's cut in it)
+
+        def find_marks(text: str, start: int, end: int) -> tuple[list[int], list[Level]]:
+            if found[0] is not text:
+                found[:] = [text, boundaries.mark_ends(text, marks)]
+            ends = found[1]
+            inside = ends[bisect_right(ends, start) : bisect_left(ends, end)]
+            return inside, [Level.SENTENCE] * len(inside)
+
+        return find_marks
+
     def find(text: str, start: int, end: int) -> list:
-        out: list = []
-        for sep in seps:
-            if sep == SENTENCE:
-                out.extend(boundaries.sentences(text, start, end))
-            else:
-                out.extend(boundaries.literal(text, sep, Level.SENTENCE, start, end))
+        out: list = boundaries.sentences(text, start, end) if heuristic else []
+        if marks:
+            out += boundaries.literals(text, marks, Level.SENTENCE, start, end)
         return out
 
     return find

@@ -206,13 +206,17 @@ class TokieSizer(HFSizer):
 
     # The vocabulary tables are built on first need (a start-up of a CLI run pays only for what it uses).
     @cached_property
+    def _vocab(self) -> dict[str, int]:
+        return self._tok.get_vocab()  # a new dict of the whole vocabulary each call (12 ms): read once
+
+    @cached_property
     def _vocab_chars(self) -> set[str]:
-        return {c for tok in self._tok.get_vocab() for c in (tok[2:] if tok.startswith("##") else tok)}
+        return {c for tok in self._vocab for c in (tok[2:] if tok.startswith("##") else tok)}
 
     @cached_property
     def _tables(self) -> tuple[bytearray, list[int], list[int]]:
         """Per id: whether it continues a word, and the UTF-8 bytes and characters it covers."""
-        vocab, prefix = self._tok.get_vocab(), self._prefix
+        vocab, prefix = self._vocab, self._prefix
         size = max(vocab.values()) + 1
         cont, nbytes, chars = bytearray(size), [0] * size, [0] * size
         for tok, i in vocab.items():
@@ -228,7 +232,7 @@ class TokieSizer(HFSizer):
         """Per id, the characters it covers in the normalised text (``##`` dropped), vectorised."""
         import numpy as np
 
-        vocab, prefix = self._tok.get_vocab(), self._prefix
+        vocab, prefix = self._vocab, self._prefix
         ids = np.fromiter(vocab.values(), dtype=np.int64, count=len(vocab))
         lens = np.fromiter(map(len, vocab), dtype=np.int64, count=len(vocab))
         cont = np.fromiter(map(str.startswith, vocab, [prefix] * len(vocab)), dtype=bool, count=len(vocab))

@@ -25,8 +25,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 # ASCII classes: a pre-token boundary sits next to whitespace or punctuation (BERT splits both).
-_ASCII_BLANK = np.zeros(128, dtype=np.int8)
-_ASCII_BLANK[[9, 10, 13, 32]] = 1
+_BLANKS = (9, 10, 13, 32)
 _ASCII_SPLIT = np.zeros(128, dtype=bool)
 for _c in range(128):
     _ch = chr(_c)
@@ -49,6 +48,15 @@ def _alone(ch: str) -> bool:
     if c < 128:
         return bool(_ASCII_SPLIT[c]) and not ch.isspace()
     return unicodedata.category(ch).startswith("P") or any(a <= c <= b for a, b in _CJK)
+
+
+def _blank(low: np.ndarray) -> np.ndarray:
+    """Where ``low`` (ASCII codes) holds a blank, by four comparisons (a table lookup per
+    character took four times as long on a 6 MB text)."""
+    out = low == _BLANKS[0]
+    for b in _BLANKS[1:]:
+        out |= low == b
+    return out
 
 
 def _measure_unknown(text: str, lens: np.ndarray, unknown: np.ndarray, source: np.ndarray) -> bool:
@@ -119,7 +127,7 @@ def build(text: str, ids: np.ndarray, token_chars: np.ndarray, unk: int,
         return None
     if text.isascii():
         code = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-        source = np.flatnonzero(_ASCII_BLANK[code] == 0)  # the k-th normalised character's position
+        source = np.flatnonzero(~_blank(code))  # the k-th normalised character's position
         split = _ASCII_SPLIT[code]
     else:
         try:
@@ -128,7 +136,7 @@ def build(text: str, ids: np.ndarray, token_chars: np.ndarray, unk: int,
             return None
         high = code >= 128
         low = code.astype(np.uint8) & 127  # one byte a character; non-ASCII ones are set below
-        per_char = 1 - _ASCII_BLANK[low]
+        per_char = (~_blank(low)).view(np.int8)  # 1 a character, 0 a blank
         split = _ASCII_SPLIT[low] & ~high
         del low
         if high.any():
@@ -139,7 +147,7 @@ def build(text: str, ids: np.ndarray, token_chars: np.ndarray, unk: int,
             del where, inverse
         del code, high
         if int(per_char.max(initial=0)) <= 1:  # every character makes at most one: no repeat needed
-            source = np.flatnonzero(per_char)
+            source = np.flatnonzero(per_char.view(bool))  # 0s and 1s: a bool's bytes (twice as fast)
         else:
             source = np.repeat(np.arange(n, dtype=np.int64), per_char)
         del per_char

@@ -13,11 +13,10 @@ from chunkwise.cli.evaluate import cmd_eval
 from chunkwise.cli.chunk_options import (_CHUNK_FLAGS, _DEFAULTS, _PASSAGE_HELP, _SEMANTIC_FLAGS, _chunk_options,
                                          _passage_budget, _positive)
 from chunkwise.cli.extract import add_extract_parser, add_path_filters
-from chunkwise.cli.output import counted, emit_json, emit_jsonl, emit_records, preview, safe, table
+from chunkwise.cli.output import counted, emit_json, emit_jsonl, preview, safe, table
 from chunkwise.cli.progress import IngestBar
 from chunkwise.cli.ranking import add_ranking_flags, ranking_options, rerank_options
 from chunkwise.cli.results import print_search, use_color
-from chunkwise.store import server_lost
 
 def _file_limits(p: argparse.ArgumentParser) -> None:
     """``--file-memory``/``--file-timeout``: the contained worker's limits per file (ingest, chunk, audit)."""
@@ -50,8 +49,14 @@ def cmd_chunk(args: argparse.Namespace) -> int:
     preparer = api.door_preparer(config, acl=acl, acl_map=api.load_acl_map(args.acl_map) if args.acl_map else {})
     single = len(args.paths) == 1 and Path(args.paths[0]).is_file()
     summary, failed = [], 0
-    for item in api.prepare_paths(preparer, args.paths, max_bytes=args.max_bytes, include=args.include,
-                                  exclude=args.exclude, limits=_limits(args)):  # each file in a contained worker
+    # With --json the worker sends each record as its output line (cli/record_lines.py).
+    encode = None
+    if args.json:
+        from chunkwise.cli.record_lines import record_line, write_lines
+
+        encode = record_line
+    for item in api.prepare_paths(preparer, args.paths, max_bytes=args.max_bytes, include=args.include,  # each file
+                                  exclude=args.exclude, limits=_limits(args), encode=encode):  # in a contained worker
         if isinstance(item, api.PrepareFailure):  # one bad file is reported; the rest still run
             failed += not item.skipped
             print(f"{'skipped' if item.skipped else 'error'}: {safe(item.error)}", file=sys.stderr)
@@ -59,13 +64,14 @@ def cmd_chunk(args: argparse.Namespace) -> int:
             continue
         for problem in item.problems:  # its access could not be read: every chunk is held for review
             print(f"warning: {safe(problem)}", file=sys.stderr)
+        if args.json:
+            write_lines(item.records)  # one pass: lines are read one at a time (pipeline/pack.py)
+            continue
         sizes, held, rows = [], 0, []
         for r in item.records:  # one pass: records are decoded one at a time (pipeline/pack.py)
             sizes.append(r["size"])
             held += r["quality"] != "ready"
-            if args.json:
-                emit_records([{**r, "needs_review": r["quality"] != "ready"}])
-            elif single:
+            if single:
                 rows.append((r["chunk_index"], f"{r['start_char']}-{r['end_char']}", r["page"] or "", r["size"],
                              "yes" if r["quality"] != "ready" else "", ",".join(r["acl"]),
                              " > ".join(r["heading_path"])[-40:], preview(r["text"], 48)))
@@ -442,6 +448,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             return args.func(args)
         except Exception as exc:  # noqa: BLE001 — only a server store's broken connection is turned into a message
+            from chunkwise.store import server_lost
+
             lost = server_lost(exc)
             if lost is None:
                 raise

@@ -47,7 +47,7 @@ def _json_line(obj) -> str:
 
 
 def _orjson():
-    """orjson (the ``fast`` extra) when installed, else None: ``emit_records`` then uses ``json``."""
+    """orjson (the ``fast`` extra) when installed, else None: ``chunk --json`` then uses ``json``."""
     global _ORJSON
     if _ORJSON is False:
         try:
@@ -72,18 +72,6 @@ def _record_line(obj, orjson) -> str:
     except TypeError:  # orjson.JSONEncodeError is a TypeError
         return _json_line(obj)
     return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", line) if _UNSAFE.search(line) else line
-
-
-def emit_records(rows: Iterable[dict]) -> None:
-    """JSON Lines of many records (``chunk --json``): orjson when installed (a tenth of ``json``'s
-    time on a chunk record), else ``emit_jsonl``."""
-    orjson = _orjson()
-    if orjson is None:
-        emit_jsonl(rows)
-        return
-    out = sys.stdout
-    for row in rows:
-        out.write(_record_line(row, orjson) + "\n")
 
 
 def emit_json(obj) -> None:

@@ -33,6 +33,7 @@ from typing import Callable, Sequence
 
 from chunkwise.embed.base import texts_of
 from chunkwise.errors import ConfigError, EmbeddingServiceError
+from chunkwise.httpjson import error_detail, retry_after
 
 KEY_ENV = "CHUNKWISE_EMBED_API_KEY"
 FALLBACK_KEY_ENV = "OPENAI_API_KEY"
@@ -132,11 +133,11 @@ class OpenAIEmbedder:
                     payload = resp.read()
                 return self._vectors(payload, len(batch))
             except urllib.error.HTTPError as exc:
-                detail = _error_detail(exc)
+                detail = error_detail(exc)
                 if exc.code not in RETRY_STATUS or attempt >= self.max_retries:
                     hint = f" (set {KEY_ENV})" if exc.code in (401, 403) else ""
                     raise EmbeddingServiceError(f"{self.endpoint} answered {exc.code} {exc.reason}{hint}: {detail}") from None
-                wait = _retry_after(exc.headers.get("Retry-After")) if exc.headers else None
+                wait = retry_after(exc.headers.get("Retry-After")) if exc.headers else None
             except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
                 if attempt >= self.max_retries:
                     raise EmbeddingServiceError(f"{self.endpoint} unreachable after {attempt + 1} attempts: "
@@ -174,25 +175,3 @@ def _decode(embedding) -> list[float]:
     if isinstance(embedding, list) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in embedding):
         return [float(x) for x in embedding]
     raise TypeError("embedding is neither a list of numbers nor a base64 string")
-
-
-def _retry_after(value: str | None) -> float | None:
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None  # an HTTP date: use our own backoff
-
-
-def _error_detail(exc: urllib.error.HTTPError) -> str:
-    try:
-        body = exc.read(2000).decode("utf-8", "replace")
-    except OSError:
-        return ""
-    try:
-        err = json.loads(body).get("error")
-        msg = err.get("message") if isinstance(err, dict) else err
-        body = str(msg) if msg else body
-    except (ValueError, AttributeError):
-        pass
-    body = body[:300]
-    return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in body)  # no terminal escapes

@@ -28,6 +28,7 @@ _META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([\w.:-]+)", re.I
 _WS = re.compile(r"[ \t\n\r\f]+")
 _NOSCRIPT = re.compile(r"<noscript(?=[\s/>])", re.I)
 _NOSCRIPT_END = re.compile(r"</noscript\s*>", re.I)
+_SUMMARY_KEYS = frozenset({"description", "og:description", "twitter:description"})
 MIN_JUDGED_CHARS = 200  # below this trafilatura has fallen back to "all text"; tag rules do better
 MAX_JUDGED_BYTES = 8_000_000  # larger pages skip trafilatura (lxml trees of that size cost seconds)
 
@@ -38,8 +39,9 @@ def extract(data: bytes, source: str, main_content: bool = True) -> Document:
     html, warnings = _decode(data)
     tree = parser(_without_noscript(html))
     metadata = _metadata(tree)
+    summaries = _summaries(tree)  # read before sanitising, which removes <head>
     _sanitise(tree)
-    judged = _main_blocks(tree, warnings) if main_content else None
+    judged = _main_blocks(tree, summaries, warnings) if main_content else None
     if judged is None:  # no judge, or it found no article: the page's own main region, chrome dropped
         out = emit(candidates(_content_root(tree)))
     else:  # the article, and the rest of the page in place as furniture (never chunked)
@@ -52,7 +54,7 @@ def extract(data: bytes, source: str, main_content: bool = True) -> Document:
     )
 
 
-def _main_blocks(tree, warnings: list[str]):
+def _main_blocks(tree, summaries: tuple[str, ...], warnings: list[str]):
     """(main content, every visible block) of the page, trafilatura judging; None when it cannot."""
     page = tree.html or ""
     if len(page) > MAX_JUDGED_BYTES:
@@ -71,7 +73,7 @@ def _main_blocks(tree, warnings: list[str]):
     if len(judged.strip()) < MIN_JUDGED_CHARS:  # too little for its statistics: it kept everything
         return None
     every = candidates(tree.body or tree.root, chrome_too=False)
-    kept = select(every, judged)
+    kept = select(every, judged, summaries)
     return (kept, every) if kept else None
 
 
@@ -151,6 +153,21 @@ def _content_root(tree):
     if len(articles) == 1:
         return articles[0]
     return tree.body or tree.root
+
+
+def _summaries(tree) -> tuple[str, ...]:
+    """The page's descriptions of itself (``<meta name=description>``, Open Graph, Twitter card):
+    they name its standfirst for ``html_main``. Read, never written as text."""
+    head = tree.head
+    if head is None:
+        return ()
+    out = []
+    for meta in head.css("meta"):
+        attrs = meta.attributes
+        key = (attrs.get("name") or attrs.get("property") or "").strip().lower()
+        if key in _SUMMARY_KEYS and (text := _WS.sub(" ", attrs.get("content") or "").strip()):
+            out.append(text)
+    return tuple(dict.fromkeys(out))
 
 
 def _metadata(tree) -> dict:

@@ -8,8 +8,9 @@ sees an injection carrier), and each candidate block from our own walk is kept w
 its words. Blocks trafilatura dropped between two kept blocks — a list, a table, a code sample, a
 teaser paragraph marked up as a heading — are kept too unless they look like furniture (link lists,
 date lines, share bars), and so are long prose paragraphs just before its first kept block (a lead
-paragraph it missed). The thresholds were chosen on one half of trafilatura's evaluation pages and
-checked on the other (``benchmarks/html_main_content.py --half``).
+paragraph it missed) and the standfirst the page's own meta description names. The thresholds were
+chosen on one half of trafilatura's evaluation pages and checked on the other
+(``benchmarks/html_main_content.py`` prints both halves).
 """
 from __future__ import annotations
 
@@ -30,6 +31,10 @@ LEAD_REACH = 10  # how many blocks before the judge's first one are looked at (p
 # article's end the judge keeps only scraps (a copyright line, one comment), and what lies between
 # them is comments, author boxes, sign-up texts (half A: 48 boilerplate strings against 7 of article)
 TAIL_CHARS = 50
+# A paragraph or heading at least this long that the page's own summary (<meta name=description>,
+# og:/twitter:description) holds, or that holds it, is the article's standfirst, wherever the judge
+# put it (half A: 50 keeps 5 article strings for 1 of boilerplate; 40 adds a blog's tagline)
+SUMMARY_CHARS = 50
 
 _WORD = re.compile(r"\w+")
 _MONTHS = (r"jan|feb|mär|mar|apr|ma[iy]|jun|jul|aug|sep|o[ck]t|nov|de[cz]|janvier|février|mars|avril|juin"
@@ -74,41 +79,31 @@ def furniture(c: Candidate, judged: bool) -> bool:
     return bool(dates) and len(_WORD.findall(_DATE.sub(" ", text))) <= DATE_WORDS
 
 
-def select(cands: list[Candidate], main: str) -> list[Candidate]:
-    """The candidates that are main content according to ``main`` (trafilatura's text)."""
+def select(cands: list[Candidate], main: str, summaries: tuple[str, ...] = ()) -> list[Candidate]:
+    """The candidates that are main content according to ``main`` (trafilatura's text) and the
+    page's own ``summaries`` of itself (its meta descriptions)."""
     words = _WORD.findall(main.lower())
     grams = {tuple(words[i : i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)}
-    return choose(cands, [_covered(c, grams) for c in cands])
+    return choose(cands, [_covered(c, grams) for c in cands], summaries)
 
 
-def choose(cands: list[Candidate], kept: list[bool]) -> list[Candidate]:
+def choose(cands: list[Candidate], kept: list[bool], summaries: tuple[str, ...] = ()) -> list[Candidate]:
     """The main content, given which candidates the judge kept (``kept[i]``)."""
     hits = [i for i, k in enumerate(kept) if k]
     if not hits:
         return []
     first, last = hits[0], hits[-1]
-    lead = _lead(cands, first) | _title(cands, first)
+    lead = _lead(cands, first) | _title(cands, first) | _standfirst(cands, last, summaries)
     after = _judged_after(cands, kept)
     out = []
     for i, c in enumerate(cands):
         if kept[i]:
             if not furniture(c, True) and not (c.chrome and _slight(c)) and not _link_line(c):
                 out.append(c)
-        elif i in lead or (first < i < last and after[i] >= TAIL_CHARS
-                           and (_structure(c) or (SANDWICH and _sandwiched(cands, kept, i)))
+        elif i in lead or (first < i < last and after[i] >= TAIL_CHARS and _structure(c)
                            and not furniture(c, False)):
             out.append(c)  # article text that trafilatura dropped
     return out
-
-
-SANDWICH = False
-SANDWICH_KINDS = ("paragraph", "heading")
-
-
-def _sandwiched(cands, kept, i) -> bool:
-    c = cands[i]
-    return (c.kind in SANDWICH_KINDS and not c.chrome and c.links < 0.2
-            and kept[i - 1] and kept[i + 1] and cands[i - 1].kind != "heading")
 
 
 def _judged_after(cands: list[Candidate], kept: list[bool]) -> list[int]:
@@ -130,6 +125,27 @@ def _lead(cands: list[Candidate], first: int) -> set[int]:
         if c.kind == "paragraph" and len(c.body) >= LEAD_CHARS and c.links < 0.2:
             out.add(i)
     return out
+
+
+def _standfirst(cands: list[Candidate], last: int, summaries: tuple[str, ...]) -> set[int]:
+    """Paragraphs, headings and list items up to the judge's last block that the page's summary holds (or that
+    hold it): the standfirst under the title, which the judge often leaves out (it sits in the page
+    header, or is short). A site-wide summary (a blog's tagline) is mostly shorter than
+    ``SUMMARY_CHARS``."""
+    wanted = [f" {w} " for s in summaries if len(s) >= SUMMARY_CHARS and (w := _words(s))]
+    if not wanted:
+        return set()
+    out = set()
+    for i, c in enumerate(cands[: last + 1]):
+        if c.kind in ("paragraph", "heading", "list_item") and len(c.body) >= SUMMARY_CHARS:
+            own = f" {_words(c.plain)} "
+            if any(own in w or w in own for w in wanted) and not furniture(c, False):
+                out.add(i)
+    return out
+
+
+def _words(text: str) -> str:
+    return " ".join(_WORD.findall(text.lower()))
 
 
 def _title(cands: list[Candidate], first: int) -> set[int]:

@@ -40,6 +40,9 @@ _FURNITURE_CLASS = re.compile(r"(?:^|\s)(?:mw-editsection|share|shares|sharing|s
                               r"|social-sharing|sharedaddy|addtoany|a2a_kit|shariff|print-link)(?:\s|$)", re.I)
 WRAPPER_PARAGRAPHS = 3  # an element of a furniture class holding this many <p> is content
 _WS = re.compile(r"[ \t\n\r\f]+")
+# A soft hyphen only marks where a browser may break a word; a reader sees the word whole (the judge,
+# trafilatura, reads it whole too: kept in, a hyphenated page's words match neither it nor a search)
+_UNSEEN = str.maketrans("", "", "\xad")
 _LANG_CLASS = re.compile(r"(?:^|\s)(?:language|lang)-([\w+#.-]+)")
 _PROSE = "p, h1, h2, h3, h4, h5, h6, article, main"
 _MAIN = "article, main, [role=main]"
@@ -69,6 +72,11 @@ class Candidate:
         if self.rows is not None:  # a table: its cells once each (spans repeat them in ``rows``)
             return self.title or " ".join(c for r in self.rows for c in r)
         return self.body
+
+
+def seen(text_node) -> str:
+    """A text node's text as a reader sees it (soft hyphens out)."""
+    return (text_node.text_content or "").translate(_UNSEEN)
 
 
 def hidden(node) -> bool:
@@ -152,7 +160,7 @@ def text_of(node, inside: bool, keep_space: bool = False) -> str:
         if n is _GAP:
             parts.append(" ")
         elif n.is_text_node:
-            parts.append(n.text_content or "")
+            parts.append(seen(n))
         elif n.is_element_node and not skip(n, inside):
             if n.tag == "br":
                 parts.append("\n")
@@ -199,7 +207,7 @@ class _Walker:
                 continue
             node, depth, inside, link, in_chrome = item
             if node.is_text_node:
-                text = node.text_content or ""
+                text = seen(node)
                 self.buf.append(text)
                 self.link_chars += len(text.strip()) if link else 0
             elif node.is_element_node and not skip(node, inside, self.chrome_too):

@@ -95,13 +95,14 @@ def file_records(preparer: Preparer, path: str | Path, root: str | Path | None =
 
 
 def prepare_paths(preparer: Preparer, paths, *, root: str | Path | None = None, max_bytes: int = 50_000_000,
-                  include=(), exclude=(), limits=None) -> Iterator[Prepared | PrepareFailure]:
+                  include=(), exclude=(), limits=None, encode=None) -> Iterator[Prepared | PrepareFailure]:
     """Files, folders and globs -> what ``Preparer`` makes of each, in walk order; one bad file is
     its own PrepareFailure. Ids: the path under ``root`` (a folder: under it; a file alone: its name).
     Each file is prepared in a contained worker (``pipeline.contained``), as ingest prepares it: this
     process never parses a file, and a file that crashes the parser or runs out of its memory or
     time (``limits``, a ``sandbox.Limits``; default: ``pipeline.contained.DOOR_LIMITS``) is a
-    PrepareFailure saying so."""
+    PrepareFailure saying so. ``encode``: each ``Prepared``'s records are what it makes of each
+    ``ChunkRecord`` (``PackingPreparer``), e.g. ``chunk --json``'s output lines, not record dicts."""
     from chunkwise.pipeline.contained import contained_map
     from chunkwise.sources import SourceError, iter_sources
 
@@ -116,7 +117,7 @@ def prepare_paths(preparer: Preparer, paths, *, root: str | Path | None = None, 
     def failed(task, failure):
         return PrepareFailure(task, f"{task.rel}: {failure.reason}")
 
-    yield from contained_map(PackingPreparer(preparer), tasks(), failed, limits)
+    yield from contained_map(PackingPreparer(preparer, encode=encode), tasks(), failed, limits)
 
 
 def records_of(prepared: Prepared) -> list[ChunkRecord]:

@@ -41,11 +41,26 @@ def contained(workers: int = 1, limits=None) -> Executor:
         return PrepareFailure(task, failure.reason)
 
     # Files run largest first (pipeline/schedule.py): the results of the small ones a worker
-    # prepares while a big one runs elsewhere wait here in order, so the window is wide.
-    return PoolExecutor(workers, failed, limits or Limits(), window=WINDOW_PER_WORKER * workers, isolate=True)
+    # prepares while a big one runs elsewhere wait here in order, so the window is wide. Small
+    # files cross to a worker several at a time (``sandbox.bundle``): each still runs alone there.
+    return PoolExecutor(workers, failed, limits or Limits(), window=WINDOW_PER_WORKER * workers, isolate=True,
+                        bundle=(small_file, BUNDLE_FILES))
 
 
 WINDOW_PER_WORKER = 32
+BUNDLE_FILES = 16  # small files per worker message
+BUNDLE_BYTES = 32 * 1024  # a file this size or smaller is small (never a PDF: a PDF may be split)
+
+
+def small_file(item) -> bool:
+    """Whether ``item`` (a ``PrepareTask``, or a ``PrepareFailure`` the walk found) is cheap enough
+    to share a worker message with others: its own cost is then mostly the message's."""
+    from chunkwise.pipeline.prepare import PrepareFailure
+    from chunkwise.sources.sniff import PDF
+
+    if isinstance(item, PrepareFailure):  # found by the walk: handed back untouched
+        return True
+    return 0 < item.size <= BUNDLE_BYTES and item.media_type != PDF
 
 
 EXECUTORS = ("local", "ray")

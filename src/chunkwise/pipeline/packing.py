@@ -6,11 +6,10 @@ records into packs as it makes them; the packs (``pipeline.pack``) import neithe
 """
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from chunkwise.pipeline.pack import EncodedRecords, KeyedPack, RecordPack, Spool
+from chunkwise.pipeline.pack import EncodedRecords, KeyedPack, RecordPack
 
 if TYPE_CHECKING:
     from chunkwise.pipeline.prepare import Preparer
@@ -27,10 +26,13 @@ class PackingPreparer:
     ``codec``: the target store's ``row_codec`` (ingest into a store that has one): the records are
     sent as that store's rows (``EncodedRecords``, their lexical fields inside), so the writer only
     executes its statements. A record the codec refuses (a tag outside the grammar) sends the
-    document as records: the writer fails it with the message it always gave."""
+    document as records: the writer fails it with the message it always gave.
 
-    def __init__(self, preparer: Preparer, codec=None) -> None:
-        self.preparer, self.codec = preparer, codec
+    ``encode``: a door's own form of each record (a picklable function of a ``ChunkRecord``; ``chunk
+    --json``: its output line, ``cli.record_lines``), packed instead of the record's dict."""
+
+    def __init__(self, preparer: Preparer, codec=None, encode=None) -> None:
+        self.preparer, self.codec, self.encode = preparer, codec, encode
 
     def warm_up(self) -> None:
         self.preparer.warm_up()
@@ -38,7 +40,7 @@ class PackingPreparer:
     def __call__(self, task):
         from chunkwise.pipeline.prepare import Prepared
 
-        out = self.preparer(task, packed=True)  # records, lexical fields, vectors written as made
+        out = self.preparer(task, packed=self.encode or True)  # records, lexical fields, vectors written as made
         if not isinstance(out, Prepared):
             return out
         if self.codec is not None:
@@ -72,19 +74,9 @@ def _encoded(records, lexical, codec) -> EncodedRecords | None:
 def _local(value):
     """A pack this process can read although ``PackWriter.done`` spooled it for another (its file
     is opened, not unlinked: ``_remove`` does that when the pack is not sent after all)."""
-    if isinstance(value, KeyedPack):
-        return KeyedPack(value._keys, _local(value._pack))
-    if isinstance(value, RecordPack) and value._path is not None:
-        out = RecordPack(Spool(value._path, unlink=False), value._ends)
-        out._path = value._path
-        return out
-    return value
+    return value.local() if isinstance(value, (KeyedPack, RecordPack)) else value
 
 
 def _remove(value) -> None:
-    pack = value._pack if isinstance(value, KeyedPack) else value
-    if isinstance(pack, RecordPack) and pack._path is not None:
-        try:
-            os.unlink(pack._path)
-        except OSError:
-            pass
+    if isinstance(value, (KeyedPack, RecordPack)):
+        value.discard()

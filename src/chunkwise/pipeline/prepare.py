@@ -126,9 +126,11 @@ class Preparer:
             self._chunker = make_chunker(self.settings.config)
         return self._chunker
 
-    def __call__(self, task: PrepareTask | PrepareFailure, packed: bool = False) -> Prepared | PrepareFailure:
+    def __call__(self, task: PrepareTask | PrepareFailure, packed=False) -> Prepared | PrepareFailure:
         """``packed``: records, lexical fields and vectors come back as packs written one record at
-        a time (``pipeline.pack``), as a worker sends them; else as tuples and dicts."""
+        a time (``pipeline.pack``), as a worker sends them; else as tuples and dicts. ``packed`` a
+        function: the records' pack holds what it makes of each ``ChunkRecord`` instead of its
+        ``to_dict()`` (``chunk --json`` packs its output lines: ``cli.record_lines``)."""
         from chunkwise.sources import SourceFile
 
         from chunkwise.pipeline.split import PdfPages, plan, scan
@@ -172,10 +174,10 @@ class Preparer:
             records = add_context(records, ContextModel.parse(s.config.context_llm), chunker.sizer, s.config.size)
         return records, access, chunks
 
-    def prepare_document(self, task: PrepareTask, doc: Document, packed: bool = False) -> Prepared:
+    def prepare_document(self, task: PrepareTask, doc: Document, packed=False) -> Prepared:
         s = self.settings
         # Packed (a worker's answer), the records are made, packed and fingerprinted one at a time.
-        records, access, chunks = self.records(doc, lazy=packed and s.late is None)
+        records, access, chunks = self.records(doc, lazy=bool(packed) and s.late is None)
         plan = None
         if s.late is not None:
             records, plan = _late_records(doc, chunks, records, access.regions, s.late)
@@ -184,7 +186,8 @@ class Preparer:
         embedder = s.embedder if plan is None else None
         if packed:
             fingerprint = Fingerprint()
-            dicts, lexical, vectors = _packed(records, embedder, s.lexical, fingerprint.add)
+            encode = packed if callable(packed) else None
+            dicts, lexical, vectors = _packed(records, embedder, s.lexical, fingerprint.add, encode)
             versioning = fingerprint.info(meta)
         else:
             vectors = _vectors(records, embedder)
@@ -223,12 +226,13 @@ def _vectors(records, embedder) -> dict:
         return {}  # again for the keys it lacks, and its error is the run's, as without workers
 
 
-def _packed(records, embedder, lexical: bool, seen_record):
+def _packed(records, embedder, lexical: bool, seen_record, encode=None):
     """The records, their lexical fields and vectors written into packs one record at a time, in
     one pass (``pipeline.pack.PackWriter``), each record also handed to ``seen_record``: the
     records, dicts, fields and vectors of a big document never exist all at once (issue 25, item 9:
     they were most of a worker's 3.4 GB on a 60 MB-text DOCX). The same values, in the same order,
-    as ``_vectors`` and the dicts of the unpacked path (vectors ``EMBED_BATCH`` keys at a time)."""
+    as ``_vectors`` and the dicts of the unpacked path (vectors ``EMBED_BATCH`` keys at a time).
+    ``encode``: what the records' pack holds of each record instead of its dict."""
     from chunkwise.pipeline.pack import KeyedPack, RecordPack
 
     out, lex, vec = RecordPack.writer(), RecordPack.writer(), RecordPack.writer()
@@ -253,8 +257,8 @@ def _packed(records, embedder, lexical: bool, seen_record):
     try:
         for r in records:
             seen_record(r)
-            d = r.to_dict()
-            out.add(d)
+            d = r.to_dict() if encode is None or lexical else None
+            out.add(d if encode is None else encode(r))
             if lexical:
                 lex_keys.append(d["chunk_id"])
                 lex.add(LexicalFields.of_record(d).values())

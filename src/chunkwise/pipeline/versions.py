@@ -17,7 +17,7 @@ from __future__ import annotations
 import posixpath
 from typing import Callable, Sequence
 
-from chunkwise.enrich.versions import NEAR_DUPLICATE, VersionInfo, bands, order, similarity
+from chunkwise.enrich.versions import BAND, EMPTY, NEAR_DUPLICATE, VersionInfo, order, similarity
 from chunkwise.store.base import DocumentRow, VersionLink
 
 DECLARED, DETECTED = "declared", "detected"
@@ -64,8 +64,11 @@ def _candidates(infos: dict[str, VersionInfo]) -> list[tuple[str, str]]:
     """Pairs of fingerprinted documents that agree on at least one whole band."""
     buckets: dict[tuple, list[str]] = {}
     for doc_id in sorted(infos):
-        for band in bands(infos[doc_id].minhash):
-            buckets.setdefault(band, []).append(doc_id)
+        sig = infos[doc_id].minhash
+        for n in range(0, len(sig), BAND):  # ``bands(sig)`` inline: run once per document of the store
+            part = sig[n : n + BAND]
+            if part.count(EMPTY) != len(part):
+                buckets.setdefault((n // BAND, part), []).append(doc_id)
     pairs: set[tuple[str, str]] = set()
     for members in buckets.values():
         for i, a in enumerate(members):

@@ -214,9 +214,14 @@ class Retriever:
 
     def warm(self) -> None:
         """Build now what the first query would wait for: the in-memory vector index of a SQLite
-        store (a server store keeps its indexes itself: nothing to load)."""
-        if self.has_vectors() and not self.native:
+        store and this reader's FTS5 row sizes (a server store keeps its indexes itself: nothing to
+        load). Cheap once built: a server calls it before every job."""
+        if self.native:
+            return
+        if self.has_vectors():
             self.index()
+        if self.bm25_backend == "fts5":
+            self.fts.warm()
 
     def _query_vector(self, query: str):
         if self.embedder is None:
@@ -250,24 +255,25 @@ class Retriever:
             if self.bm25_backend == "fts5":
                 return self.fts.rank(query, groups, n)
             return self.index().rank_bm25(query, groups, n)
-        vector = self._query_vector(query)
         if mode == "dense":
-            return self._rank_dense(vector, groups, n)
+            return self._rank_dense(self._query_vector(query), groups, n)
         depth = max(n, HYBRID_DEPTH)
-        bm25, dense = self._hybrid_lists(query, groups, vector, depth)
+        bm25, dense = self._hybrid_lists(query, groups, lambda: self._query_vector(query), depth)
         return self.fusion.fuse(bm25, dense, self._tie_order, n)
 
-    def _hybrid_lists(self, query: str, groups, vector, depth: int) -> tuple[list, list]:
-        """(BM25 keys, dense keys), each the top ``depth``. With a large in-memory index the dense
-        product runs in a thread of its own while BM25 ranks in this one: the product is numpy over
-        the caller's slices (memory-bound, the GIL released), so on a machine with a core to spare a
-        hybrid search costs about the slower list, not the sum of both (at 1M chunks ~30 ms dense
-        and ~15 ms BM25). A thread per search, never a shared worker: concurrent searches (serve)
-        do not queue behind each other. The thread touches no connection, only the index."""
+    def _hybrid_lists(self, query: str, groups, query_vector: Callable[[], object], depth: int) -> tuple[list, list]:
+        """(BM25 keys, dense keys), each the top ``depth``; ``query_vector()`` embeds the query. With
+        a large in-memory index the query is embedded and the dense product runs in a thread of its
+        own while BM25 ranks in this one: the model (ONNX Runtime) and the product (numpy over the
+        caller's slices) run with the GIL released, so on a machine with a core to spare a hybrid
+        search costs about the slower list, not the sum of both (at 1M chunks ~30 ms dense and ~15
+        ms BM25; at 100k, BM25 ~45 ms against ~3-6 ms to embed the query on one thread and ~3 ms of
+        product). A thread per search, never a shared worker: concurrent searches (serve) do not
+        queue behind each other. The thread touches no connection, only the model and the index."""
         index = None if self.native else self.index()
         if index is None or index.dense is None or len(index) < PARALLEL_ROWS or \
                 (self.spare_core is not None and not self.spare_core()):
-            dense = self._rank_dense(vector, groups, depth)
+            dense = self._rank_dense(query_vector(), groups, depth)
             return [r for r, _ in self._rank(query, groups, depth, "bm25")], [r for r, _ in dense]
         import threading
 
@@ -275,7 +281,7 @@ class Retriever:
 
         def rank_dense() -> None:
             try:
-                box["dense"] = index.rank_dense(vector, groups, depth)
+                box["dense"] = index.rank_dense(query_vector(), groups, depth)
             except BaseException as exc:  # noqa: BLE001 — re-raised in the caller's thread below
                 box["error"] = exc
 

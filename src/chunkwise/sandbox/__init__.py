@@ -62,12 +62,14 @@ def check_workers(workers: int) -> int:
 
 def run(fn: Callable[[Any], Any], items: Iterable[Any], *, workers: int = 1, limits: Limits = Limits(),
         window: int | None = None, isolate: bool = False, idle: Callable[[], None] | None = None,
-        fork_first: bool = False) -> Iterator[Outcome]:
+        fork_first: bool = False, bundle: tuple[Callable[[Any], bool], int] | None = None) -> Iterator[Outcome]:
     """``fn`` over ``items``, one :class:`Outcome` per item in input order (a generator: items are
     drawn lazily, at most ``window`` ahead of the consumer; ``idle()`` runs before the consumer
-    would wait for a worker, and again every ``processes.IDLE_TICK`` while it waits). See :class:`Pool` to reuse workers."""
+    would wait for a worker, and again every ``processes.IDLE_TICK`` while it waits). ``bundle``:
+    ``(small, size)``: consecutive items ``small(item)`` says are small cross to a worker up to
+    ``size`` at a time (``sandbox.bundle``). See :class:`Pool` to reuse workers."""
     with Pool(fn, workers=workers, limits=limits, isolate=isolate, fork_first=fork_first) as pool:
-        yield from pool.map(items, window=window, idle=idle)
+        yield from pool.map(items, window=window, idle=idle, bundle=bundle)
 
 
 class Pool:
@@ -97,11 +99,12 @@ class Pool:
             self._procs.close()
             self._procs = None
 
-    def map(self, items: Iterable[Any], window: int | None = None, idle: Callable[[], None] | None = None
-            ) -> Iterator[Outcome]:
+    def map(self, items: Iterable[Any], window: int | None = None, idle: Callable[[], None] | None = None,
+            bundle: tuple[Callable[[Any], bool], int] | None = None) -> Iterator[Outcome]:
         """One :class:`Outcome` per item, in input order. At most ``window`` items (default: eight
         per worker) are drawn from ``items`` and not yet yielded, so a slow consumer holds the
-        workers back instead of letting results pile up."""
+        workers back instead of letting results pile up. ``bundle``: ``(small, size)``, see
+        :func:`run` (a bundle counts as one item of the window)."""
         if self.workers == 1 and not self.isolate:
             for index, item in enumerate(items):
                 start = time.perf_counter()
@@ -119,7 +122,15 @@ class Pool:
             from chunkwise.sandbox.processes import Processes
 
             self._procs = Processes(self.fn, self.workers, self.limits, self.fork_first)
-        yield from self._procs.map(items, max(1, window or 8 * self.workers), idle)
+        window = max(1, window or 8 * self.workers)
+        if bundle is None:
+            yield from self._procs.map(items, window, idle)
+            return
+        from chunkwise.sandbox.bundle import unbundled
+
+        small, size = bundle
+        units = max(2 * self.workers + 2, window // size)  # bundles in flight: about ``window`` items
+        yield from unbundled(lambda chunk: self._procs.map(chunk, units, idle), items, small, size)
 
 
 class PoolExecutor:
@@ -127,16 +138,22 @@ class PoolExecutor:
     over a contained pool: a failed item yields ``on_failure(item, failure)`` in its place."""
 
     def __init__(self, workers: int, on_failure: Callable[[Any, Failure], Any], limits: Limits = Limits(),
-                 window: int | None = None, isolate: bool = False):
+                 window: int | None = None, isolate: bool = False,
+                 bundle: tuple[Callable[[Any], bool], int] | None = None):
         check_workers(workers)
         self.workers, self.on_failure, self.limits, self.window = workers, on_failure, limits, window
-        self.isolate = isolate
+        self.isolate, self.bundle = isolate, bundle
         self.shares = workers  # the workers a split item's parts (``Fanout``) run on
         self.on_idle: Callable[[], None] | None = None  # set by a consumer that can use the waits
 
+    @property
+    def in_workers(self) -> bool:
+        """Whether every item runs in a worker process (never in the calling one)."""
+        return self.isolate or self.workers > 1
+
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
         for out in run(fn, items, workers=self.workers, limits=self.limits, window=self.window, isolate=self.isolate,
-                       idle=self.on_idle):
+                       idle=self.on_idle, bundle=self.bundle):
             yield out.value if out.ok else self.on_failure(out.item, out.failure)
 
 

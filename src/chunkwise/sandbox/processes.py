@@ -92,6 +92,15 @@ def fork_safe(limits: Limits) -> bool:
     return limits.memory_mb is None or size < limits.memory_mb * (1 << 20) // 2
 
 
+class _Unready(Exception):
+    """A worker's warm-up raised ``error`` (a ``ChunkwiseError``: a tokenizer or model that does not
+    load): the run fails with that error, as when the warm-up ran in the calling process."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 @dataclass
 class _Worker:
     proc: Any
@@ -216,6 +225,8 @@ class Processes:
                 with self.cond:
                     while taken not in self.done and self.error is None:
                         self.cond.wait()
+                    if isinstance(self.error, _Unready):  # as the same warm-up raises it in process
+                        raise self.error.error
                     if self.error is not None:
                         raise ChunkwiseError(f"the worker pool failed: {type(self.error).__name__}: "
                                              f"{self.error}") from self.error
@@ -298,11 +309,14 @@ class Processes:
         failure, not an item's: raised to the consumer with what the worker printed."""
         if readable:
             try:
-                if w.conn.recv() == "ready":
-                    w.ready = True
-                    return
+                said = w.conn.recv()
             except (EOFError, OSError):
-                pass
+                said = None
+            if said == "ready":
+                w.ready = True
+                return
+            if isinstance(said, tuple) and said[:1] == ("unready",):  # its warm-up refused a setting
+                raise _Unready(said[1])
             w.proc.join(5)
             raise ChunkwiseError(f"a worker process failed to start (exit code {w.proc.exitcode}): "
                                f"{read_log(w.log) or 'no output'}")

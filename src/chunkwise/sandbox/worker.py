@@ -8,6 +8,8 @@ import resource
 import signal
 import sys
 
+from chunkwise.errors import ChunkwiseError
+from chunkwise.sandbox.bundle import Answers, Bundle
 from chunkwise.sandbox.outcome import PASS_THROUGH, Failure, call, with_detail
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -56,50 +58,69 @@ def worker_main(conn, fn, memory_mb: int | None, log_path: str) -> None:
     faulthandler.enable(file=log, all_threads=False)
     warm_up = getattr(fn, "warm_up", None)
     if callable(warm_up):
-        warm_up()  # loads a tokenizer or a model once, outside every item's time and memory budget
+        try:
+            warm_up()  # loads a tokenizer or a model once, outside every item's time and memory budget
+        except ChunkwiseError as exc:  # a setting that cannot load: the run's error, raised as it was here
+            conn.send(("unready", exc))
+            return
     conn.send("ready")  # item clocks start now, not while this process was still importing
     while True:
         try:
             msg = conn.recv()
         except (EOFError, OSError):
             return
-        if msg is None:
-            return
+        if msg is None:  # the pool is done: exit now, without tearing the interpreter down
+            sys.stdout.flush()  # (unloading a tokenizer and numpy kept the owner's close waiting ~0.1 s)
+            sys.stderr.flush()
+            os._exit(0)
         index, item = msg
-        log.truncate(0)
-        log.seek(0)
-        base = _address_space() if memory_mb is not None else None
-        limit = memory_mb * 1024 * 1024 if memory_mb is not None else None
-        if base is not None and base >= limit:  # what it loaded (a model) leaves this file nothing
-            reply = Failure("memory", f"the worker already uses {base >> 20} MB before this file, over the "
-                                      f"{memory_mb} MB memory limit; raise --file-memory")
-            conn.send((index, False, reply, True))
-            return
-        if base is not None:
-            _set_soft_as(limit)  # absolute: the worker's whole address space, whatever it held before
+        if isinstance(item, Bundle):  # several small items in one message: answered together
+            answers = []
+            for part in item.items:
+                ok, payload, retire = _run(fn, part, memory_mb, log, log_path, stderr)
+                answers.append((ok, payload))
+                if retire:  # the rest are not run here: the pool runs them again, each alone
+                    break
+            ok, payload = True, Answers(tuple(answers))
+        else:
+            ok, payload, retire = _run(fn, item, memory_mb, log, log_path, stderr)
         try:
-            value, failure = call(fn, item)
-            if failure is not None and failure.kind == "memory" and base is not None:
-                failure = Failure("memory", f"over the {memory_mb} MB memory limit ({failure.reason})",
-                                  failure.error_type, failure.message, failure.detail)
-        except PASS_THROUGH as exc:
-            value, failure = None, Failure("error", f"worker stopped: {type(exc).__name__}", type(exc).__name__)
-        finally:
-            if base is not None:
-                _set_soft_as(None)
-        retire = failure is not None and failure.kind in ("memory", "panic")  # native state may be poisoned
-        sys.stderr.flush()
-        if failure is not None and not failure.detail:
-            failure = with_detail(failure, read_log(log_path))
-        elif failure is None and os.fstat(log.fileno()).st_size:
-            _forward(log, stderr)  # warnings of items that succeeded reach the user as before
-        try:
-            conn.send((index, failure is None, value if failure is None else failure, retire))
+            conn.send((index, ok, payload, retire))
         except Exception as exc:  # noqa: BLE001 — an unpicklable result is this item's failure
             conn.send((index, False, Failure("error", f"result cannot be sent back: {type(exc).__name__}: {exc}",
                                              type(exc).__name__, str(exc)), False))
         if retire:
             return
+
+
+def _run(fn, item, memory_mb: int | None, log, log_path: str, stderr: int) -> tuple[bool, object, bool]:
+    """One item under the limits: (ok, value or Failure, whether this worker must retire)."""
+    log.truncate(0)
+    log.seek(0)
+    base = _address_space() if memory_mb is not None else None
+    limit = memory_mb * 1024 * 1024 if memory_mb is not None else None
+    if base is not None and base >= limit:  # what it loaded (a model) leaves this file nothing
+        return False, Failure("memory", f"the worker already uses {base >> 20} MB before this file, over the "
+                                        f"{memory_mb} MB memory limit; raise --file-memory"), True
+    if base is not None:
+        _set_soft_as(limit)  # absolute: the worker's whole address space, whatever it held before
+    try:
+        value, failure = call(fn, item)
+        if failure is not None and failure.kind == "memory" and base is not None:
+            failure = Failure("memory", f"over the {memory_mb} MB memory limit ({failure.reason})",
+                              failure.error_type, failure.message, failure.detail)
+    except PASS_THROUGH as exc:
+        value, failure = None, Failure("error", f"worker stopped: {type(exc).__name__}", type(exc).__name__)
+    finally:
+        if base is not None:
+            _set_soft_as(None)
+    retire = failure is not None and failure.kind in ("memory", "panic")  # native state may be poisoned
+    sys.stderr.flush()
+    if failure is not None and not failure.detail:
+        failure = with_detail(failure, read_log(log_path))
+    elif failure is None and os.fstat(log.fileno()).st_size:
+        _forward(log, stderr)  # warnings of items that succeeded reach the user as before
+    return failure is None, value if failure is None else failure, retire
 
 
 def _forward(log, fd: int) -> None:

@@ -40,7 +40,11 @@ WORKERS = max(2, min(4, CORES))
 MAX_WORKERS = 64
 QUERY_SECONDS = 10.0
 QUEUE_PER_WORKER = 16  # waiting jobs per worker before new ones are refused (Busy)
-CHECK_EVERY = 10_000  # SQLite virtual-machine steps between two looks at the clock
+# SQLite virtual-machine steps between two looks at the clock. Each look is a Python call, so it
+# needs the GIL: beside another worker's Python that is a wait and a hand-over. A bm25 search at 100k
+# chunks runs ~700k steps (~35 ms): ~7 looks at this spacing (70 at 10,000, which cost two searches at
+# once 7-15% of their throughput: benchmarks/search_threads.py); still ~5 ms apart.
+CHECK_EVERY = 100_000
 
 
 class QueryTimeout(Exception):
@@ -98,10 +102,15 @@ class Engine:
         """``ranking``: the Retriever's field_weights and fusion. ``workers``: search threads;
         ``query_seconds``: the time limit of one job."""
         from chunkwise.retrieve.store import IndexCache
+        from chunkwise.store.sqlite.threads import without_memory_statistics
 
         if not 1 <= workers <= MAX_WORKERS or query_seconds <= 0:
             raise api.ConfigError(f"--search-workers must be 1-{MAX_WORKERS} and --query-timeout positive "
                                   f"(got {workers}, {query_seconds:g})")
+        # Before the workers open their connections: SQLite's process-wide allocation counter made
+        # two concurrent searches cost a third more CPU each (store/sqlite/threads.py). Done only
+        # when nothing of SQLite is in use yet (the server's start); elsewhere nothing changes.
+        self.sqlite_statistics_off = without_memory_statistics()
         self.db = db
         self.query_seconds = query_seconds
         self.workers = workers
@@ -285,12 +294,23 @@ class Engine:
         """Load the model and build the in-memory index now, so the first caller does not wait
         seconds for them (and a broken model fails at start, not on the first query). Not under
         the per-query time limit: at 100k chunks on a loaded machine this takes longer than one
-        query may, and a server that cannot start is no safer."""
+        query may, and a server that cannot start is no safer. Then every worker reads its own
+        connection's FTS5 row sizes (~0.5 s of CPU at 100k chunks), which its first query would
+        otherwise pay."""
         def run() -> None:
             if self.embedder is not None:
                 self.embedder.embed(["warm up"])
                 self.retriever.warm()
         self._queue(False, True, run, (), {}).result()
+        together = threading.Barrier(self.workers)
+
+        def each() -> None:
+            try:
+                self.retriever.warm()
+            finally:
+                together.wait()  # this worker holds its job until every other worker has taken one
+        for job in [self._queue(False, True, each, (), {}) for _ in range(self.workers)]:
+            job.result()
 
     def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
         """Queue a light job (the lane every job takes unless it is marked heavy)."""

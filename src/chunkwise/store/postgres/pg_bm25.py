@@ -6,7 +6,7 @@ de-TOASTs its term-count map (``lex_tf``): 3.3 s at a million chunks. Here each 
 are also rows of ``postings`` (lexeme, tag set, key -> body length and per-field counts), kept by
 triggers on ``chunks`` in the writing statement's transaction (so no write path can forget them),
 ordered by (lexeme, tag set, key): a term's permitted postings are a few index ranges, read without
-touching ``chunks``. ``term_df`` holds per (lexeme, tag set) the postings count and upper bounds
+touching ``chunks``. ``term_df`` holds per (lexeme, tag set) (one row per writer slot: pg_slots) the postings count and upper bounds
 (largest per-field count, shortest body), so a caller's document frequency is a sum over the tag
 sets it may see (statistics over what the caller may see, never the store's), and each term's
 largest possible BM25 contribution is known before any posting is read.
@@ -40,6 +40,46 @@ BUDGET = 2_000
 PROBE_COST = 4
 _F = len(FIELDS)
 
+
+def postings_function(create: str, uncount: str, count: str) -> str:
+    """SQL: the postings trigger's function. ``uncount``/``count``: the statement that takes a deleted
+    row's terms off ``term_df`` / adds an inserted row's (over ``p``: lexeme, tag set id, key and, when
+    counting, the body's length and per-field counts); migration 11 (pg_slots) gives them slots."""
+    return (_POSTINGS_FUNCTION.replace("@CREATE@", create).replace("@UNCOUNT@", uncount.rstrip())
+            .replace("@COUNT@", count.rstrip()))
+
+
+_POSTINGS_FUNCTION = """@CREATE@ FUNCTION chunkwise_postings() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP IN ('DELETE', 'UPDATE') THEN
+    WITH p AS (SELECT e.lexeme, s.id AS set_id, o.key FROM old_rows o JOIN acl_sets s ON s.acl = o.acl
+               CROSS JOIN LATERAL jsonb_object_keys(o.lex_tf) AS e(lexeme) WHERE o.servable),
+         gone AS (DELETE FROM postings x USING p WHERE x.lexeme = p.lexeme AND x.set_id = p.set_id AND x.key = p.key)
+@UNCOUNT@
+  END IF;
+  IF TG_OP IN ('INSERT', 'UPDATE') THEN
+    INSERT INTO acl_sets (acl) SELECT DISTINCT acl FROM new_rows WHERE servable ORDER BY acl ON CONFLICT (acl) DO NOTHING;
+    WITH p AS (SELECT e.key AS lexeme, s.id AS set_id, n.key, n.lex_len AS len,
+                      coalesce((e.value ->> 0)::int, 0) AS f0, coalesce((e.value ->> 1)::int, 0) AS f1,
+                      coalesce((e.value ->> 2)::int, 0) AS f2
+               FROM new_rows n JOIN acl_sets s ON s.acl = n.acl CROSS JOIN LATERAL jsonb_each(n.lex_tf) AS e
+               WHERE n.servable),
+         added AS (INSERT INTO postings SELECT lexeme, set_id, key, len, f0, f1, f2 FROM p)
+@COUNT@
+  END IF;
+  RETURN NULL;
+END $$;
+"""
+_UNCOUNT = """    UPDATE term_df t SET df = t.df - d.n FROM (SELECT lexeme, set_id, count(*) AS n FROM p GROUP BY 1, 2) d
+     WHERE t.lexeme = d.lexeme AND t.set_id = d.set_id;
+"""
+_COUNT = """    INSERT INTO term_df SELECT lexeme, set_id, count(*), max(f0), max(f1), max(f2), min(len) FROM p
+     GROUP BY 1, 2 ORDER BY 1, 2
+    ON CONFLICT (lexeme, set_id) DO UPDATE SET df = term_df.df + excluded.df,
+       m0 = greatest(term_df.m0, excluded.m0), m1 = greatest(term_df.m1, excluded.m1),
+       m2 = greatest(term_df.m2, excluded.m2), min_len = least(term_df.min_len, excluded.min_len);
+"""
+
 MIGRATION = """
 CREATE TABLE acl_sets (id INTEGER GENERATED ALWAYS AS IDENTITY PRIMARY KEY, acl TEXT[] NOT NULL UNIQUE);
 CREATE TABLE postings (
@@ -58,31 +98,7 @@ CREATE TABLE term_df (
     min_len INTEGER NOT NULL,
     PRIMARY KEY (lexeme, set_id)
 );
-CREATE FUNCTION chunkwise_postings() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF TG_OP IN ('DELETE', 'UPDATE') THEN
-    WITH p AS (SELECT e.lexeme, s.id AS set_id, o.key FROM old_rows o JOIN acl_sets s ON s.acl = o.acl
-               CROSS JOIN LATERAL jsonb_object_keys(o.lex_tf) AS e(lexeme) WHERE o.servable),
-         gone AS (DELETE FROM postings x USING p WHERE x.lexeme = p.lexeme AND x.set_id = p.set_id AND x.key = p.key)
-    UPDATE term_df t SET df = t.df - d.n FROM (SELECT lexeme, set_id, count(*) AS n FROM p GROUP BY 1, 2) d
-     WHERE t.lexeme = d.lexeme AND t.set_id = d.set_id;
-  END IF;
-  IF TG_OP IN ('INSERT', 'UPDATE') THEN
-    INSERT INTO acl_sets (acl) SELECT DISTINCT acl FROM new_rows WHERE servable ORDER BY acl ON CONFLICT (acl) DO NOTHING;
-    WITH p AS (SELECT e.key AS lexeme, s.id AS set_id, n.key, n.lex_len AS len,
-                      coalesce((e.value ->> 0)::int, 0) AS f0, coalesce((e.value ->> 1)::int, 0) AS f1,
-                      coalesce((e.value ->> 2)::int, 0) AS f2
-               FROM new_rows n JOIN acl_sets s ON s.acl = n.acl CROSS JOIN LATERAL jsonb_each(n.lex_tf) AS e
-               WHERE n.servable),
-         added AS (INSERT INTO postings SELECT lexeme, set_id, key, len, f0, f1, f2 FROM p)
-    INSERT INTO term_df SELECT lexeme, set_id, count(*), max(f0), max(f1), max(f2), min(len) FROM p
-     GROUP BY 1, 2 ORDER BY 1, 2
-    ON CONFLICT (lexeme, set_id) DO UPDATE SET df = term_df.df + excluded.df,
-       m0 = greatest(term_df.m0, excluded.m0), m1 = greatest(term_df.m1, excluded.m1),
-       m2 = greatest(term_df.m2, excluded.m2), min_len = least(term_df.min_len, excluded.min_len);
-  END IF;
-  RETURN NULL;
-END $$;
+""" + postings_function("CREATE", _UNCOUNT, _COUNT) + """
 CREATE TRIGGER postings_insert AFTER INSERT ON chunks REFERENCING NEW TABLE AS new_rows
     FOR EACH STATEMENT EXECUTE FUNCTION chunkwise_postings();
 CREATE TRIGGER postings_update AFTER UPDATE ON chunks REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
@@ -125,8 +141,12 @@ def term_stats(db, lexemes: Sequence[str], sets: Sequence[int], fields: Sequence
     out = {lx: (0, (0,) * _F, 0) for lx in lexemes}
     if not lexemes or not sets:
         return out
-    rows = db.execute("SELECT lexeme, sum(df)::bigint, max(m0), max(m1), max(m2), min(min_len) FROM term_df"
-                      " WHERE lexeme = ANY(%s::text[]) AND set_id = ANY(%s::int4[]) AND df > 0 GROUP BY lexeme",
+    # A row per (lexeme, tag set, writer slot) (store/postgres/pg_slots.py): the slots of a tag set are
+    # added up first, and a tag set counts where its sum is positive.
+    rows = db.execute("SELECT lexeme, sum(df)::bigint, max(m0), max(m1), max(m2), min(min_len) FROM"
+                      " (SELECT lexeme, sum(df) AS df, max(m0) AS m0, max(m1) AS m1, max(m2) AS m2,"
+                      " min(min_len) AS min_len FROM term_df WHERE lexeme = ANY(%s::text[]) AND set_id = ANY(%s::int4[])"
+                      " GROUP BY lexeme, set_id HAVING sum(df) > 0) s GROUP BY lexeme",
                       (list(lexemes), list(sets))).fetchall()
     for lx, df, m0, m1, m2, shortest in rows:
         out[lx] = (int(df), (m0, m1, m2), shortest)

@@ -16,6 +16,8 @@ What differs from SQLite, and why:
 - ``postings`` and ``term_df`` (migration 9, store/postgres/pg_bm25.py): each servable row's terms by
   (lexeme, tag set, key), and per (lexeme, tag set) the rows and upper bounds, kept by triggers;
   BM25's top k reads only the postings it needs of the tag sets the caller may see.
+- ``generation``, ``acl_stats`` and ``term_df`` hold one row per writer slot (migration 11,
+  store/postgres/pg_slots.py): concurrent writers update different rows; readers add them up.
 - Each vector is stored once, by embed key, in ``vectors`` (chunks with the same embedded text
   share it; migration 7 dropped the copy every chunk carried). The HNSW index (``vectors_hnsw``) is
   built on it for the store's one dimension once vectors exist
@@ -30,7 +32,7 @@ What differs from SQLite, and why:
 """
 from __future__ import annotations
 
-from chunkwise.store.postgres import pg_bm25, pg_dense
+from chunkwise.store.postgres import pg_bm25, pg_dense, pg_slots
 
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "documents, chunks, vectors, runs, settings, roots, access statistics", """
@@ -157,6 +159,9 @@ CREATE TRIGGER generation_vectors AFTER INSERT OR UPDATE OR DELETE ON vectors
     # Filtered dense search at scale (issue 25 item 10): each servable chunk's tags next to its vector
     # (store/postgres/pg_dense.py), kept by triggers; a caller's exact scan reads only its own rows of it.
     (10, "dense: each servable chunk's tags and vector, for the exact scan of a caller's rows", pg_dense.MIGRATION),
+    # Parallel writers that do not take turns (issue 26, Ray on PostgreSQL): the rows every write
+    # updates (generation, acl_stats, term_df) one per writer slot (store/postgres/pg_slots.py).
+    (11, "writer slots: generation, tag-set statistics and term statistics per concurrent writer", pg_slots.MIGRATION),
 ]
 REANALYSE = 3  # the migration after whose SQL every row is re-analysed
 ROW_SECURITY = (4, 5, 6, 7, 9, 10)  # the migrations whose work is pg_security.install

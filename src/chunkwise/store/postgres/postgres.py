@@ -24,6 +24,7 @@ from chunkwise.store.base import Capabilities, DocumentDiff, ServerRanker, Docum
 from chunkwise.store.postgres.pg_schema import DATES, LATEST, MIGRATIONS, REANALYSE, ROW_SECURITY
 from chunkwise.store.postgres.pg_lexemes import lexical
 from chunkwise.store.postgres.pg_place import place
+from chunkwise.store.postgres.pg_slots import BUMP_STATS, CLAIM, DROP_EMPTY_STATS, UNSLOTTED_STATS
 from chunkwise.store.postgres.postgres_read import PostgresReads, as_array
 from chunkwise.store.writing import DocumentWrites, chunk_meta, document_values
 
@@ -94,6 +95,8 @@ class PostgresStore(DocumentWrites, PostgresReads):
                                  f"chunkwise pg-secure --db OWNER_URL --reader ROLE")
             if not readonly:
                 self._check_writable()
+            # writer slots (migration 11; absent only where a test stops the migrations before it)
+            self._claim = CLAIM if self.db.execute("SELECT to_regproc('chunkwise_claim_slot')").fetchone()[0] else None
             from pgvector.psycopg import register_vector
 
             register_vector(self.db)
@@ -225,6 +228,8 @@ class PostgresStore(DocumentWrites, PostgresReads):
         if self.readonly:
             raise StoreError(f"{self.location} was opened read-only; writing needs chunkwise ingest")
         with self._transaction() as db:
+            if self._claim:  # this transaction's writer slot (pg_slots): parallel writers never take turns
+                db.execute(self._claim)
             yield db
 
     # -- documents and identity ----------------------------------------------------------------
@@ -342,13 +347,11 @@ class PostgresStore(DocumentWrites, PostgresReads):
         """Add one transaction's change to the per-tag-set statistics, in a fixed order (two writers
         bumping the same sets never deadlock)."""
         items = sorted((acl, n, total) for acl, (n, total) in delta.items() if n or total)
+        bump, drop = (BUMP_STATS, DROP_EMPTY_STATS) if self._claim else UNSLOTTED_STATS
         with self.db.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO acl_stats (acl, rows, total_len) VALUES (%s, %s, %s) ON CONFLICT (acl) DO UPDATE SET"
-                " rows = acl_stats.rows + excluded.rows, total_len = acl_stats.total_len + excluded.total_len",
-                [(list(acl), n, total) for acl, n, total in items])
+            cur.executemany(bump, [(list(acl), n, total) for acl, n, total in items])
         if items:
-            self.db.execute("DELETE FROM acl_stats WHERE rows = 0")
+            self.db.execute(drop)
 
     def _delete_document(self, doc_id: str) -> int:
         delta: dict = {}

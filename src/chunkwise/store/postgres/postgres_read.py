@@ -40,6 +40,7 @@ from chunkwise.lexical import FIELDS
 from chunkwise.store.base import (DocumentRow, Postings, ServableRows, StoreCounts, StoredChunk, VersionLink,
                                   servable_columns, tie_ranks)
 from chunkwise.store.postgres import pg_bm25, pg_dense, pg_groups
+from chunkwise.store.postgres.pg_slots import GENERATION
 from chunkwise.store.postgres.pg_lexemes import in_fields, lexeme, per_field, tsquery
 from chunkwise.store.postgres.pg_values import _groups, _record, _tags, as_array, pgvector_at_least  # noqa: F401
 from chunkwise.store.postgres.pg_security import (GROUPS_SETTING, HAS_VECTORS, dense_permitted, hnsw_statement, permitted,
@@ -187,7 +188,7 @@ class PostgresReads:
         reader the store's owner has not granted it to (secured before the table existed)."""
         if not self.db.execute("SELECT has_table_privilege('generation', 'SELECT')").fetchone()[0]:
             return None
-        return int(self.db.execute("SELECT value FROM generation").fetchone()[0])
+        return int(self.db.execute(GENERATION).fetchone()[0])  # a row per writer slot (pg_slots)
 
     def visible_records(self, doc_id: str, groups) -> list[dict]:
         """The records of ``doc_id`` that ``groups`` may be served: the permission filter is in the

@@ -22,6 +22,7 @@ from typing import Iterable, Iterator, Mapping, Sequence
 from chunkwise.access import AccessTags, acl_index
 from chunkwise.errors import InputError, StoreBusy, StoreError, StoreWriteError
 from chunkwise.store.base import Capabilities, DocumentDiff, LocalRanker, DocumentRow, DocumentState, VersionLink
+from chunkwise.store.sqlite.fts import PendingIndex
 from chunkwise.store.sqlite.schema import LATEST, MIGRATIONS
 from chunkwise.store.sqlite.sqlite_read import ReadMixin
 from chunkwise.store.sqlite.rows import SQLiteRows, chunk_row, migrate_lexical
@@ -40,6 +41,7 @@ def _vector_blob(vec: Sequence[float]) -> bytes:
 
 
 _LITTLE = sys.byteorder == "little"
+_GROW = "UPDATE generation SET value = value + 1"  # before inserting chunks or vectors (updates, deletes: triggers)
 
 
 class SQLiteStore(DocumentWrites, ReadMixin):
@@ -60,6 +62,7 @@ class SQLiteStore(DocumentWrites, ReadMixin):
         self._timeout = timeout
         _inspect(self.path, readonly=readonly, create=create)
         self.db = self._connect(readonly)
+        self._fts = PendingIndex(self.db)  # new chunks' FTS rows, written before each commit (sqlite/fts.py)
         try:
             self._check_foreign()
             if readonly and self._tables() and self._pending():
@@ -68,6 +71,7 @@ class SQLiteStore(DocumentWrites, ReadMixin):
                                      f"run chunkwise ingest on it once (with write access) to upgrade it")
                 self.db.close()
                 self.db = self._connect(False)
+                self._fts = PendingIndex(self.db)
                 self.readonly = False
             if self.readonly and not self._tables():
                 raise StoreError(f"{self.path} is not a chunkwise store (an empty file); create one with "
@@ -186,6 +190,7 @@ class SQLiteStore(DocumentWrites, ReadMixin):
         """End the transaction a ``batch()`` holds open (nothing open: nothing to do)."""
         if self.db.in_transaction:
             try:
+                self._fts.flush()
                 self.db.execute("COMMIT")
             except sqlite3.OperationalError as exc:
                 self._rollback()
@@ -215,6 +220,7 @@ class SQLiteStore(DocumentWrites, ReadMixin):
             raise
         else:
             try:
+                self._fts.flush()
                 self.db.execute("COMMIT")
             except sqlite3.OperationalError as exc:
                 self._rollback()
@@ -227,12 +233,16 @@ class SQLiteStore(DocumentWrites, ReadMixin):
             self.db.execute("SAVEPOINT doc")
         except sqlite3.OperationalError as exc:
             raise _translate(exc, self.path) from exc
+        pending = self._fts.above
         try:
             yield self.db
         except BaseException as exc:
             if self.db.in_transaction:  # SQLite rolls the whole transaction back itself on a full disk
                 self.db.execute("ROLLBACK TO doc")
                 self.db.execute("RELEASE doc")
+                self._fts.restore(pending)
+            else:
+                self._fts.forget()
             if isinstance(exc, sqlite3.OperationalError):
                 raise _translate(exc, self.path) from exc
             raise
@@ -241,6 +251,7 @@ class SQLiteStore(DocumentWrites, ReadMixin):
     def _rollback(self) -> None:
         """Undo the open transaction, if SQLite has not already (it rolls back by itself on a full
         disk or an I/O error: a second ROLLBACK would raise and hide the first error)."""
+        self._fts.forget()
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
 
@@ -302,6 +313,7 @@ class SQLiteStore(DocumentWrites, ReadMixin):
     def _delete_document(self, doc_id: str) -> int:
         used = self.db.execute("SELECT embed_key FROM chunks WHERE doc_id = ?", (doc_id,)).fetchall()
         self._wrote = True
+        self._fts.flush()  # the delete trigger removes indexed terms: every row must be indexed first
         self.db.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))  # chunks and links cascade
         self._drop_unused({k for (k,) in used})
         return len(used)
@@ -324,11 +336,15 @@ class SQLiteStore(DocumentWrites, ReadMixin):
                 " author=excluded.author, updated_at=excluded.updated_at, ingested_at=excluded.ingested_at,"
                 " chunk_count=excluded.chunk_count, versioning=excluded.versioning", document_values(doc))
         removed = list(diff.removed)
+        if removed or diff.updated:  # their triggers remove indexed terms: every row must be indexed first
+            self._fts.flush()
         for i in range(0, len(removed), 500):
             part = removed[i : i + 500]
             db.execute(f"DELETE FROM chunks WHERE chunk_id IN ({','.join('?' * len(part))})", part)
         rows = [chunk_row(r, diff.lexical.get(r["chunk_id"])) for r in diff.added]
         if rows or diff.rows:
+            self._fts.inserting()
+            db.execute(_GROW)  # (schema 10: per statement, not per row)
             db.executemany(
                 "INSERT INTO chunks (chunk_id, doc_id, chunk_index, record, text, embed_text, embed_model, embed_key,"
                 " acl, quality, size, acl_index, lex_body, lex_title, lex_heading) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -343,8 +359,14 @@ class SQLiteStore(DocumentWrites, ReadMixin):
 
     # -- vectors -------------------------------------------------------------------------------
     def missing_vectors(self, keys: Iterable[str]) -> set[str]:
-        keys = set(keys)
-        return keys - set(self._vector_rows(keys))
+        """The keys without a stored vector (their keys are read, never their blobs)."""
+        missing = set(keys)
+        ordered = sorted(missing)
+        for i in range(0, len(ordered), 500):
+            part = ordered[i : i + 500]
+            missing.difference_update(k for (k,) in self.db.execute(
+                f"SELECT embed_key FROM vectors WHERE embed_key IN ({','.join('?' * len(part))})", part))
+        return missing
 
     def vectors(self, keys: Iterable[str]) -> dict[str, list[float]]:
         return {k: list(struct.unpack(f"<{dim}f", blob)) for k, (dim, blob) in self._vector_rows(set(keys)).items()}
@@ -372,9 +394,11 @@ class SQLiteStore(DocumentWrites, ReadMixin):
             self._put_vectors(model, items)
 
     def _put_vectors(self, model: str, items: Iterable[tuple[str, Sequence[float]]]) -> None:
-        self._wrote = True
-        self.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
-                            [(key, model, len(vec), _vector_blob(vec)) for key, vec in items])
+        rows = [(key, model, len(vec), _vector_blob(vec)) for key, vec in items]
+        if rows:
+            self._wrote = True
+            self.db.execute(_GROW)
+            self.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
 
     # -- settings and runs ---------------------------------------------------------------------
     def settings(self) -> dict[str, str]:

@@ -1,0 +1,79 @@
+"""Main-content rules that read the page as a reader does: soft hyphens are not seen, and the page's
+own summary of itself (its meta description) names the standfirst the judge left out."""
+import pytest
+
+pytest.importorskip("selectolax")
+pytest.importorskip("trafilatura")
+
+from fixtures import assert_spans  # noqa: E402
+
+from chunkwise.extract import html  # noqa: E402
+from chunkwise.normalise import without_furniture  # noqa: E402
+
+PROSE = ("The harbour committee met on the first Monday of the month to review the logbooks, the repairs "
+         "to the eastern pier and the accounts of the lamp-oil fund, as it had done for forty years. ")
+DEK = "The committee voted to rebuild the eastern pier in granite before the winter storms arrive"
+
+
+def _page(meta: str = "", body_extra: str = "", dek: str = DEK) -> bytes:
+    """A news page whose standfirst sits in the page header, outside the article the judge keeps."""
+    return f"""<!doctype html><html lang="en"><head><title>Pier</title>{meta}</head><body>
+<header><nav><a href="/a">Politics</a> <a href="/b">Sport</a></nav><h1>A new pier</h1>
+<p class="dek">{dek}</p></header>
+<article><p>{PROSE * 3}</p><p>{PROSE * 2}</p><p>{body_extra}{PROSE * 2}</p></article>
+<footer><a href="/imprint">Imprint</a></footer></body></html>""".encode()
+
+
+def test_a_standfirst_the_meta_description_holds_is_main_content():
+    without = html.extract(_page(), "p.html")
+    assert DEK in without.text and DEK not in without_furniture(without)  # the judge left it out: furniture
+    for key in ('name="description"', 'property="og:description"', 'name="twitter:description"'):
+        doc = html.extract(_page(f'<meta {key} content="{DEK}. Read how the town will pay for it.">'), "p.html")
+        assert DEK in without_furniture(doc), key
+        assert "Read how the town" not in doc.text  # the summary is read, never written
+        assert_spans(doc)
+
+
+def test_a_short_site_wide_description_names_no_standfirst():
+    """A tagline ("News from the harbour") is shorter than a standfirst: the header text that matches
+    it stays furniture."""
+    tagline = "News from the harbour town"
+    doc = html.extract(_page(f'<meta name="description" content="{tagline}">', dek=tagline), "p.html")
+    assert tagline in doc.text and tagline not in without_furniture(doc)
+
+
+def test_soft_hyphens_are_not_seen_and_hyphenated_prose_is_still_judged_main():
+    """A soft hyphen only marks where a browser may break a word. A page hyphenated throughout (a
+    typography plugin) keeps its words whole, so the judge's text (which has no soft hyphens) covers
+    its paragraphs: the last one, which no rule would rescue, is main content."""
+    last = ("Das fa&shy;schis&shy;ti&shy;sche Re&shy;gime reih&shy;te den Wein un&shy;ter die gro&shy;ßen "
+            "Wei&shy;ne Ita&shy;li&shy;ens, ne&shy;ben Ba&shy;ro&shy;lo und Bar&shy;ba&shy;res&shy;co, "
+            "was aber eher zy&shy;ni&shy;schem Macht&shy;kal&shy;kül ent&shy;sprang. ") * 2
+    page = _page().replace(b"</article>", f"<p>{last}</p></article>".encode())
+    doc = html.extract(page, "p.html")
+    assert "\xad" not in doc.text
+    assert "großen Weine Italiens, neben Barolo und Barbaresco" in without_furniture(doc)
+    assert_spans(doc)
+
+
+def test_standfirst_kinds_and_both_directions_of_the_match():
+    """A list item or heading the summary holds is kept, as is a paragraph that holds the whole
+    summary; a block after the judge's last one, or a link list, is not."""
+    from chunkwise.extract.html_main import select
+    from chunkwise.extract.html_walk import Candidate
+
+    item = "Die Farbe der Spawn-Ankündigungen wurde geändert auf orange"
+    summary = f"Patch Notes 4.47.4 Verbesserungen und Balance {item}..."
+    holder = f"Vorweg: {summary} Und noch einiges mehr, das wir hier nicht aufzählen."
+    cands = [Candidate("list_item", item, 1),
+             Candidate("paragraph", "Patch Notes 4.47.4 Verbesserungen und Balance", links=1.0),
+             Candidate("paragraph", PROSE * 2), Candidate("paragraph", holder),
+             Candidate("paragraph", PROSE + " Ende."),
+             Candidate("heading", item, 2, item)]
+    judged = PROSE * 2 + "\n" + PROSE + " Ende."
+    assert [c.body for c in select(cands, judged)] == [PROSE * 2, holder, PROSE + " Ende."]  # holder: prose rule
+    assert [c.body for c in select(cands[:3] + cands[4:], judged, (summary,))] == [item, PROSE * 2, PROSE + " Ende."]
+    short = Candidate("paragraph", "Vorweg: Patch Notes 4.47.4")
+    assert [c.body for c in select([short] + cands[2:3], PROSE * 2, (summary,))] == [PROSE * 2]
+    assert [c.body for c in select([Candidate("paragraph", holder)] + cands[2:3], PROSE * 2, (summary,))] == [
+        holder, PROSE * 2]
