@@ -69,6 +69,20 @@ def drafts_from_rows(rows: Iterable[tuple]) -> list[Draft]:
 
 _LABELS = {level: level.label for level in Level}
 
+
+def outermost(spans: Sequence[tuple]) -> list[int]:
+    """Indices of the spans (``(start, end, ...)`` in order) that lie inside no neighbour: overlapping
+    windows whose trimming or repair left one inside another; the inner one adds nothing a reader or
+    the index needs."""
+    kept: list[int] = []
+    for i, (s, e, *_) in enumerate(spans):
+        if kept and spans[kept[-1]][0] <= s and e <= spans[kept[-1]][1]:
+            continue
+        while kept and s <= spans[kept[-1]][0] and spans[kept[-1]][1] <= e:
+            kept.pop()
+        kept.append(i)
+    return kept
+
 ABOUT = "About: "  # the description line of header mode "context" (enrich drops it where not readable)
 
 
@@ -192,15 +206,7 @@ class BaseChunker:
                 f"size {self.cap} is too small for this text: a piece that cannot be split further (one "
                 f"character or token sequence) measures {worst} units with the header; raise --size"
             )
-        kept: list[tuple[Draft, str, int]] = []
-        for d, embed, size in zip(todo, embeds, sizes):
-            # Overlapping windows whose trimming or repair left one inside a neighbour: the inner one
-            # adds nothing a reader or the index needs.
-            if kept and kept[-1][0].start <= d.start and d.end <= kept[-1][0].end:
-                continue
-            while kept and d.start <= kept[-1][0].start and kept[-1][0].end <= d.end:
-                kept.pop()
-            kept.append((d, embed, size))
+        kept = [(todo[i], embeds[i], sizes[i]) for i in outermost([(d.start, d.end) for d in todo])]
         # Built once with their final index (no copy per chunk): this loop runs for every chunk. A
         # chunk embedded as it reads (no header) holds one string for both, not two equal copies.
         return [
@@ -228,15 +234,8 @@ class BaseChunker:
                 sizes[i] = c + overhead
         if any(size > cap for size in sizes) or any(r[1] - r[0] > char_cap for r in rows):
             return self.finalize(text, drafts_from_rows(rows), title)
-        kept: list[int] = []
-        for i, (s, e, *_) in enumerate(rows):  # nested overlapping windows, as ``finalize`` drops them
-            if kept and rows[kept[-1]][0] <= s and e <= rows[kept[-1]][1]:
-                continue
-            while kept and s <= rows[kept[-1]][0] and rows[kept[-1]][1] <= e:
-                kept.pop()
-            kept.append(i)
         labels, out = _LABELS, []
-        for n, i in enumerate(kept):
+        for n, i in enumerate(outermost(rows)):
             s, e, _, level, review, _, reason = rows[i]
             body = text[s:e]
             out.append(Chunk(n, s, e, body, sizes[i], labels[level], body, (), None, "text", review,
