@@ -77,3 +77,41 @@ def test_standfirst_kinds_and_both_directions_of_the_match():
     assert [c.body for c in select([short] + cands[2:3], PROSE * 2, (summary,))] == [PROSE * 2]
     assert [c.body for c in select([Candidate("paragraph", holder)] + cands[2:3], PROSE * 2, (summary,))] == [
         holder, PROSE * 2]
+
+
+def _menu(n: int) -> list:
+    from chunkwise.extract.html_walk import Candidate
+
+    return [Candidate("paragraph", f"Section {i}", links=1.0) for i in range(n)]
+
+
+def test_the_heading_before_the_articles_first_paragraph_is_kept_past_a_stray_menu_match():
+    """A one-word menu link that also occurs in the article ("Harbour") is "kept" by the judge, so
+    its first block can sit far above the article; the title and the heading right before the first
+    paragraph the judge kept are the article's, the menu link and a later short heading are not."""
+    from chunkwise.extract.html_main import select
+    from chunkwise.extract.html_walk import Candidate
+
+    note = "Read this article in Turkish here."
+    cands = ([Candidate("paragraph", "Harbour", links=1.0)] + _menu(12)
+             + [Candidate("heading", "A new pier", 1, "A new pier"), Candidate("paragraph", "By the desk"),
+                Candidate("heading", note, 3, note), Candidate("paragraph", PROSE * 2),
+                Candidate("heading", "Costs", 2, "Costs"), Candidate("paragraph", PROSE + " Ende.")])
+    judged = PROSE * 2 + "\n" + PROSE + " Ende."
+    assert [c.body for c in select(cands, judged)] == ["A new pier", note, PROSE * 2, PROSE + " Ende."]
+    cands[-4].chrome = True  # in page chrome (a site banner): not the article's
+    assert note not in [c.body for c in select(cands, judged)]
+
+
+def test_an_address_the_judge_kept_is_not_a_link_line():
+    """A paragraph that is only a link is a teaser or menu item, unless the link is an address the
+    article gives (an e-mail address, a URL to a document)."""
+    from chunkwise.extract.html_main import select
+    from chunkwise.extract.html_walk import Candidate
+
+    lines = ["suivi.reformes@example.org", "https://example.org/report-2022.pdf", "Next article: The old pier"]
+    cands = [Candidate("paragraph", PROSE * 2)] + [Candidate("paragraph", t, links=1.0) for t in lines] + [
+        Candidate("paragraph", PROSE + " Ende.")]
+    judged = "\n".join(c.body for c in cands)
+    assert [c.body for c in select(cands, judged)] == [PROSE * 2, *lines[:2], PROSE + " Ende."]
+

@@ -35,8 +35,15 @@ TAIL_CHARS = 50
 # og:/twitter:description) holds, or that holds it, is the article's standfirst, wherever the judge
 # put it (half A: 50 keeps 5 article strings for 1 of boilerplate; 40 adds a blog's tagline)
 SUMMARY_CHARS = 50
+# The article's first paragraph is the judge's first block of at least this many characters outside
+# page chrome: a one-word menu item ("Investment") that happens to occur in the article is also
+# "kept", so the judge's very first block can be page furniture far above the title (half A: 50-150
+# all keep the same 2 article strings for 1 of boilerplate)
+ANCHOR_CHARS = 100
 
 _WORD = re.compile(r"\w+")
+# a link that is an address the article gives (write to, download from), not a teaser or a menu item
+_ADDRESS = re.compile(r"(?:mailto:)?[\w.+-]+@[\w-]+(?:\.[\w-]+)+|(?:https?://|www\.)\S+", re.I)
 _MONTHS = (r"jan|feb|mär|mar|apr|ma[iy]|jun|jul|aug|sep|o[ck]t|nov|de[cz]|janvier|février|mars|avril|juin"
            r"|juillet|août|septembre|octobre|novembre|décembre|enero|febrero|marzo|abril|mayo|junio|julio"
            r"|agosto|septiembre|octubre|noviembre|diciembre|stycz|lut|mar|kwie|maj|czerw|lip|sierp|wrze|paźdz"
@@ -93,7 +100,9 @@ def choose(cands: list[Candidate], kept: list[bool], summaries: tuple[str, ...] 
     if not hits:
         return []
     first, last = hits[0], hits[-1]
-    lead = _lead(cands, first) | _title(cands, first) | _standfirst(cands, last, summaries)
+    anchor = next((i for i in hits if len(cands[i].plain) >= ANCHOR_CHARS and not cands[i].chrome), first)
+    lead = (_lead(cands, first) | _title(cands, first) | _title(cands, anchor) | _opening(cands, anchor)
+            | _standfirst(cands, last, summaries))
     after = _judged_after(cands, kept)
     out = []
     for i, c in enumerate(cands):
@@ -160,9 +169,21 @@ def _title(cands: list[Candidate], first: int) -> set[int]:
     return set()
 
 
+def _opening(cands: list[Candidate], anchor: int) -> set[int]:
+    """The heading right before the article's first paragraph: its title, subtitle or first section
+    heading, which the judge drops as too short (it keeps headings only inside its text)."""
+    if anchor < 1:
+        return set()
+    c = cands[anchor - 1]
+    ok = c.kind == "heading" and not c.chrome and c.links < LINKY and not furniture(c, False)
+    return {anchor - 1} if ok else set()
+
+
 def _link_line(c: Candidate) -> bool:
-    """A short paragraph that is mostly a link: a teaser, "next article", a category line."""
-    return c.kind == "paragraph" and c.links >= LINKY and len(c.body) < MAX_FURNITURE_CHARS
+    """A short paragraph that is mostly a link: a teaser, "next article", a category line; not an
+    address the article gives (an e-mail address, a URL), which the judge keeps as its text."""
+    return (c.kind == "paragraph" and c.links >= LINKY and len(c.body) < MAX_FURNITURE_CHARS
+            and not _ADDRESS.fullmatch(c.body.strip()))
 
 
 def _slight(c: Candidate) -> bool:
