@@ -138,8 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the scores as JSON here")
     args = parser.parse_args(argv)
     if not (args.data / "evaldata.json").is_file():
-        print(f"error: no evaldata.json in {args.data}; see the setup step in this file's docstring",
-              file=sys.stderr)
+        print(f"error: no evaldata.json in {args.data}: pass trafilatura's tests/ folder (commit e90b0ef5) "
+              "with --data DIR or CW_HTML_EVAL=DIR (setup: this file's docstring)", file=sys.stderr)
         return 2
     pages = load(args.data, args.limit)
     results = []
