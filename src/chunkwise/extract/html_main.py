@@ -8,9 +8,9 @@ sees an injection carrier), and each candidate block from our own walk is kept w
 its words. Blocks trafilatura dropped between two kept blocks — a list, a table, a code sample, a
 teaser paragraph marked up as a heading — are kept too unless they look like furniture (link lists,
 date lines, share bars), and so are long prose paragraphs just before its first kept block (a lead
-paragraph it missed) and the standfirst the page's own meta description names. The thresholds were
-chosen on one half of trafilatura's evaluation pages and checked on the other
-(``benchmarks/html_main_content.py`` prints both halves).
+paragraph it missed), the heading right before its first paragraph, and the standfirst the page's
+own meta description names. The thresholds were chosen on one half of trafilatura's evaluation
+pages and checked on the other (``benchmarks/html_main_content.py`` prints both halves).
 """
 from __future__ import annotations
 
