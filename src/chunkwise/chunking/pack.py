@@ -14,7 +14,7 @@ import re
 from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
 from itertools import accumulate
-from operator import sub
+from operator import itemgetter, sub
 from typing import Callable, Iterable, Sequence
 
 from chunkwise.chunking.levels import Level
@@ -41,6 +41,7 @@ _SPACE_WORD = re.compile(r"\S+")
 # cut next to one may join two words into one token.
 _SOFT_SPACE = frozenset("\x0b\x0c\x1c\x1d\x1e\x1f\x85")
 _PLAIN_SPACE = frozenset(" \n\t\r")
+_LEVEL_OF = itemgetter(1)
 
 
 def hard_space(ch: str) -> bool:
@@ -101,13 +102,13 @@ def trim_end(text: str, start: int, end: int) -> int:
 
 def merge_cuts(cuts: Iterable[tuple[int, Level]], start: int, end: int) -> tuple[list[int], list[Level]]:
     """Sorted unique cut positions strictly inside (start, end), each with its best level."""
-    best: dict[int, Level] = {}
-    get = best.get
-    for pos, level in cuts:
-        if start < pos < end and get(pos, -1) < level:
-            best[pos] = level
+    # Sorted by level (stable, in C), so a position's highest level is the one the dict keeps.
+    best = dict(sorted(cuts, key=_LEVEL_OF))
     positions = sorted(best)
-    return positions, [best[p] for p in positions]
+    lo, hi = bisect_right(positions, start), bisect_left(positions, end)
+    if lo or hi < len(positions):
+        positions = positions[lo:hi]
+    return positions, list(map(best.__getitem__, positions))
 
 
 def word_cuts(text: str, start: int, end: int, words: re.Pattern = _FINE_WORD) -> list[tuple[int, Level]]:
@@ -155,9 +156,9 @@ class _Segments:
         if len(kinds) == 1:  # one level (fixed windows: every word end): no per-cut bookkeeping
             self.by_level[levels[0]] = list(range(1, len(self.pos) - 1))
             self.by_level.setdefault(Level.END, []).append(len(self.pos) - 1)
-        else:
-            for i in range(1, len(self.pos)):
-                self.by_level.setdefault(self.lev[i], []).append(i)
+        else:  # one comprehension a level (a few levels): cheaper than a setdefault a cut
+            self.by_level = {level: [i for i, lv in enumerate(levels, 1) if lv == level] for level in kinds}
+            self.by_level.setdefault(Level.END, []).append(len(self.pos) - 1)
         self.order = sorted(self.by_level, reverse=True)
         plain = _PLAIN_SPACE
         for p in [p for p in positions if text[p] not in plain and text[p - 1] not in plain]:
