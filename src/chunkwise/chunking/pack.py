@@ -424,16 +424,18 @@ def pack_rows(
     s = skip_ws(text, start, end)
     last_cut = start
     reg_at = -1  # start of the region the current piece lies in
+    limit, piece_budget = end, budget  # without regions, the same for every piece
     while s < end:
-        i = bisect_right(edges, s) - 1
-        limit = edges[i + 1]
-        reg = by_start.get(edges[i])
-        piece_budget = budget
-        ctx.max_chars = chars
-        if reg is not None and reg_at == edges[i]:  # not the region's first piece: pay its repeat
-            piece_budget = max(1, budget - reg.repeat_units)
-            ctx.max_chars = max(1, chars - reg.repeat_chars)
-        reg_at = edges[i]
+        if regs:
+            i = bisect_right(edges, s) - 1
+            limit = edges[i + 1]
+            reg = by_start.get(edges[i])
+            piece_budget = budget
+            ctx.max_chars = chars
+            if reg is not None and reg_at == edges[i]:  # not the region's first piece: pay its repeat
+                piece_budget = max(1, budget - reg.repeat_units)
+                ctx.max_chars = max(1, chars - reg.repeat_chars)
+            reg_at = edges[i]
         if window is None:
             reach = limit
         elif skip_ws(text, top.pos[k := top.segment_of(s)], top.pos[k + 1]) >= s:  # at most W whole segments
@@ -445,7 +447,8 @@ def pack_rows(
             c = bisect_left(top.pos, p)
             if c < len(top.pos) and top.pos[c] == p:
                 nxt = top.pos[max(k + 1, min(k + window[0] - window[1], c))]
-        if p >= limit or skip_ws(text, p, limit) >= limit:
+        after = limit if p >= limit else skip_ws(text, p, limit)  # where the text goes on after the cut
+        if after >= limit:
             nxt = p  # overlap never reaches back into a finished region
         e = trim_end(text, s, p)
         if pieces and e <= pieces[-1][1] and last_cut > s:
@@ -464,14 +467,13 @@ def pack_rows(
         review = char_cut
         reason = "char_split" if char_cut else ""
         dirty = ctx.dirty
-        i = bisect_right(dirty, s)
-        exact = (exact and (i == len(dirty) or dirty[i] >= e)
+        exact = (exact and (not dirty or (i := bisect_right(dirty, s)) == len(dirty) or dirty[i] >= e)
                  and (text[s - 1] in _PLAIN_SPACE or clean_cut(text, s))  # the usual case first
                  and (p == n_text or text[p] in _PLAIN_SPACE or clean_cut(text, p)))
         pieces.append((s, e, used, level, review, exact, reason))
         if nxt <= s:
             nxt = p
-        s = skip_ws(text, nxt, end)
+        s = after if nxt == p and limit == end and p < end else skip_ws(text, nxt, end)
     return pieces
 
 
