@@ -56,7 +56,8 @@ def sentences(text: str, start: int = 0, end: int | None = None) -> list[tuple[i
     end = len(text) if end is None else end
     lvl = Level.SENTENCE
     out = [(m.end(), lvl) for m in _SENT_LATIN.finditer(text, start, end)]
-    if not text.isascii() and any(text.find(mark, start, end) >= 0 for mark in _CJK_STOPS):  # finds: far cheaper than a scan
+    # A ``find`` a stop first: far cheaper than the class scan, which finds nothing in most texts.
+    if not text.isascii() and any(text.find(mark, start, end) >= 0 for mark in _CJK_STOPS):
         out += [(m.end(), lvl) for m in _SENT_CJK.finditer(text, start, end)]
     return out
 
