@@ -226,14 +226,18 @@ class BaseChunker:
         if header:
             return self.finalize(text, drafts_from_rows(rows), title)
         overhead, cap, char_cap = self.sizer.overhead, self.cap, self.char_cap
-        sizes = [size + overhead if exact else -1 for _, _, size, _, _, exact, _ in rows] if self.sizer.exact \
-            else [-1] * len(rows)
-        todo = [i for i, size in enumerate(sizes) if size < 0]
-        if todo:
-            counts = self.sizer.count_spans(text, [rows[i][0] for i in todo], [rows[i][1] for i in todo])
-            for i, c in zip(todo, counts):
-                sizes[i] = c + overhead
         starts, ends = [r[0] for r in rows], [r[1] for r in rows]
+        if self.sizer.exact:
+            sizes = [size + overhead if exact else -1 for _, _, size, _, _, exact, _ in rows]
+            todo = [i for i, size in enumerate(sizes) if size < 0]
+            if todo:
+                counts = self.sizer.count_spans(text, [starts[i] for i in todo], [ends[i] for i in todo])
+                for i, c in zip(todo, counts):
+                    sizes[i] = c + overhead
+        else:  # every slice is counted: in one call, with no per-row bookkeeping
+            sizes = list(self.sizer.count_spans(text, starts, ends))
+            if overhead:
+                sizes = [c + overhead for c in sizes]
         if max(sizes, default=0) > cap or max(map(sub, ends, starts), default=0) > char_cap:
             return self.finalize(text, drafts_from_rows(rows), title)
         # Starts and ends both rising (no overlap, the usual case): no row lies inside another.

@@ -162,7 +162,8 @@ class _Segments:
         self.order = sorted(self.by_level, reverse=True)
         plain = _PLAIN_SPACE
         for p in [p for p in positions if text[p] not in plain and text[p - 1] not in plain]:
-            if not clean_cut(text, p):
+            # No space at all on either side (a "." inside a number) is dirty without the full test.
+            if not (text[p].isspace() or text[p - 1].isspace()) or not clean_cut(text, p):
                 insort(ctx.dirty, p)
 
     def _measure(self) -> list[int]:
