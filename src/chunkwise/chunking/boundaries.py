@@ -56,9 +56,23 @@ def sentences(text: str, start: int = 0, end: int | None = None) -> list[tuple[i
     end = len(text) if end is None else end
     lvl = Level.SENTENCE
     out = [(m.end(), lvl) for m in _SENT_LATIN.finditer(text, start, end)]
-    # A ``find`` a stop first: far cheaper than the class scan, which finds nothing in most texts.
-    if not text.isascii() and any(text.find(mark, start, end) >= 0 for mark in _CJK_STOPS):
+    if _has_cjk_stop(text, start, end):
         out += [(m.end(), lvl) for m in _SENT_CJK.finditer(text, start, end)]
+    return out
+
+
+def _has_cjk_stop(text: str, start: int, end: int) -> bool:
+    # A ``find`` a stop: far cheaper than the class scan, which finds nothing in most texts.
+    return not text.isascii() and any(text.find(mark, start, end) >= 0 for mark in _CJK_STOPS)
+
+
+def sentence_ends(text: str, start: int = 0, end: int | None = None) -> list[int]:
+    """The positions of ``sentences``, sorted and each once (``merge_cuts``' form, all of one level):
+    a Latin end is followed by whitespace inside the stretch, so each lies strictly inside it."""
+    end = len(text) if end is None else end
+    out = list(map(re.Match.end, _SENT_LATIN.finditer(text, start, end)))
+    if _has_cjk_stop(text, start, end):
+        out = sorted({*out, *map(re.Match.end, _SENT_CJK.finditer(text, start, end))} - {end})
     return out
 
 
