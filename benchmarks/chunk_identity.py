@@ -121,7 +121,8 @@ def main() -> None:
     load = os.getloadavg()
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
     print(f"texts: {len(texts)} ({mb:.2f} MB); before = {args.ref} ({ref_sha}), after = working tree; "
-          f"CPU s best of {args.repeat} x {args.rounds} interleaved round(s); load {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+          f"CPU s best of {args.repeat} x {args.rounds} interleaved round(s); "
+          f"load {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     print("| config | chunks | identical | before CPU s | after CPU s | after / before |")
     print("|---|--:|--:|--:|--:|--:|")
     bad = 0
