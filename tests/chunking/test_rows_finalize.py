@@ -85,3 +85,19 @@ def test_marks_found_once_per_document_are_each_stretchs_own_cuts(text, seps, a,
     find(text[::-1], 0, len(text))  # another document first: the finder must not reuse its scan
     each = [cut for sep in seps for cut in boundaries.literal(text, sep, Level.SENTENCE, a, b)]
     assert find(text, a, b) == merge_cuts(each, a, b)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES + ["。」", "！", "Mr.", "etc.)", "?\u201d", "."]), max_size=40).map("".join)
+       | st.text(alphabet=".?!…。！？」 a\n\xa0", max_size=80), st.integers(0, 200), st.integers(0, 200))
+def test_sentence_finder_gives_the_merged_sentence_cuts(text, a, b):
+    """The default separators' sentence finder hands the packer its cuts already merged
+    (``sentence_ends``): the same positions and levels as merging ``sentences``' cuts."""
+    from chunkwise.chunking.pack import merge_cuts
+    from chunkwise.chunking.recursive import _sentence_finder
+
+    text = text.replace("a", "a ")
+    a, b = sorted((min(a, len(text)), min(b, len(text))))
+    find = _sentence_finder(("<sentence>",))
+    assert find(text, a, b) == merge_cuts(boundaries.sentences(text, a, b), a, b)
+    assert boundaries.sentence_ends(text) == merge_cuts(boundaries.sentences(text), 0, len(text))[0]

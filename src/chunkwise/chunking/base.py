@@ -3,6 +3,7 @@ measure-and-repair step that makes the hard cap hold on the *embedded* text."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from operator import lt, sub
 from typing import ClassVar, Iterable, Protocol, Sequence
 
 from chunkwise.chunking import boundaries
@@ -225,22 +226,31 @@ class BaseChunker:
         if header:
             return self.finalize(text, drafts_from_rows(rows), title)
         overhead, cap, char_cap = self.sizer.overhead, self.cap, self.char_cap
-        sizes = [size + overhead if exact else -1 for _, _, size, _, _, exact, _ in rows] if self.sizer.exact \
-            else [-1] * len(rows)
-        todo = [i for i, size in enumerate(sizes) if size < 0]
-        if todo:
-            counts = self.sizer.count_spans(text, [rows[i][0] for i in todo], [rows[i][1] for i in todo])
-            for i, c in zip(todo, counts):
-                sizes[i] = c + overhead
-        if any(size > cap for size in sizes) or any(r[1] - r[0] > char_cap for r in rows):
+        starts, ends = [r[0] for r in rows], [r[1] for r in rows]
+        if self.sizer.exact:
+            sizes = [size + overhead if exact else -1 for _, _, size, _, _, exact, _ in rows]
+            todo = [i for i, size in enumerate(sizes) if size < 0]
+            if todo:
+                counts = self.sizer.count_spans(text, [starts[i] for i in todo], [ends[i] for i in todo])
+                for i, c in zip(todo, counts):
+                    sizes[i] = c + overhead
+        else:  # every slice is counted: in one call, with no per-row bookkeeping
+            sizes = list(self.sizer.count_spans(text, starts, ends))
+            if overhead:
+                sizes = [c + overhead for c in sizes]
+        if max(sizes, default=0) > cap or max(map(sub, ends, starts), default=0) > char_cap:
             return self.finalize(text, drafts_from_rows(rows), title)
-        labels, out = _LABELS, []
-        for n, i in enumerate(outermost(rows)):
-            s, e, _, level, review, _, reason = rows[i]
-            body = text[s:e]
-            out.append(Chunk(n, s, e, body, sizes[i], labels[level], body, (), None, "text", review,
-                             ((reason or "split_below_floor"),) if review else (), None))
-        return out
+        # Starts and ends both rising (no overlap, the usual case): no row lies inside another.
+        keep = range(len(rows)) if all(map(lt, starts, starts[1:])) and all(map(lt, ends, ends[1:])) \
+            else outermost(rows)
+        labels = _LABELS
+        return [
+            Chunk(n, s, e, body, sizes[i], labels[level], body, (), None, "text", review,
+                  ((reason or "split_below_floor"),) if review else (), None)
+            for n, i in enumerate(keep)
+            for s, e, _, level, review, _, reason in (rows[i],)
+            for body in (text[s:e],)
+        ]
 
     def _measure(self, text: str, drafts: Sequence[Draft], title: str) -> tuple[list[str], list[int]]:
         embeds, sizes = [], []

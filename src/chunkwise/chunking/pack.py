@@ -14,7 +14,7 @@ import re
 from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
 from itertools import accumulate
-from operator import sub
+from operator import itemgetter, sub
 from typing import Callable, Iterable, Sequence
 
 from chunkwise.chunking.levels import Level
@@ -41,6 +41,7 @@ _SPACE_WORD = re.compile(r"\S+")
 # cut next to one may join two words into one token.
 _SOFT_SPACE = frozenset("\x0b\x0c\x1c\x1d\x1e\x1f\x85")
 _PLAIN_SPACE = frozenset(" \n\t\r")
+_LEVEL_OF = itemgetter(1)
 
 
 def hard_space(ch: str) -> bool:
@@ -101,13 +102,13 @@ def trim_end(text: str, start: int, end: int) -> int:
 
 def merge_cuts(cuts: Iterable[tuple[int, Level]], start: int, end: int) -> tuple[list[int], list[Level]]:
     """Sorted unique cut positions strictly inside (start, end), each with its best level."""
-    best: dict[int, Level] = {}
-    get = best.get
-    for pos, level in cuts:
-        if start < pos < end and get(pos, -1) < level:
-            best[pos] = level
+    # Sorted by level (stable, in C), so a position's highest level is the one the dict keeps.
+    best = dict(sorted(cuts, key=_LEVEL_OF))
     positions = sorted(best)
-    return positions, [best[p] for p in positions]
+    lo, hi = bisect_right(positions, start), bisect_left(positions, end)
+    if lo or hi < len(positions):
+        positions = positions[lo:hi]
+    return positions, list(map(best.__getitem__, positions))
 
 
 def word_cuts(text: str, start: int, end: int, words: re.Pattern = _FINE_WORD) -> list[tuple[int, Level]]:
@@ -155,13 +156,14 @@ class _Segments:
         if len(kinds) == 1:  # one level (fixed windows: every word end): no per-cut bookkeeping
             self.by_level[levels[0]] = list(range(1, len(self.pos) - 1))
             self.by_level.setdefault(Level.END, []).append(len(self.pos) - 1)
-        else:
-            for i in range(1, len(self.pos)):
-                self.by_level.setdefault(self.lev[i], []).append(i)
+        else:  # one comprehension a level (a few levels): cheaper than a setdefault a cut
+            self.by_level = {level: [i for i, lv in enumerate(levels, 1) if lv == level] for level in kinds}
+            self.by_level.setdefault(Level.END, []).append(len(self.pos) - 1)
         self.order = sorted(self.by_level, reverse=True)
         plain = _PLAIN_SPACE
         for p in [p for p in positions if text[p] not in plain and text[p - 1] not in plain]:
-            if not clean_cut(text, p):
+            # No space at all on either side (a "." inside a number) is dirty without the full test.
+            if not (text[p].isspace() or text[p - 1].isspace()) or not clean_cut(text, p):
                 insort(ctx.dirty, p)
 
     def _measure(self) -> list[int]:
@@ -423,16 +425,18 @@ def pack_rows(
     s = skip_ws(text, start, end)
     last_cut = start
     reg_at = -1  # start of the region the current piece lies in
+    limit, piece_budget = end, budget  # without regions, the same for every piece
     while s < end:
-        i = bisect_right(edges, s) - 1
-        limit = edges[i + 1]
-        reg = by_start.get(edges[i])
-        piece_budget = budget
-        ctx.max_chars = chars
-        if reg is not None and reg_at == edges[i]:  # not the region's first piece: pay its repeat
-            piece_budget = max(1, budget - reg.repeat_units)
-            ctx.max_chars = max(1, chars - reg.repeat_chars)
-        reg_at = edges[i]
+        if regs:
+            i = bisect_right(edges, s) - 1
+            limit = edges[i + 1]
+            reg = by_start.get(edges[i])
+            piece_budget = budget
+            ctx.max_chars = chars
+            if reg is not None and reg_at == edges[i]:  # not the region's first piece: pay its repeat
+                piece_budget = max(1, budget - reg.repeat_units)
+                ctx.max_chars = max(1, chars - reg.repeat_chars)
+            reg_at = edges[i]
         if window is None:
             reach = limit
         elif skip_ws(text, top.pos[k := top.segment_of(s)], top.pos[k + 1]) >= s:  # at most W whole segments
@@ -444,7 +448,8 @@ def pack_rows(
             c = bisect_left(top.pos, p)
             if c < len(top.pos) and top.pos[c] == p:
                 nxt = top.pos[max(k + 1, min(k + window[0] - window[1], c))]
-        if p >= limit or skip_ws(text, p, limit) >= limit:
+        after = limit if p >= limit else skip_ws(text, p, limit)  # where the text goes on after the cut
+        if after >= limit:
             nxt = p  # overlap never reaches back into a finished region
         e = trim_end(text, s, p)
         if pieces and e <= pieces[-1][1] and last_cut > s:
@@ -463,14 +468,13 @@ def pack_rows(
         review = char_cut
         reason = "char_split" if char_cut else ""
         dirty = ctx.dirty
-        i = bisect_right(dirty, s)
-        exact = (exact and (i == len(dirty) or dirty[i] >= e)
+        exact = (exact and (not dirty or (i := bisect_right(dirty, s)) == len(dirty) or dirty[i] >= e)
                  and (text[s - 1] in _PLAIN_SPACE or clean_cut(text, s))  # the usual case first
                  and (p == n_text or text[p] in _PLAIN_SPACE or clean_cut(text, p)))
         pieces.append((s, e, used, level, review, exact, reason))
         if nxt <= s:
             nxt = p
-        s = skip_ws(text, nxt, end)
+        s = after if nxt == p and limit == end and p < end else skip_ws(text, nxt, end)
     return pieces
 
 

@@ -98,6 +98,13 @@ def _sentence_finder(seps: tuple[str, ...]):
 
         return find_marks
 
+    if heuristic and not marks:  # the default separators: merged already
+        def find_sentences(text: str, start: int, end: int) -> tuple[list[int], list[Level]]:
+            ends = boundaries.sentence_ends(text, start, end)
+            return ends, [Level.SENTENCE] * len(ends)
+
+        return find_sentences
+
     def find(text: str, start: int, end: int) -> list:
         out: list = boundaries.sentences(text, start, end) if heuristic else []
         if marks:

@@ -26,7 +26,7 @@ from chunkwise.errors import ConfigError, DependencyError
 from chunkwise.models import load_tokenizer, minilm_tokenizer_path
 
 _WORD = re.compile(r"\S+")
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_ASCII_BYTES = bytes(range(128))
 _CJK_TEXT = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0003ffff]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # Below this length a document's slices are counted one by one (one pass over it would not pay).
@@ -245,7 +245,7 @@ class TokieSizer(HFSizer):
             return self._reference
         if text.isascii():
             return self
-        for ch in set(_NON_ASCII.findall(text)):
+        for ch in non_ascii(text):
             ok = self._char_ok.get(ch)
             if ok is None:
                 ok = self._char_ok[ch] = self._trusted(ch)
@@ -382,6 +382,12 @@ class TokieSizer(HFSizer):
             count = self._fast.count_tokens
             return [count(t) for t in texts]
         return self._fast.count_tokens_batch(list(texts))
+
+
+def non_ascii(text: str) -> set[str]:
+    """The distinct non-ASCII characters of ``text``: its UTF-8 bytes with the ASCII ones deleted (C
+    loops at about a byte a nanosecond; a regex ``findall`` tests every character: 3-7x the time)."""
+    return set(text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass"))
 
 
 class TiktokenSizer(_SelfRouting):
