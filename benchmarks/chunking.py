@@ -419,6 +419,8 @@ def evaluate(target: Target, by_name: dict[str, Result]) -> dict[str, Any]:
         cpu_ratio = (subject.cpu_seconds / baseline.cpu_seconds if target.kind == "time<="
                      else baseline.cpu_seconds / subject.cpu_seconds)
         detail += f"; CPU seconds {subject.cpu_seconds:.4f} vs {baseline.cpu_seconds:.4f}: {cpu_ratio:.2f}x"
+        # A loaded machine inflates wall times unevenly; PASS needs the CPU ratio to meet it too.
+        ok = ok and (cpu_ratio <= target.factor if target.kind == "time<=" else cpu_ratio >= target.factor)
     return out | {"status": "PASS" if ok else "MISS", "ratio": ratio, "detail": detail}
 
 
