@@ -193,6 +193,20 @@ def test_python_and_numpy_paths_are_bit_identical():
     assert exact_bytes(HashingEmbedder(numpy=False).embed(many)) == exact_bytes(HashingEmbedder(numpy=True).embed(many))
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(max_size=300), max_size=6), st.sampled_from([384, 16]))
+def test_float32_vectors_are_the_float_vectors_rounded_property(texts, dim):
+    """``embed_float32`` (what ingest stores) is ``array("f", v)`` of each ``embed`` vector, bit for
+    bit, on both paths."""
+    from array import array
+
+    for numpy in (False, True):
+        e = HashingEmbedder(dim, numpy=numpy)
+        got = e.embed_float32(texts)
+        assert all(isinstance(v, array) and v.typecode == "f" for v in got)
+        assert [v.tobytes() for v in got] == [array("f", v).tobytes() for v in e.embed(texts)]
+
+
 def test_batch_composition_does_not_change_vectors():
     e = HashingEmbedder()
     alone = [e.embed([t])[0] for t in TEXTS]

@@ -137,17 +137,14 @@ def test_a_packed_document_is_the_same_records_fields_and_vectors(tmp_path, monk
     assert len(plain.vectors) < len(plain.records)  # the repeated sections share a vector
 
 
-def test_rows_made_from_spooled_packs_are_the_records_and_leave_no_file(tmp_path, monkeypatch):
-    """Ingest into SQLite: the worker's packs, spooled because they outgrew the threshold, are read
-    in place to make the store's rows (``packing._encoded``); the rows decode to the plain records,
-    and once received no spooled file is left (the packs' files are removed, the rows' unlinked)."""
+def _spooling_ledger(tmp_path, monkeypatch):
+    """(preparer with hashing vectors, task) of a 200-section Markdown file whose packs spool to
+    files under ``tmp_path`` (``SPOOL_BYTES`` lowered)."""
     from chunkwise.access import AccessTags
     from chunkwise.config import ChunkConfig
     from chunkwise.embed.hashing import HashingEmbedder
     from chunkwise.pipeline import pack as packs
-    from chunkwise.pipeline.packing import PackingPreparer
     from chunkwise.pipeline.prepare import Preparer, PrepareSettings, PrepareTask
-    from chunkwise.store.sqlite.rows import SQLiteRows
 
     monkeypatch.setattr(packs, "SPOOL_BYTES", 5000)
     import tempfile
@@ -159,6 +156,18 @@ def test_rows_made_from_spooled_packs_are_the_records_and_leave_no_file(tmp_path
     prep = Preparer(PrepareSettings(ChunkConfig(size=32), emb.name, AccessTags.parse(["a"], "acl"), {}, "now",
                                     None, emb))
     task = PrepareTask(str(path), "doc.md", "doc.md", "text/markdown", "0" * 64, path.stat().st_size)
+    return prep, task
+
+
+def test_rows_made_from_spooled_packs_are_the_records_and_leave_no_file(tmp_path, monkeypatch):
+    """Ingest into SQLite: the worker's rows, made as the records are (``prepare._packed``) and
+    spooled because they outgrew the threshold, decode to the plain records, and once received no
+    spooled file is left (no records' or lexical fields' pack is spooled beside them)."""
+    from chunkwise.pipeline import pack as packs
+    from chunkwise.pipeline.packing import PackingPreparer
+    from chunkwise.store.sqlite.rows import SQLiteRows
+
+    prep, task = _spooling_ledger(tmp_path, monkeypatch)
     plain = prep(task)
     sent = PackingPreparer(prep, SQLiteRows)(task)
     assert isinstance(sent.records, packs.EncodedRecords) and sent.records.rows._path is not None  # spooled
@@ -171,3 +180,34 @@ def test_rows_made_from_spooled_packs_are_the_records_and_leave_no_file(tmp_path
     assert list(got.records) == [SQLiteRows.decode(SQLiteRows.encode(r, plain.lexical.get(r["chunk_id"])))
                                  for r in plain.records]
     assert dict(got.vectors) == plain.vectors
+
+
+def test_a_record_the_codec_refuses_sends_the_document_as_records(tmp_path, monkeypatch):
+    """The worker makes the store's rows as it makes the records (``prepare._packed``); when the codec
+    refuses one mid-document, the document crosses as records, lexical fields and vectors equal to the
+    plain preparer's (the writer then fails it as before), and the rows spooled so far are removed."""
+    from chunkwise.errors import AccessTagError
+    from chunkwise.pipeline import pack as packs
+    from chunkwise.pipeline.packing import PackingPreparer
+    from chunkwise.store.sqlite.rows import SQLiteRows, chunk_row
+
+    class Refusing(SQLiteRows):
+        @staticmethod
+        def encode(r, lexical=None):
+            if r["chunk_index"] == 150:
+                raise AccessTagError("chunk: a tag outside the grammar")
+            return chunk_row(r, lexical)
+
+    prep, task = _spooling_ledger(tmp_path, monkeypatch)
+    plain = prep(task)
+    assert len(plain.records) > 150
+    kept = PackingPreparer(prep, SQLiteRows)(task)
+    assert isinstance(kept.records, packs.EncodedRecords)
+    pickle.loads(pickle.dumps(kept))  # received: its spooled files unlinked
+    sent = PackingPreparer(prep, Refusing)(task)
+    assert not isinstance(sent.records, packs.EncodedRecords)
+    got = pickle.loads(pickle.dumps(sent))
+    assert [p.name for p in tmp_path.iterdir()] == ["doc.md"]  # the refused rows' spooled pack is gone too
+    assert list(got.records) == list(plain.records)
+    assert dict(got.lexical) == plain.lexical and dict(got.vectors) == plain.vectors
+    assert got.versioning == plain.versioning

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 import unicodedata
 from bisect import bisect_left
 from collections import Counter, deque
@@ -132,15 +133,30 @@ class HashingEmbedder:
 
     # -- public -------------------------------------------------------------------------------
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return self._embed(texts, False)
+
+    def embed_float32(self, texts: Sequence[str]) -> list[array]:
+        """``[array("f", v) for v in embed(texts)]``, the same values, without the lists of floats
+        in between (numpy rounds each to float32 as ``array`` does): ingest stores float32 vectors,
+        and making and converting the lists was ~a fifth of embedding a small file's chunks."""
+        return self._embed(texts, True)
+
+    def _embed(self, texts: Sequence[str], float32: bool) -> list:
         texts = texts_of(texts)
         coded = [self._codes(_tokens(text)) for text in texts]
         np = self._np()
         if np is None:
-            return [self._vector_python(us, rs) for us, rs in coded]
-        out: list[list[float]] = []
+            vectors = [self._vector_python(us, rs) for us, rs in coded]
+            return [array("f", v) for v in vectors] if float32 else vectors
+        out: list = []
         step = max(1, min(512, _NUMPY_CELLS // (2 * self.dim)))
         for i in range(0, len(coded), step):
-            out.extend(self._vectors_numpy(np, coded[i:i + step]))
+            vecs = self._vectors_numpy(np, coded[i:i + step])
+            if float32:
+                rows = vecs.astype(np.float32)
+                out.extend(array("f", row.tobytes()) for row in rows)
+            else:
+                out.extend(vecs.tolist())
         return out
 
     # -- shared steps ---------------------------------------------------------------------------
@@ -194,7 +210,8 @@ class HashingEmbedder:
         return list(map(truediv, vec, repeat(norm))) if norm else vec
 
     # -- numpy, a batch at a time -----------------------------------------------------------------
-    def _vectors_numpy(self, np, coded: list[tuple[list[int], list[int]]]) -> list[list[float]]:
+    def _vectors_numpy(self, np, coded: list[tuple[list[int], list[int]]]):
+        """The vectors of ``coded``, one float64 row each."""
         dim, cells, n = self.dim, 2 * self.dim, len(coded)
         flat_u: list[int] = []
         flat_r: list[int] = []
@@ -217,7 +234,7 @@ class HashingEmbedder:
             weights = np.array([_weight(int(v)) for v in values])[inverse].reshape(n, cells)
         vecs = weights[:, :dim] - weights[:, dim:]
         vecs /= np.array([norm or 1.0 for norm in _row_norms(np, vecs)])[:, None]
-        return vecs.tolist()
+        return vecs
 
 
 def _row_norms(np, vecs) -> list[float]:

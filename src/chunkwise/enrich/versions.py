@@ -166,8 +166,13 @@ class MinHasher:
             return
         w = self.tail + new
         bins = self.bins
-        for i in range(len(w) - SHINGLE + 1):
-            h = int.from_bytes(blake2b(" ".join(w[i : i + SHINGLE]).encode("utf-8"), digest_size=8).digest(), "little")
+        # The shingles as ``minhash`` hashes them (" ".join of the words, UTF-8), each word encoded
+        # once, each distinct shingle hashed once (a repeat cannot lower a bin's minimum): ~15% of
+        # this loop on small files, where blake2b itself is the rest.
+        e = [x.encode("utf-8") for x in w]
+        from_bytes = int.from_bytes
+        for shingle in set(map(b" ".join, zip(*(e[k:] for k in range(SHINGLE))))):
+            h = from_bytes(blake2b(shingle, digest_size=8).digest(), "little")
             b, v = h % BINS, (h // BINS) & 0xFFFFFFFE  # EMPTY is odd: never a value
             if v < bins[b]:
                 bins[b] = v

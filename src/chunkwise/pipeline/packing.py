@@ -40,43 +40,16 @@ class PackingPreparer:
     def __call__(self, task):
         from chunkwise.pipeline.prepare import Prepared
 
-        out = self.preparer(task, packed=self.encode or True)  # records, lexical fields, vectors written as made
+        # Records (or the store's rows), lexical fields and vectors written as they are made.
+        codec = self.codec if self.encode is None else None
+        out = self.preparer(task, packed=self.encode or True, codec=codec)
         if not isinstance(out, Prepared):
             return out
-        if self.codec is not None:
-            encoded = _encoded(out.records, out.lexical, self.codec)
-            if encoded is not None:
-                return replace(out, records=encoded.spooled(), lexical={}, vectors=_spooled(out.vectors, KeyedPack))
+        if isinstance(out.records, EncodedRecords):
+            return replace(out, records=out.records.spooled(), lexical={}, vectors=_spooled(out.vectors, KeyedPack))
         return replace(out, records=_spooled(out.records, RecordPack), lexical=_spooled(out.lexical, KeyedPack),
                        vectors=_spooled(out.vectors, KeyedPack))
 
 
 def _spooled(value, kind):
     return (value if isinstance(value, kind) else kind.of(value)).spooled()
-
-
-def _encoded(records, lexical, codec) -> EncodedRecords | None:
-    """The records as the store's rows, or None when the codec refuses one (the document is then
-    sent as records, whose packs are left as they were). Packs the worker spooled are read in place
-    and their files removed once the rows are made: only the rows cross."""
-    from chunkwise.errors import ChunkwiseError
-
-    records, lexical = _local(records), _local(lexical)
-    try:
-        encoded = EncodedRecords.of(records, lexical, codec)
-    except ChunkwiseError:
-        return None
-    for pack in (records, lexical):
-        _remove(pack)
-    return encoded
-
-
-def _local(value):
-    """A pack this process can read although ``PackWriter.done`` spooled it for another (its file
-    is opened, not unlinked: ``_remove`` does that when the pack is not sent after all)."""
-    return value.local() if isinstance(value, (KeyedPack, RecordPack)) else value
-
-
-def _remove(value) -> None:
-    if isinstance(value, (KeyedPack, RecordPack)):
-        value.discard()

@@ -105,12 +105,20 @@ class Preparer:
         self.settings = settings
         self._chunker = chunker
         self.split = split
+        self._per_run: tuple[str, object] | None = None
 
     def __getstate__(self) -> dict:
         return {"settings": self.settings, "_chunker": None, "split": self.split}  # rebuilt where it runs
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update({"split": 1, **state})
+        self.__dict__.update({"split": 1, "_per_run": None, **state})
+
+    def per_run(self) -> tuple[str, object]:
+        """(the config's fingerprint, the extraction options): the same for every file of a run, made
+        once (the fingerprint, an ``asdict`` and a JSON hash, cost a small file's worker ~0.1 ms)."""
+        if getattr(self, "_per_run", None) is None:
+            self._per_run = (self.settings.config.fingerprint(), extract_options(self.settings.config))
+        return self._per_run
 
     def warm_up(self) -> None:
         """Build the chunker (tokenizer included) before the first file: a worker process calls
@@ -126,11 +134,13 @@ class Preparer:
             self._chunker = make_chunker(self.settings.config)
         return self._chunker
 
-    def __call__(self, task: PrepareTask | PrepareFailure, packed=False) -> Prepared | PrepareFailure:
+    def __call__(self, task: PrepareTask | PrepareFailure, packed=False, codec=None) -> Prepared | PrepareFailure:
         """``packed``: records, lexical fields and vectors come back as packs written one record at
         a time (``pipeline.pack``), as a worker sends them; else as tuples and dicts. ``packed`` a
         function: the records' pack holds what it makes of each ``ChunkRecord`` instead of its
-        ``to_dict()`` (``chunk --json`` packs its output lines: ``cli.record_lines``)."""
+        ``to_dict()`` (``chunk --json`` packs its output lines: ``cli.record_lines``). ``codec``
+        (with ``packed`` True): the records come back as that store's rows (``EncodedRecords``,
+        their lexical fields inside), unless the codec refuses one: then as records."""
         from chunkwise.sources import SourceFile
 
         from chunkwise.pipeline.split import PdfPages, plan, scan
@@ -141,18 +151,18 @@ class Preparer:
         if isinstance(task, PdfPages):  # a page range of a big PDF (pipeline/split.py)
             return scan(task)
         if isinstance(task, Join):  # its page ranges are scanned: the Document, then as below
-            task, doc = task.item, _joined(task, extract_options(self.settings.config))
+            task, doc = task.item, _joined(task, self.per_run()[1])
         elif (fanout := plan(task, self.split)) is not None:
             return fanout
         else:
             src = SourceFile(Path(task.path), task.rel, task.media_type, task.size, task.sha256)
-            doc = read_source(src, extract_options(self.settings.config))
+            doc = read_source(src, self.per_run()[1])
         if isinstance(doc, SourceFailure):
             return PrepareFailure(task, doc.error, doc.skipped)
         if doc.doc_id == doc.source:  # no front matter id: the id the store assigned to this path
             doc = replace(doc, doc_id=task.doc_id)
         try:
-            return self.prepare_document(task, doc, packed)
+            return self.prepare_document(task, doc, packed, codec)
         except ChunkwiseError as exc:
             return PrepareFailure(task, str(exc))
 
@@ -166,7 +176,7 @@ class Preparer:
         chunks = chunk_document(doc, chunker, boundaries=access.boundaries)
         ran = chunker.name if chunker.name == s.config.strategy else f"{s.config.strategy}>{chunker.name}"
         make = iter_records if lazy and not s.config.context_llm else build_records
-        records = make(doc, chunks, chunker=s.config.fingerprint(), header_mode=s.config.header,
+        records = make(doc, chunks, chunker=self.per_run()[0], header_mode=s.config.header,
                        embed_model=s.embed_model, now=s.now, access=access, strategy=ran)
         if s.config.context_llm:  # the model reads only what every reader of each chunk may read
             from chunkwise.enrich.llm_context import ContextModel, add_context
@@ -174,7 +184,7 @@ class Preparer:
             records = add_context(records, ContextModel.parse(s.config.context_llm), chunker.sizer, s.config.size)
         return records, access, chunks
 
-    def prepare_document(self, task: PrepareTask, doc: Document, packed=False) -> Prepared:
+    def prepare_document(self, task: PrepareTask, doc: Document, packed=False, codec=None) -> Prepared:
         s = self.settings
         # Packed (a worker's answer), the records are made, packed and fingerprinted one at a time.
         records, access, chunks = self.records(doc, lazy=bool(packed) and s.late is None)
@@ -187,7 +197,11 @@ class Preparer:
         if packed:
             fingerprint = Fingerprint()
             encode = packed if callable(packed) else None
-            dicts, lexical, vectors = _packed(records, embedder, s.lexical, fingerprint.add, encode)
+            try:
+                dicts, lexical, vectors = _packed(records, embedder, s.lexical, fingerprint.add, encode,
+                                                  codec if encode is None else None)
+            except _Refused:  # a record the store's codec refuses (a bad tag): the document as records
+                return self.prepare_document(task, doc, packed)
             versioning = fingerprint.info(meta)
         else:
             vectors = _vectors(records, embedder)
@@ -211,10 +225,16 @@ def _embedded(embedder, records):
             keys.append(r.embed_key)
             texts.append(r.embed_text)
         if len(keys) == EMBED_BATCH:
-            yield from zip(keys, (array("f", v) for v in embedder.embed(texts)))
+            yield from zip(keys, _float32(embedder, texts))
             keys, texts = [], []
     if keys:
-        yield from zip(keys, (array("f", v) for v in embedder.embed(texts)))
+        yield from zip(keys, _float32(embedder, texts))
+
+
+def _float32(embedder, texts: list[str]) -> list[array]:
+    """The float32 vectors of ``texts`` (``embed_float32`` where the embedder has it: hashing)."""
+    direct = getattr(embedder, "embed_float32", None)
+    return direct(texts) if direct is not None else [array("f", v) for v in embedder.embed(texts)]
 
 
 def _vectors(records, embedder) -> dict:
@@ -226,28 +246,36 @@ def _vectors(records, embedder) -> dict:
         return {}  # again for the keys it lacks, and its error is the run's, as without workers
 
 
-def _packed(records, embedder, lexical: bool, seen_record, encode=None):
+class _Refused(Exception):
+    """The store's codec refused a record (``_packed``): not this file's error, so not a
+    ``ChunkwiseError``; the document is packed again as records and the writer fails it."""
+
+
+def _packed(records, embedder, lexical: bool, seen_record, encode=None, codec=None):
     """The records, their lexical fields and vectors written into packs one record at a time, in
     one pass (``pipeline.pack.PackWriter``), each record also handed to ``seen_record``: the
     records, dicts, fields and vectors of a big document never exist all at once (issue 25, item 9:
     they were most of a worker's 3.4 GB on a 60 MB-text DOCX). The same values, in the same order,
     as ``_vectors`` and the dicts of the unpacked path (vectors ``EMBED_BATCH`` keys at a time).
-    ``encode``: what the records' pack holds of each record instead of its dict."""
-    from chunkwise.pipeline.pack import KeyedPack, RecordPack
+    ``encode``: what the records' pack holds of each record instead of its dict. ``codec``: the
+    records as the store's rows instead (``EncodedRecords``; lexical fields inside them, so none
+    apart), made from each dict as it is made: packing the dicts and fields first, then reading
+    them back to make the rows, was ~5% of a small file's worker time (raises ``_Refused``)."""
+    from chunkwise.pipeline.pack import EncodedRecords, KeyedPack, RecordPack
 
     out, lex, vec = RecordPack.writer(), RecordPack.writer(), RecordPack.writer()
     lex_keys: list[str] = []
     vec_keys: list[str] = []
+    row_keys: list[str] = []
     seen: set[str] = set()
     batch: list[tuple[str, str]] = []
 
     def embed() -> None:
         nonlocal embedder
         try:
-            vectors = embedder.embed([t for _, t in batch])
-            for (key, _), v in zip(batch, vectors):
+            for (key, _), v in zip(batch, _float32(embedder, [t for _, t in batch])):
                 vec_keys.append(key)
-                vec.add(array("f", v))
+                vec.add(v)
         except Exception:  # noqa: BLE001 — as in ``_vectors``: the embed stage embeds them again
             vec.discard()
             vec_keys.clear()
@@ -258,8 +286,16 @@ def _packed(records, embedder, lexical: bool, seen_record, encode=None):
         for r in records:
             seen_record(r)
             d = r.to_dict() if encode is None or lexical else None
-            out.add(d if encode is None else encode(r))
-            if lexical:
+            if codec is not None:
+                try:
+                    out.add(codec.encode(d, LexicalFields.of_record(d).values() if lexical else None))
+                except ChunkwiseError as exc:
+                    raise _Refused() from exc
+                lex_keys.append(d["chunk_id"])
+                row_keys.append(d["embed_key"])
+            else:
+                out.add(d if encode is None else encode(r))
+            if lexical and codec is None:
                 lex_keys.append(d["chunk_id"])
                 lex.add(LexicalFields.of_record(d).values())
             if embedder is not None and r.embed_key not in seen:
@@ -269,7 +305,10 @@ def _packed(records, embedder, lexical: bool, seen_record, encode=None):
                     embed()
         if embedder is not None and batch:
             embed()
-        return out.done(), KeyedPack(tuple(lex_keys), lex.done()), KeyedPack(tuple(vec_keys), vec.done())
+        vectors = KeyedPack(tuple(vec_keys), vec.done())
+        if codec is not None:
+            return EncodedRecords(out.done(), codec, tuple(lex_keys), tuple(row_keys)), {}, vectors
+        return out.done(), KeyedPack(tuple(lex_keys), lex.done()), vectors
     except BaseException:
         for w in (out, lex, vec):
             w.discard()
