@@ -85,13 +85,16 @@ def gt_paragraphs(md: str) -> list[str]:
     return out
 
 
-def gt_cells(json_path: Path) -> list[str]:
-    if not json_path.is_file():
-        return []
+def _gt_json(json_path: Path) -> dict:
+    """The groundtruth's item JSON, or {} when it is absent (a few over 500 KB are) or unreadable."""
     try:
-        data = json.loads(json_path.read_text(encoding="utf-8"))
+        return json.loads(json_path.read_text(encoding="utf-8")) if json_path.is_file() else {}
     except ValueError:
-        return []
+        return {}
+
+
+def gt_cells(json_path: Path) -> list[str]:
+    data = _gt_json(json_path)
     return [norm(c.get("text", "")) for t in data.get("tables", []) for c in t.get("data", {}).get("table_cells", [])
             if norm(c.get("text", ""))]
 
@@ -99,14 +102,8 @@ def gt_cells(json_path: Path) -> list[str]:
 def gt_page_items(json_path: Path) -> list[tuple[int, str]]:
     """(page, first eight normalised words) of every groundtruth text item of four words or more,
     page furniture aside: what "page right for every block" is checked on."""
-    if not json_path.is_file():
-        return []
-    try:
-        data = json.loads(json_path.read_text(encoding="utf-8"))
-    except ValueError:
-        return []
     out = []
-    for item in data.get("texts", []):
+    for item in _gt_json(json_path).get("texts", []):
         w = words(item.get("text", ""))
         if item.get("label") in ("page_header", "page_footer") or len(w) < 4 or not item.get("prov"):
             continue

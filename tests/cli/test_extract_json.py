@@ -13,7 +13,7 @@ from chunkwise.cli.main import main
 from chunkwise.extract.builder import TextBuilder, table_cells
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extract"))
-from pdf_fixtures import TABLE, _pdf  # noqa: E402
+from pdf_fixtures import TABLE, _pdf, draw_table  # noqa: E402
 
 
 def _extract(capsys, path) -> dict:
@@ -38,14 +38,7 @@ def test_pdf_blocks_carry_page_heading_level_and_cells(tmp_path, capsys):
     pdf.add_page()
     pdf.set_font("Helvetica", style="B", size=20)
     pdf.cell(0, 12, "Station Traffic", new_x="LMARGIN", new_y="NEXT")
-    pdf.set_font("Helvetica", size=11)
-    pdf.multi_cell(0, 6, "Traffic by station for the winter quarter is shown below.")
-    pdf.ln(4)
-    with pdf.table(col_widths=(60, 40, 40)) as table:
-        for row in TABLE:
-            cells = table.row()
-            for value in row:
-                cells.cell(value)
+    draw_table(pdf)
     path = tmp_path / "traffic.pdf"
     path.write_bytes(bytes(pdf.output()))
 
