@@ -12,7 +12,10 @@ What each figure is (the groundtruth is Docling's own frozen output, see its REA
 - table cells: text of every non-empty groundtruth table cell (the JSON's ``table_cells``) found as a
   cell of an extracted table (multiset);
 - word recall: groundtruth words (Markdown syntax stripped, HTML entities of Docling's Markdown
-  unescaped) found in the extracted text (multiset).
+  unescaped) found in the extracted text (multiset);
+- page right (paged sources): groundtruth text items of four words or more (page furniture aside)
+  located by their first eight normalised words in the text of an extracted page; the share of those
+  found on the page the groundtruth's ``prov`` gives.
 
 Documents come from ``chunkwise.pipeline.documents.load_document`` — the Document that
 ``chunkwise extract FILE --json`` prints and every chunk is cut from.
@@ -82,15 +85,42 @@ def gt_paragraphs(md: str) -> list[str]:
     return out
 
 
-def gt_cells(json_path: Path) -> list[str]:
-    if not json_path.is_file():
-        return []
+def _gt_json(json_path: Path) -> dict:
+    """The groundtruth's item JSON, or {} when it is absent (a few over 500 KB are) or unreadable."""
     try:
-        data = json.loads(json_path.read_text(encoding="utf-8"))
+        return json.loads(json_path.read_text(encoding="utf-8")) if json_path.is_file() else {}
     except ValueError:
-        return []
+        return {}
+
+
+def gt_cells(json_path: Path) -> list[str]:
+    data = _gt_json(json_path)
     return [norm(c.get("text", "")) for t in data.get("tables", []) for c in t.get("data", {}).get("table_cells", [])
             if norm(c.get("text", ""))]
+
+
+def gt_page_items(json_path: Path) -> list[tuple[int, str]]:
+    """(page, first eight normalised words) of every groundtruth text item of four words or more,
+    page furniture aside: what "page right for every block" is checked on."""
+    out = []
+    for item in _gt_json(json_path).get("texts", []):
+        w = words(item.get("text", ""))
+        if item.get("label") in ("page_header", "page_footer") or len(w) < 4 or not item.get("prov"):
+            continue
+        out.append((item["prov"][0]["page_no"], " ".join(w[:8])))
+    return out
+
+
+def page_score(items: list[tuple[int, str]], doc) -> dict:
+    """Groundtruth items located in the text of one of the extracted pages, and of those, found on
+    their own page (a passage that recurs counts right when one of its pages is the groundtruth's)."""
+    pages = {p.number: norm(doc.text[p.start:p.end]) for p in getattr(doc, "pages", ())}
+    located = right = 0
+    for page, key in items if pages else ():
+        on = [n for n, text in pages.items() if key in text]
+        located += bool(on)
+        right += page in on
+    return {"page_gt": len(items) if pages else 0, "page_items": located, "page_right": right}
 
 
 def extracted_cells(doc) -> list[str]:
@@ -205,6 +235,7 @@ def measure_file(path: Path, md_path: Path, fmt: str, whole_page: bool | str = F
     row.update(heading_scores(gt_headings(md), doc))
     row.update(order_score(gt_paragraphs(md), doc))
     row["cells_hit"], row["cells"] = multiset_recall(gt_cells(json_path), extracted_cells(doc))
+    row.update(page_score(gt_page_items(json_path), doc))
     row["words_hit"], row["words"] = multiset_recall(words(_MD_NOISE.sub(" ", md)), words(doc.text))
     return row
 
@@ -224,6 +255,7 @@ def summarise(rows: list[dict]) -> dict:
                                 / max(1, sum(1 for r in ok if r["located"])), 4),
             "located": ratio("located", "paragraphs"),
             "cell_recall": ratio("cells_hit", "cells"), "word_recall": ratio("words_hit", "words"),
+            "page_right": ratio("page_right", "page_items"),
             "word_recall_min": min((r["words_hit"] / r["words"] for r in ok if r["words"]), default=None)}
 
 
@@ -254,7 +286,7 @@ def main(argv=None) -> int:
         print(json.dumps(result, indent=1))
         return 0
     cols = ("files", "errors", "heading_recall", "heading_recall_level", "heading_precision", "order_min",
-            "order_mean", "located", "cell_recall", "word_recall", "word_recall_min")
+            "order_mean", "located", "cell_recall", "word_recall", "word_recall_min", "page_right")
     print("| format | " + " | ".join(cols) + " |")
     print("|---" * (len(cols) + 1) + "|")
     for fmt, res in result.items():
@@ -269,7 +301,8 @@ def main(argv=None) -> int:
                     continue
                 order = f"{r['in_order']}/{r['located']}/{r['paragraphs']}"
                 print(f"{fmt:5} {r['file']:45} headings {r['matched']}/{r['gt_headings']} (ours {r['headings']}) "
-                      f"order {order} cells {r['cells_hit']}/{r['cells']} words {r['words_hit']}/{r['words']}")
+                      f"order {order} cells {r['cells_hit']}/{r['cells']} words {r['words_hit']}/{r['words']}"
+                      + (f" pages {r['page_right']}/{r['page_items']} (of {r['page_gt']})" if r["page_gt"] else ""))
     return 0
 
 

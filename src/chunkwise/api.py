@@ -28,6 +28,7 @@ _LAZY = {
     **dict.fromkeys(("Evaluation", "expand_grid", "load_grid", "run_eval"), "chunkwise.evaluate.runner"),
     "EvalSettings": ("chunkwise.evaluate.runner", "Settings"),
     "ExtractOptions": "chunkwise.extract",
+    "table_cells": "chunkwise.extract.builder",
     "FieldWeights": "chunkwise.lexical",
     **dict.fromkeys(("attach_pages", "chunk_document", "for_document", "make_chunker", "normalised_view"),
                     "chunkwise.pipeline.chunk"),

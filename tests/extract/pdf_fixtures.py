@@ -73,10 +73,8 @@ def write_paper_pdf(path: Path) -> Path:
     return path
 
 
-def write_table_pdf(path: Path) -> Path:
-    """A paragraph, a ruled table with a header row, a paragraph."""
-    pdf = _pdf()
-    pdf.add_page()
+def draw_table(pdf) -> None:
+    """A paragraph, then ``TABLE`` ruled with its header row, on the current page."""
     pdf.set_font("Helvetica", size=11)
     pdf.multi_cell(0, 6, "Traffic by station for the winter quarter is shown below.")
     pdf.ln(4)
@@ -86,6 +84,13 @@ def write_table_pdf(path: Path) -> Path:
             for value in row:
                 cells.cell(value)
     pdf.ln(4)
+
+
+def write_table_pdf(path: Path) -> Path:
+    """A paragraph, a ruled table with a header row, a paragraph."""
+    pdf = _pdf()
+    pdf.add_page()
+    draw_table(pdf)
     pdf.multi_cell(0, 6, "West Cape was the busiest station of the quarter.")
     path.write_bytes(bytes(pdf.output()))
     return path

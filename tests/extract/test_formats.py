@@ -283,3 +283,35 @@ def test_legacy_types_skipped_with_a_hint(tmp_path):
     assert all(isinstance(s, SourceError) and s.skipped for s in found)
     assert ["save it as .docx" in found[0].error, "save it as .pptx" in found[1].error,
             "save it as .xlsx" in found[2].error] == [True, True, True]
+
+
+def _mail_with(attachments: list[tuple[str, bytes]]) -> bytes:
+    from email.message import EmailMessage
+
+    msg = EmailMessage()
+    msg["From"], msg["Subject"] = "a@example.org", "Bundle"
+    msg.set_content("See the attached pages.\n")
+    for name, data in attachments:
+        msg.add_attachment(data, maintype="text", subtype="html", filename=name)
+    return msg.as_bytes()
+
+
+def test_eml_attachments_bounded_by_decoded_bytes_and_count_with_a_message(monkeypatch):
+    """Issue 27, "Bad input": attachments are bounded in count and expanded size, refused past the
+    bound with a message. The byte budget counts what is decoded (markup included), not the text
+    kept, so pages heavy in markup cannot pass far more bytes than the bound."""
+    pytest.importorskip("selectolax")
+    from chunkwise.extract import eml
+
+    page = b"<html><body><p>Harbour page %d.</p><!--" + b"x" * 2000 + b"--></body></html>"
+    monkeypatch.setattr(eml, "MAX_ATTACHMENT_BYTES", 3000)
+    doc = extract_bytes(_mail_with([(f"p{i}.html", page % i) for i in range(3)]), "m.eml", EML)
+    read = [a["read"] for a in doc.metadata["attachments"]]
+    assert read == [True, False, False] and "Harbour page 0." in doc.text and "Harbour page 1." not in doc.text
+    assert sum("attachment budget" in w for w in doc.warnings) == 2, doc.warnings
+
+    monkeypatch.setattr(eml, "MAX_ATTACHMENT_BYTES", 50_000_000)
+    monkeypatch.setattr(eml, "MAX_ATTACHMENTS", 2)
+    doc = extract_bytes(_mail_with([(f"p{i}.html", page % i) for i in range(3)]), "m.eml", EML)
+    assert [a["read"] for a in doc.metadata["attachments"]] == [True, True, False]
+    assert any("over 2 attachments" in w for w in doc.warnings), doc.warnings

@@ -21,6 +21,22 @@ def terminal_safe(text: str) -> str:
                        text)
 
 
+def _block(doc, b) -> dict:
+    """One block as ``extract --json`` shows it: its span, kind and heading level; the page it starts
+    on (a paged source: PDF, slides); a table's cells, header row first."""
+    out = {"kind": b.kind, "start": b.start, "end": b.end, "level": b.level, "text": b.text}
+    if "role" in b.meta:
+        out["role"] = b.meta["role"]
+    page = b.meta.get("page")
+    if page is None and doc.pages:
+        page = next((p.number for p in doc.pages if p.start <= b.start < p.end or p.start == b.start), None)
+    if page is not None:
+        out["page"] = page
+    if b.kind == "table":
+        out["cells"] = api.table_cells(doc.text, b)
+    return out
+
+
 def cmd_extract(args: argparse.Namespace) -> int:
     doc = api.load_document(args.path, api.ExtractOptions(docx_comments=args.docx_comments))
     if args.json:
@@ -28,8 +44,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
             "source": doc.source, "doc_id": doc.doc_id, "media_type": doc.media_type, "sha256": doc.sha256,
             "chars": len(doc.text), "body_start": doc.body_start, "metadata": doc.metadata,
             "warnings": list(doc.warnings), "text": doc.text,
-            "blocks": [{"kind": b.kind, "start": b.start, "end": b.end, "level": b.level, "text": b.text,
-                        **({"role": b.meta["role"]} if "role" in b.meta else {})} for b in doc.blocks],
+            "blocks": [_block(doc, b) for b in doc.blocks],
             "pages": [{"number": p.number, "start": p.start, "end": p.end, "needs_ocr": p.needs_ocr}
                       for p in doc.pages],
         })
@@ -59,8 +74,10 @@ def add_docx_comments(p: argparse.ArgumentParser, default: bool | None = False) 
 
 def add_extract_parser(sub) -> None:
     p = sub.add_parser("extract", help="print the extracted text that chunk offsets point into")
-    p.add_argument("path", metavar="FILE", help="one file (Markdown, text, HTML, PDF, DOCX, code)")
+    p.add_argument("path", metavar="FILE", help="one file of a type chunkwise reads (PDF, DOCX, HTML, Markdown, text, PPTX, XLSX, ODS, "
+                                           "CSV, TSV, EML, MSG, EPUB, RTF, ODT, reStructuredText, Org, code)")
     add_docx_comments(p)
     p.add_argument("--json", action="store_true",
-                   help="one JSON document: text, blocks, pages, metadata and warnings (offsets index text)")
+                   help="one JSON document: text, blocks (kind, span, heading level, page, table cells), pages, "
+                        "metadata and warnings (offsets index text)")
     p.set_defaults(func=cmd_extract)

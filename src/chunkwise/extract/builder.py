@@ -95,3 +95,19 @@ def pipe_table(rows: list[list[str]]) -> tuple[str, list[str], list[tuple[int, i
 
 def _pipe(cells: list[str]) -> str:
     return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
+_CELL_EDGE = re.compile(r"(?<!\\) \| ")
+
+
+def table_cells(text: str, block: Block) -> list[list[str]]:
+    """The cells of a table block written by ``pipe_table``, header row first: the inverse of
+    ``_pipe`` over the block's row spans (``meta["rows"]``), so a reader (``extract --json``) gets
+    cells, not pipe syntax. A cell ending in a backslash before its separator is not told apart."""
+    header = list(block.meta.get("header") or [])
+    rows = [header] if header else []
+    for start, end in block.meta.get("rows") or ():
+        line = text[start:end].strip()
+        inner = line[2:-2] if line.startswith("| ") and line.endswith(" |") else line.strip("|").strip()
+        rows.append([c.replace("\\|", "|") for c in _CELL_EDGE.split(inner)])
+    return rows

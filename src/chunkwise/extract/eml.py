@@ -127,13 +127,15 @@ def _attachments(msg: EmailMessage, source: str, depth: int, out: TextBuilder, w
         listed.append(entry)
         if n >= MAX_ATTACHMENTS:
             entry["reason"] = f"over {MAX_ATTACHMENTS} attachments"
+            if n == MAX_ATTACHMENTS:  # one warning for all of them: their count is the problem
+                warnings.append(f"attachment {name} and those after it: not read (over {MAX_ATTACHMENTS} attachments)")
             continue
-        doc, reason = _attachment(part, f"{source}/{name}", name, depth, budget)
+        doc, reason, size = _attachment(part, f"{source}/{name}", name, depth, budget)
         if doc is None:
             entry["reason"] = reason
             warnings.append(f"attachment {name}: not read ({reason})")
             continue
-        budget -= len(doc.text)
+        budget -= size  # the bytes decoded, as the bound says (not the text kept, which can be far less)
         entry["read"] = True
         out.block("heading", f"Attachment: {name}", 2, f"Attachment: {name}", {"role": "attachment"})
         out.document(doc, shift=2, meta={"attachment": name})
@@ -141,7 +143,8 @@ def _attachments(msg: EmailMessage, source: str, depth: int, out: TextBuilder, w
     return listed
 
 
-def _attachment(part, where: str, name: str, depth: int, budget: int) -> tuple[Document | None, str]:
+def _attachment(part, where: str, name: str, depth: int, budget: int) -> tuple[Document | None, str, int]:
+    """(its document or None, why not, the bytes decoded)."""
     from chunkwise.extract import extract_bytes
     from chunkwise.sources.sniff import EML, media_type_for
 
@@ -153,21 +156,21 @@ def _attachment(part, where: str, name: str, depth: int, budget: int) -> tuple[D
         try:
             data = part.get_payload(decode=True) or b""
         except (ValueError, TypeError, AssertionError) as exc:
-            return None, f"undecodable ({type(exc).__name__})"
+            return None, f"undecodable ({type(exc).__name__})", 0
         media_type = media_type_for(name) or {"text/plain": "text/plain", "text/html": "text/html"}.get(
             part.get_content_type())
     if media_type is None:
-        return None, f"{part.get_content_type()} is not a type chunkwise reads"
+        return None, f"{part.get_content_type()} is not a type chunkwise reads", 0
     if len(data) > budget:
-        return None, f"over the {MAX_ATTACHMENT_BYTES // 1_000_000} MB attachment budget"
+        return None, f"over the {MAX_ATTACHMENT_BYTES / 1_000_000:g} MB attachment budget", 0
     if media_type == EML:
         if depth + 1 >= MAX_DEPTH:
-            return None, f"nested more than {MAX_DEPTH} messages deep"
+            return None, f"nested more than {MAX_DEPTH} messages deep", 0
         try:
-            return extract(data, where, depth + 1), ""
+            return extract(data, where, depth + 1), "", len(data)
         except InputError as exc:
-            return None, str(exc).removeprefix(where + ": ")
+            return None, str(exc).removeprefix(where + ": "), 0
     try:
-        return extract_bytes(data, where, media_type), ""
+        return extract_bytes(data, where, media_type), "", len(data)
     except (InputError, DependencyError) as exc:
-        return None, str(exc).removeprefix(where + ": ")
+        return None, str(exc).removeprefix(where + ": "), 0
