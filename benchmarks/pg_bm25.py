@@ -260,7 +260,8 @@ def main() -> int:
                     help="folder of the SQLite store and the pgserver data folder, kept between runs (default %(default)s)")
     ap.add_argument("--pgdata", default="pgdata", help="the pgserver data folder's name inside --cache")
     ap.add_argument("--build-only", action="store_true", help="build the stores (if not built yet) and stop")
-    ap.add_argument("--keep-server", action="store_true", help="leave the pgserver running (another process uses it)")
+    ap.add_argument("--keep-server", action="store_true",
+                    help="leave the pgserver running (another process uses it) and print the store's URL")
     ap.add_argument("--owner-only", action="store_true", help="no RLS reader row (pg-secure waits for a running VACUUM)")
     ap.add_argument("--generate", action="store_true",
                     help="PostgreSQL only, generated straight into it (no SQLite store: sizes it would take too long to build)")
@@ -281,6 +282,8 @@ def main() -> int:
     try:
         url, report["postgres_build_s"] = ensure_postgres(srv, sqlite_path, n, args.processes, search.SEED,
                                                             reader=not args.owner_only)
+        if args.keep_server:  # for other commands on the same store: chunkwise check --db URL, ...
+            print(f"store (server left running): {url}", file=sys.stderr)
         if args.build_only:
             return 0
         reader = url.replace("postgresql://postgres:@", f"postgresql://{READER}@", 1)
