@@ -256,7 +256,7 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=200, help="queries, each run by every engine (default 200)")
     ap.add_argument("--k", type=int, default=10, help="results per query compared (default 10)")
     ap.add_argument("--processes", type=int, default=2, help="loading processes of a build (default 2)")
-    ap.add_argument("--cache", type=Path, default=Path("/work/wt/cache/pgbm25"),
+    ap.add_argument("--cache", type=Path, default=Path(__file__).resolve().parent / ".cache" / "pgbm25",
                     help="folder of the SQLite store and the pgserver data folder, kept between runs (default %(default)s)")
     ap.add_argument("--pgdata", default="pgdata", help="the pgserver data folder's name inside --cache")
     ap.add_argument("--build-only", action="store_true", help="build the stores (if not built yet) and stop")
