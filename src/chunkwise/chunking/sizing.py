@@ -26,9 +26,15 @@ from chunkwise.errors import ConfigError, DependencyError
 from chunkwise.models import load_tokenizer, minilm_tokenizer_path
 
 _WORD = re.compile(r"\S+")
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _CJK_TEXT = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0003ffff]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_ASCII_RUNS = re.compile(r"[\x00-\x7f]+")  # removed, they leave a text's non-ASCII characters (half findall's time)
+_CONTROL_CHARS = tuple(map(chr, [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F]))  # _CONTROL's
+
+
+def _has_control(text: str) -> bool:
+    """``_CONTROL.search(text)`` of a whole document, one substring scan a character (~4x faster)."""
+    return any(c in text for c in _CONTROL_CHARS)
 # Below this length a document's slices are counted one by one (one pass over it would not pay).
 INDEX_MIN_CHARS = 2048
 # The one pass costs ~1.7 counting passes (ids, then the character map): it is made for a document
@@ -245,7 +251,7 @@ class TokieSizer(HFSizer):
             return self._reference
         if text.isascii():
             return self
-        for ch in set(_NON_ASCII.findall(text)):
+        for ch in set(_ASCII_RUNS.sub("", text)):
             ok = self._char_ok.get(ch)
             if ok is None:
                 ok = self._char_ok[ch] = self._trusted(ch)
@@ -363,7 +369,7 @@ class TokieSizer(HFSizer):
         from chunkwise.chunking import token_index
         import numpy as np
 
-        if _CONTROL.search(text):
+        if _has_control(text):
             return None
         ids, _ = self._fast.encode_batch_flat([text], add_special_tokens=False)
         return token_index.build(text, ids, self._token_chars, self._unk, self._normalised_chars)
