@@ -17,6 +17,7 @@ from typing import Callable
 
 import numpy as np
 
+from chunkwise.chunking.codes import char_codes
 from chunkwise.chunking.levels import Level
 
 # ``pack._PLAIN_SPACE`` (this module does not import the packer: the packer imports it).
@@ -28,15 +29,6 @@ def _plain(codes: np.ndarray) -> np.ndarray:
     for c in _PLAIN_CODES[1:].tolist():
         out |= codes == c
     return out
-
-
-def _codes(text: str) -> np.ndarray | None:
-    if text.isascii():
-        return np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-    try:
-        return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    except UnicodeEncodeError:  # lone surrogates
-        return None
 
 
 def count_spans_array(sizer, text: str, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -64,7 +56,7 @@ def flat_segments(ctx, start: int, end: int, cuts: tuple, child_of: Callable, cl
     lengths = np.diff(pos)
     if int(lengths.max()) > ctx.long or (lengths <= 0).any():  # long segments get a plan: generic
         return None
-    codes = _codes(ctx.text)
+    codes = char_codes(ctx.text)
     if codes is None:
         return None
     counts = count_spans_array(ctx.sizer, ctx.text, pos[:-1], pos[1:])

@@ -24,6 +24,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from chunkwise.chunking.codes import char_codes
+
 # ASCII classes: a pre-token boundary sits next to whitespace or punctuation (BERT splits both).
 _BLANKS = (9, 10, 13, 32)
 _ASCII_SPLIT = np.zeros(128, dtype=bool)
@@ -144,15 +146,13 @@ def build(text: str, ids: np.ndarray, token_chars: np.ndarray, unk: int,
         lens[unknown] = 1  # placeholders until each is measured below
     if (lens <= 0).any():
         return None
-    if text.isascii():
-        code = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    code = char_codes(text)
+    if code is None:  # lone surrogates
+        return None
+    if code.dtype == np.uint8:  # ASCII
         source = np.flatnonzero(~_blank(code))  # the k-th normalised character's position
         split = _ASCII_SPLIT[code]
     else:
-        try:
-            code = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-        except UnicodeEncodeError:  # lone surrogates
-            return None
         high = code >= 128
         low = code.astype(np.uint8) & 127  # one byte a character; non-ASCII ones are set below
         per_char = (~_blank(low)).view(np.int8)  # 1 a character, 0 a blank
