@@ -99,8 +99,10 @@ class FlatSegments:
                                          int(self.prefix[k + 1] - self.prefix[k]))
         return self._children[k]
 
-    def units_before(self, s: int) -> tuple[int, bool]:
-        k = self.segment_of(s)
+    def units_before(self, s: int, k: int | None = None) -> tuple[int, bool]:
+        """Units before ``s`` (``k``: its segment, when the caller has it) and whether that is exact."""
+        if k is None:
+            k = self.segment_of(s)
         here = int(self.prefix[k])
         if s == self.pos[k]:
             return here, True
@@ -115,10 +117,10 @@ class FlatSegments:
         """``_Segments.reach`` for one level of cuts: the furthest candidate in reach is the cut."""
         pos, prefix = self.pos, self.prefix
         k = self.segment_of(s)
-        base, exact = self.units_before(s)
+        base, exact = self.units_before(s, k)
         j = int(prefix.searchsorted(base + budget, "right")) - 1
         j = min(j, int(pos.searchsorted(s + self.ctx.max_chars, "right")) - 1)
-        if limit is not None:
+        if limit is not None and limit < pos[-1]:  # the end of the range cuts nothing: no search
             j = min(j, int(pos.searchsorted(limit, "right")) - 1)
         if j > k:
             c = j
