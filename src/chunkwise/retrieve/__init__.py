@@ -4,11 +4,12 @@ when an in-memory index is built.
 
 The names below load on first use (PEP 562): a command that only reads a constant of one submodule
 (``chunkwise chunk`` builds every subcommand's help, which names ``passages.DEFAULT_PASSAGE_BUDGET``)
-does not import the store, the reranker and ``urllib`` with it (~0.1 CPU s of its start-up)."""
+does not import the store, the reranker and ``urllib`` (http, email, ssl) with it: ~0.05 CPU s of start-up."""
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from chunkwise.lazy import lazy_names
 
 _LAZY = {"merge_hits": "chunkwise.retrieve.merge", "Retriever": "chunkwise.retrieve.store",
          "search": "chunkwise.retrieve.store", **dict.fromkeys(("Hit", "Omission", "Passage", "SearchResult"),
@@ -22,14 +23,4 @@ if TYPE_CHECKING:
 __all__ = ["Hit", "Omission", "Passage", "Retriever", "SearchResult", "merge_hits", "search"]
 
 
-def __getattr__(name: str):
-    where = _LAZY.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(where), name)
-    globals()[name] = value  # looked up once
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)
