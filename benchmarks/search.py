@@ -497,6 +497,7 @@ def parse_size(text: str) -> int:
 
 
 def main(argv=None) -> int:
+    global CACHE
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="10k,100k,1M")
     ap.add_argument("--seed", type=int, default=SEED)
@@ -510,9 +511,12 @@ def main(argv=None) -> int:
                     "builds (no queries): the size table without the latency runs")
     ap.add_argument("--report", action="store_true", help="print the table from the saved per-size results only")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--cache", type=Path, default=CACHE, help="directory of the generated stores and saved "
+                    "results (default benchmarks/.cache; the 1M store is ~6 GB)")
     ap.add_argument("--profile", choices=("bm25", "dense", "hybrid", "none", "neighbours", "parent"),
                     help="only cProfile the sparse retriever: rank(mode), or search(hybrid, expand=..., budget)")
     args = ap.parse_args(argv)
+    CACHE = args.cache
     sizes = [parse_size(s) for s in args.sizes.split(",")]
     results = []
     for n in sizes:
