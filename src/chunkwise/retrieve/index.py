@@ -88,7 +88,8 @@ class SearchIndex:
                 self._stats.pop(next(iter(self._stats)))
             stats = self._stats[key] = self.bm25.stats(mask)
         for informative in (True, False):
-            pos, vals = self.bm25.scores(terms, mask, stats, informative, weights or self.field_weights)
+            pos, vals = self.bm25.scores(terms, mask, stats, informative, weights or self.field_weights,
+                                         self.layout.visible(groups))
             if pos.size >= k:
                 break  # else: rows matching only the skipped common terms are needed to reach k
         return self._top(pos, vals, k)
