@@ -105,7 +105,7 @@ class SearchIndex:
     def _top(self, pos, vals, k):
         if not pos.size:
             return pos, vals
-        chosen = top_k(vals, k, self.tiebreak[pos])
+        chosen = top_k(vals, k, self.tiebreak, at=pos)
         return pos[chosen], vals[chosen]
 
     def tie_ranks(self, keys: Sequence[int]) -> dict[int, int]:
