@@ -73,19 +73,6 @@ def summary(wall: list, cpu: list) -> dict:
             "cpu_mean_ms": float(c.mean())}
 
 
-def profile(label: str, call, queries) -> None:
-    import cProfile
-    import pstats
-
-    prof = cProfile.Profile(time.process_time)  # CPU time: the machine is shared
-    prof.enable()
-    for q, g in queries:
-        call(q, g)
-    prof.disable()
-    print(f"\n## cProfile (CPU s), {label}, {len(queries)} queries")
-    pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(14)
-
-
 def main() -> int:
     from chunkwise.retrieve import Retriever
 
@@ -145,7 +132,8 @@ def main() -> int:
         print(f"  rankings identical (keys and scores): {same}/{report['timed']}")
         if args.profile:
             for name, call in engines.items():
-                profile(name, call, queries)
+                print()
+                search.cpu_profile(call, queries, f"{name}, {len(queries)} queries", 22)
     if args.json:
         args.json.write_text(json.dumps(report, indent=1))
     return 0 if report["identical"] == report["timed"] else 1

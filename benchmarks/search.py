@@ -461,9 +461,6 @@ def report(results: list[dict], queries: int) -> str:
 def profile(path: Path, queries, k: int, what: str, budget: int) -> None:
     """cProfile (CPU time) of ``Retriever(bm25="sparse")``: ``rank(mode)`` for bm25|dense|hybrid, or
     ``search(hybrid, expand=what, budget)`` for none|neighbours|parent."""
-    import cProfile
-    import pstats
-
     from chunkwise.retrieve import Retriever
     from chunkwise.retrieve.bm25 import query_terms
 
@@ -481,13 +478,21 @@ def profile(path: Path, queries, k: int, what: str, budget: int) -> None:
             call = lambda q, g: sp.search(q, g, k=k, mode="hybrid", expand=what, budget=budget)  # noqa: E731
         for q, g in queries[:3]:
             call(q, g)
-        prof = cProfile.Profile(time.process_time)  # CPU time: the machine is shared
-        prof.enable()
-        for q, g in queries:
-            call(q, g)
-        prof.disable()
-    print(f"## cProfile (CPU s), {path.name}, {len(queries)} queries, {what}")
-    pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(16)
+        cpu_profile(call, queries, f"{path.name}, {len(queries)} queries, {what}")
+
+
+def cpu_profile(call, queries, title: str, lines: int = 16) -> None:
+    """Print the cProfile (CPU time: the machine is shared) of ``call(query, groups)`` over ``queries``."""
+    import cProfile
+    import pstats
+
+    prof = cProfile.Profile(time.process_time)
+    prof.enable()
+    for q, g in queries:
+        call(q, g)
+    prof.disable()
+    print(f"## cProfile (CPU s), {title}")
+    pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(lines)
 
 
 def parse_size(text: str) -> int:
