@@ -349,8 +349,8 @@ class SQLiteStore(DocumentWrites, ReadMixin):
                 "UPDATE chunks SET doc_id=?, chunk_index=?, record=?, text=?, embed_text=?, embed_model=?, embed_key=?,"
                 " acl=?, quality=?, size=?, acl_index=?, lex_body=?, lex_title=?, lex_heading=? WHERE chunk_id=?",
                 [(*chunk_row(r, diff.lexical.get(r["chunk_id"]))[1:], r["chunk_id"]) for r in diff.updated])
-        if diff.vectors:
-            self._put_vectors(diff.vector_model, diff.vectors.items())
+        if diff.vectors:  # the generation grew above if chunks were inserted: once per document is enough
+            self._put_vectors(diff.vector_model, diff.vectors.items(), grown=bool(rows or diff.rows))
 
     # -- vectors -------------------------------------------------------------------------------
     def missing_vectors(self, keys: Iterable[str]) -> set[str]:
@@ -388,11 +388,12 @@ class SQLiteStore(DocumentWrites, ReadMixin):
         with self.atomic():
             self._put_vectors(model, items)
 
-    def _put_vectors(self, model: str, items: Iterable[tuple[str, Sequence[float]]]) -> None:
+    def _put_vectors(self, model: str, items: Iterable[tuple[str, Sequence[float]]], grown: bool = False) -> None:
         rows = [(key, model, len(vec), vector_blob(vec)) for key, vec in items]
         if rows:
             self._wrote = True
-            self.db.execute(_GROW)
+            if not grown:  # ``grown``: this statement's transaction already grew the generation
+                self.db.execute(_GROW)
             self.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
 
     # -- settings and runs ---------------------------------------------------------------------
