@@ -12,31 +12,18 @@ Run: ``python benchmarks/ingest_main_ab.py --base 46dab8d [--after HEAD] [--pair
 """
 from __future__ import annotations
 
-import argparse
 import statistics
-import subprocess
 import sys
-from pathlib import Path
 
-from ingest import write_corpus
-from ingest_writer import REPO, export, fingerprint, load, one
+from ingest_writer import ab_parser, ab_setup, export, fingerprint, load, one
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--base", required=True, help="the commit to compare with (before)")
-    parser.add_argument("--after", default="HEAD", help="the commit to measure (after; default HEAD)")
+    parser = ab_parser(__doc__)
     parser.add_argument("--pairs", type=int, default=6)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--docs", type=int, default=2000)
-    parser.add_argument("--embedder", default="hashing")
-    parser.add_argument("--work", default=str(REPO.parent / "cache" / "ingest" / "writer"))
     args = parser.parse_args(argv)
-    work = Path(args.work)
-    work.mkdir(parents=True, exist_ok=True)
-    corpus = write_corpus(work / f"md{args.docs}", args.docs, 1000, 3000)
-    after = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", args.after], capture_output=True,
-                           text=True, check=True).stdout.strip()
+    work, corpus, after = ab_setup(args)
     sides = {"before": (args.base, export(args.base, work / "src")), "after": (after, export(after, work / "src"))}
     mains: dict[str, list[float]] = {"before": [], "after": []}
     ratios, prints = [], set()
