@@ -89,20 +89,32 @@ def one(src: Path, root: Path, db: Path, workers: int, embedder: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def ab_parser(doc: str) -> argparse.ArgumentParser:
+    """The arguments of a before/after ingest benchmark (this one, ``ingest_main_ab.py``)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--base", required=True, help="the commit to compare with (before)")
     parser.add_argument("--after", default="HEAD", help="the commit to measure (after; default HEAD)")
     parser.add_argument("--docs", type=int, default=2000)
-    parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--embedder", default="hashing")
     parser.add_argument("--work", default=str(REPO.parent / "cache" / "ingest" / "writer"))
-    args = parser.parse_args(argv)
+    return parser
+
+
+def ab_setup(args) -> tuple:
+    """(work folder, the corpus of ``args.docs`` files, ``args.after``'s short commit id)."""
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     corpus = write_corpus(work / f"md{args.docs}", args.docs, 1000, 3000)
     after = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", args.after], capture_output=True,
                            text=True, check=True).stdout.strip()
+    return work, corpus, after
+
+
+def main(argv=None) -> int:
+    parser = ab_parser(__doc__)
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args(argv)
+    work, corpus, after = ab_setup(args)
     sources = {"before " + args.base: export(args.base, work / "src"), "after " + after: export(after, work / "src")}
     rows, runs, prints = [], {}, {}
     for _ in range(args.repeat):

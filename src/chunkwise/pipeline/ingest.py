@@ -344,8 +344,8 @@ def _doc_id(store, root: str, rel: str) -> str:
     name = Path(root).name or "root"
     candidates = itertools.chain([rel, f"{name}/{rel}"], (f"{name}-{i}/{rel}" for i in range(2, 1000)))
     for candidate in candidates:  # lazily: nearly always the first is free
-        held = store.documents([candidate])
-        if not held or (held[0].root, held[0].path) == (root, rel):
+        held = store.doc_id_owner(candidate)  # (root, path): not the whole documents row, per walked file
+        if held is None or tuple(held) == (root, rel):
             return candidate
     raise ConfigError(f"{rel}: no free document id under {root}")  # pragma: no cover - 1000 roots named alike
 

@@ -3,7 +3,11 @@ access-tag columns (kept apart so the store's module stays about transactions an
 from __future__ import annotations
 
 import json
+import struct
+import sys
+from array import array
 from functools import lru_cache
+from typing import Sequence
 
 from chunkwise.access import AccessTags
 from chunkwise.errors import ChunkwiseError
@@ -19,6 +23,17 @@ def chunk_row(r: dict, lexical: tuple[str, str, str] | None = None) -> tuple:
     return (r["chunk_id"], r["doc_id"], r["chunk_index"], json.dumps(meta, ensure_ascii=False, sort_keys=True),
             r["text"], r["embed_text"], r["embed_model"], r["embed_key"], column, r["quality"], r["size"],
             index, *(lexical or LexicalFields.of_record(r).values()))
+
+
+def vector_blob(vec: Sequence[float]) -> bytes:
+    """A vector as the stored little-endian float32 blob; a worker's ``array("f")`` (its machine's
+    float32) is already that on a little-endian machine: its bytes, no float is touched."""
+    if isinstance(vec, array) and vec.typecode == "f" and _LITTLE:
+        return vec.tobytes()
+    return struct.pack(f"<{len(vec)}f", *vec)
+
+
+_LITTLE = sys.byteorder == "little"
 
 
 class SQLiteRows:

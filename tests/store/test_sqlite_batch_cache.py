@@ -1,0 +1,27 @@
+"""The SQLite store's ``batch()`` (ingest's single writer) widens the page cache while it writes and
+gives it back after; a document's chunks and vectors grow the generation once, and still grow it."""
+from chunkwise.store.sqlite.sqlite import SQLiteStore, _BATCH_CACHE
+
+from test_contract import records, row, write
+
+
+def test_batch_widens_the_page_cache_and_gives_it_back(tmp_path):
+    with SQLiteStore(tmp_path / "s.db") as store:
+        before = store.db.execute("PRAGMA cache_size").fetchone()[0]
+        assert before != _BATCH_CACHE
+        with store.batch():
+            assert store.db.execute("PRAGMA cache_size").fetchone()[0] == _BATCH_CACHE
+            recs = records("d1", ["alpha beta", "gamma delta"])
+            write(store, "d1", recs)
+        assert store.db.execute("PRAGMA cache_size").fetchone()[0] == before
+
+
+def test_a_document_with_chunks_and_vectors_grows_the_generation_once(tmp_path):
+    with SQLiteStore(tmp_path / "s.db") as store:
+        first = store.generation()
+        recs = records("d1", ["alpha beta", "gamma delta"])
+        write(store, "d1", recs)
+        assert store.db.execute("SELECT count(*) FROM vectors").fetchone()[0] == 2
+        assert store.generation() == first + 1
+        store.put_vectors("m@1", [("k-alone", [0.5, 0.25, 0.125])])  # vectors alone still grow it
+        assert store.generation() == first + 2
