@@ -73,6 +73,9 @@ def main() -> None:
     ap.add_argument("--pycache", type=Path, default=None,
                     help="byte-code cache for the CLI runs (warmed by one untimed run each): start-up as an installed "
                          "package has it; without it PYTHONDONTWRITEBYTECODE=1 compiles every module every run")
+    ap.add_argument("--pairs", type=int, default=0,
+                    help="with --before: this many interleaved runs of both trees (after, before, before, after, ...) "
+                         "on each file, min and median CPU: the A/B a loaded machine can still read")
     ap.add_argument("--spawned", action="store_true",
                     help="also run this tree's CLI with its worker spawned instead of forked (what the fork saves)")
     args = ap.parse_args()
@@ -116,6 +119,7 @@ def main() -> None:
             rows["before: chunkwise chunk (one-line file: start-up)"] = best(args.repeat, lambda: cli(tiny, args.before))
             rows["before: chunkwise chunk --strategy fixed --size 256 --json"] = best(args.repeat,
                                                                                      lambda: cli(big, args.before))
+        pairs = _pairs(args.pairs, big, tiny, args.before) if args.pairs and args.before is not None else None
     ref = rows["tokie encode (ids), in process"][0]
     load = os.getloadavg()
     print(f"file: {mb:.2f} MB ({args.copies} copies of the Chroma corpora); best of {args.repeat} by CPU; "
@@ -135,6 +139,40 @@ def main() -> None:
         print(f"before ({args.before}): {b_whole:.3f} CPU s = {b_whole / ref:.1f}x the tokie pass; without start-up "
               f"{b_whole - b_start:.3f} = {(b_whole - b_start) / ref:.1f}x; after / before: {whole / b_whole:.2f} "
               f"(without start-up {(whole - startup) / (b_whole - b_start):.2f})")
+
+    if pairs is not None:
+        _print_pairs(pairs, ref, args.pairs)
+
+
+def _pairs(n: int, big: Path, tiny: Path, before: Path) -> dict:
+    """CPU s of ``n`` interleaved runs per tree and file; the order alternates each round (ABBA), so a
+    drift in the machine's load falls on both trees alike."""
+    runs: dict = {(tree, f): [] for tree in ("after", "before") for f in ("big", "tiny")}
+    for i in range(n):
+        for tree in (("after", "before") if i % 2 == 0 else ("before", "after")):
+            src = REPO / "src" if tree == "after" else before
+            for f, path in (("tiny", tiny), ("big", big)):
+                runs[(tree, f)].append(cli(path, src)[0])
+    return runs
+
+
+def _print_pairs(runs: dict, ref: float, n: int) -> None:
+    import statistics
+
+    print(f"\ninterleaved, {n} runs each (CPU s; x: the tokie pass above):")
+    print("| tree | start-up min | start-up median | big file min | big file median | without start-up (medians) |")
+    print("|---|--:|--:|--:|--:|--:|")
+    med = {}
+    for tree in ("after", "before"):
+        t, b = runs[(tree, "tiny")], runs[(tree, "big")]
+        med[tree] = (statistics.median(t), statistics.median(b))
+        print(f"| {tree} | {min(t):.3f} | {med[tree][0]:.3f} | {min(b):.3f} ({min(b) / ref:.1f}x) | "
+              f"{med[tree][1]:.3f} ({med[tree][1] / ref:.1f}x) | {med[tree][1] - med[tree][0]:.3f} "
+              f"({(med[tree][1] - med[tree][0]) / ref:.1f}x) |")
+    ratio = [a / b for a, b in zip(runs[("after", "big")], runs[("before", "big")])]
+    print(f"after / before, big file: medians {med['after'][1] / med['before'][1]:.2f}; per round "
+          f"{', '.join(f'{r:.2f}' for r in ratio)}; without start-up (medians) "
+          f"{(med['after'][1] - med['after'][0]) / (med['before'][1] - med['before'][0]):.2f}")
 
 
 if __name__ == "__main__":

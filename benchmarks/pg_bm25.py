@@ -14,6 +14,11 @@ query) so the machine's load hits all three alike; wall time per query, and CPU 
 client process's plus, for PostgreSQL, its server backend's (from /proc: the server is local).
 
     PYTHONPATH=src .venv/bin/python benchmarks/pg_bm25.py --size 100k [--queries 200] [--cache DIR]
+    PYTHONPATH=src .venv/bin/python benchmarks/pg_bm25.py --size 1M --generate --cache DIR --pgdata pgdata_1m \
+        --queries 100 --exhaustive
+
+A rerun with the same ``--cache`` and ``--pgdata`` reuses the store built before (``--build-only``
+builds it and stops); the server is stopped when the run ends unless ``--keep-server``.
 """
 from __future__ import annotations
 
@@ -247,25 +252,27 @@ def main() -> int:
     import pgserver
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--size", default="100k")
-    ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--k", type=int, default=10)
-    ap.add_argument("--processes", type=int, default=2)
-    ap.add_argument("--cache", type=Path, default=Path("/work/wt/cache/pgbm25"))
+    ap.add_argument("--size", default="100k", help="chunks: 100k, 1M or a number (default 100k)")
+    ap.add_argument("--queries", type=int, default=200, help="queries, each run by every engine (default 200)")
+    ap.add_argument("--k", type=int, default=10, help="results per query compared (default 10)")
+    ap.add_argument("--processes", type=int, default=2, help="loading processes of a build (default 2)")
+    ap.add_argument("--cache", type=Path, default=Path(__file__).resolve().parent / ".cache" / "pgbm25",
+                    help="folder of the SQLite store and the pgserver data folder, kept between runs (default %(default)s)")
     ap.add_argument("--pgdata", default="pgdata", help="the pgserver data folder's name inside --cache")
-    ap.add_argument("--build-only", action="store_true")
-    ap.add_argument("--keep-server", action="store_true", help="leave the pgserver running (another process uses it)")
+    ap.add_argument("--build-only", action="store_true", help="build the stores (if not built yet) and stop")
+    ap.add_argument("--keep-server", action="store_true",
+                    help="leave the pgserver running (another process uses it) and print the store's URL")
     ap.add_argument("--owner-only", action="store_true", help="no RLS reader row (pg-secure waits for a running VACUUM)")
     ap.add_argument("--generate", action="store_true",
                     help="PostgreSQL only, generated straight into it (no SQLite store: sizes it would take too long to build)")
     ap.add_argument("--exhaustive", action="store_true",
                     help="also PostgreSQL with no pruning (every term scored), the reference for the top-k ids")
-    ap.add_argument("--json", type=Path)
+    ap.add_argument("--json", type=Path, help="also write the figures to this file")
     args = ap.parse_args()
     n = parse_size(args.size)
     args.cache.mkdir(parents=True, exist_ok=True)
     search.CACHE = args.cache
-    report = {"chunks": n, "load_before": os.getloadavg(),
+    report = {"chunks": n, "load_before_build": os.getloadavg(),
               "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                                        cwd=Path(__file__).parent).stdout.strip()}
     sqlite_path = None
@@ -275,6 +282,8 @@ def main() -> int:
     try:
         url, report["postgres_build_s"] = ensure_postgres(srv, sqlite_path, n, args.processes, search.SEED,
                                                             reader=not args.owner_only)
+        if args.keep_server:  # for other commands on the same store: chunkwise check --db URL, ...
+            print(f"store (server left running): {url}", file=sys.stderr)
         if args.build_only:
             return 0
         reader = url.replace("postgresql://postgres:@", f"postgresql://{READER}@", 1)
@@ -285,6 +294,7 @@ def main() -> int:
         engines["postgres owner"] = url
         if not args.owner_only:
             engines["postgres reader"] = reader
+        report["load_before"] = os.getloadavg()  # the queries' (a build before them takes minutes)
         report["engines"] = measure(engines, queries, args.k)
         report["load_after"] = os.getloadavg()
     finally:

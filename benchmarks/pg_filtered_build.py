@@ -16,7 +16,7 @@ same neighbourhoods as the caller's: the hard case for a filtered walk), loaded 
 two processes with the secondary indexes dropped and rebuilt; the HNSW index is the store's own
 (``finish_run``), built with ``maintenance_work_mem`` large enough for its graph.
 
-    PYTHONPATH=src .venv/bin/python benchmarks/pg_filtered_build.py --pgdata /work/wt/cache/pgfilter/pgdata
+    PYTHONPATH=src .venv/bin/python benchmarks/pg_filtered_build.py --pgdata DIR/pgdata
 """
 from __future__ import annotations
 

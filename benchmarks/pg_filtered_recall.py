@@ -21,7 +21,7 @@ results on ``f100k``; then callers of 1-20% of the million (``b`` and ``c`` grou
 owner and (``--rls``) as a row-level-security reader. CPU per query is the client's plus the
 server backend's (``/proc``), over all queries of a path.
 
-    .venv/bin/python benchmarks/pg_filtered_recall.py --pgdata /work/wt/cache/pgfilter/pgdata --queries 40 --rls
+    .venv/bin/python benchmarks/pg_filtered_recall.py --pgdata DIR/pgdata --queries 40 --rls
 """
 from __future__ import annotations
 

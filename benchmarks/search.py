@@ -461,9 +461,6 @@ def report(results: list[dict], queries: int) -> str:
 def profile(path: Path, queries, k: int, what: str, budget: int) -> None:
     """cProfile (CPU time) of ``Retriever(bm25="sparse")``: ``rank(mode)`` for bm25|dense|hybrid, or
     ``search(hybrid, expand=what, budget)`` for none|neighbours|parent."""
-    import cProfile
-    import pstats
-
     from chunkwise.retrieve import Retriever
     from chunkwise.retrieve.bm25 import query_terms
 
@@ -481,13 +478,21 @@ def profile(path: Path, queries, k: int, what: str, budget: int) -> None:
             call = lambda q, g: sp.search(q, g, k=k, mode="hybrid", expand=what, budget=budget)  # noqa: E731
         for q, g in queries[:3]:
             call(q, g)
-        prof = cProfile.Profile(time.process_time)  # CPU time: the machine is shared
-        prof.enable()
-        for q, g in queries:
-            call(q, g)
-        prof.disable()
-    print(f"## cProfile (CPU s), {path.name}, {len(queries)} queries, {what}")
-    pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(16)
+        cpu_profile(call, queries, f"{path.name}, {len(queries)} queries, {what}")
+
+
+def cpu_profile(call, queries, title: str, lines: int = 16) -> None:
+    """Print the cProfile (CPU time: the machine is shared) of ``call(query, groups)`` over ``queries``."""
+    import cProfile
+    import pstats
+
+    prof = cProfile.Profile(time.process_time)
+    prof.enable()
+    for q, g in queries:
+        call(q, g)
+    prof.disable()
+    print(f"## cProfile (CPU s), {title}")
+    pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(lines)
 
 
 def parse_size(text: str) -> int:
@@ -497,6 +502,7 @@ def parse_size(text: str) -> int:
 
 
 def main(argv=None) -> int:
+    global CACHE
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="10k,100k,1M")
     ap.add_argument("--seed", type=int, default=SEED)
@@ -510,9 +516,12 @@ def main(argv=None) -> int:
                     "builds (no queries): the size table without the latency runs")
     ap.add_argument("--report", action="store_true", help="print the table from the saved per-size results only")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--cache", type=Path, default=CACHE, help="directory of the generated stores and saved "
+                    "results (default benchmarks/.cache; the 1M store is ~6 GB)")
     ap.add_argument("--profile", choices=("bm25", "dense", "hybrid", "none", "neighbours", "parent"),
                     help="only cProfile the sparse retriever: rank(mode), or search(hybrid, expand=..., budget)")
     args = ap.parse_args(argv)
+    CACHE = args.cache
     sizes = [parse_size(s) for s in args.sizes.split(",")]
     results = []
     for n in sizes:

@@ -40,7 +40,9 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--cache", type=Path, default=search.CACHE, help="search.py's store directory")
     args = ap.parse_args()
+    search.CACHE = args.cache
     n = search.parse_size(args.size)
     path, built = search.ensure_store(n, search.SEED)
     report = {"chunks": n, "store_build_s": built, "load_before": os.getloadavg(),

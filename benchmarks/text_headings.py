@@ -12,9 +12,18 @@ below the deepest the table lists (``8.1.2.1`` under a listed ``8.1.2``: real, b
 Prose (``--prose DIR``): every ``.txt`` file under DIR (the books and letters of
 ``../shared/data/unstructured``); the figure is the number of heading blocks extracted (target 0).
 
-The RFC texts are public (rfc-editor.org); fetch them, e.g.
-``for n in 1035 2616 3986 6749; do curl -sO https://www.rfc-editor.org/rfc/rfc$n.txt; done``, and pass
-the folder:
+The RFC texts are public (rfc-editor.org): ``curl -sO https://www.rfc-editor.org/rfc/rfc$n.txt``. The
+figures in BENCHMARKS were measured on copies from public GitHub repositories (this machine has no
+network), byte for byte these files (repository, commit, path; git blob id to check a copy):
+
+    aykay76/mifty       d21aaeb5ebfd54b0c284c6b4f2a9dab42554e794 rfcs/rfc1035.txt  dbc5c5edaad9c64bfacd8fb2a6d2d937b4a85536
+    kjgrahn/allergy     e8621e6ecbc54104fa856bd080abd9b9d40fe3ea rfc2616.txt       b3c4f455f849817cd09784e480f2daee419c14e9
+    schrepfler/uri4s    1e8594125dd4eaeccfd21481e7940fba7fee7180 rfc3986.txt       41b6c89299b1220a9df32676ecf76644ca3101f8
+    sidgwick/read-rfc   ba987b4a2710e38f08485852fc703c2c683045e3 rfc6749.txt       a68759df4b26cf31d8326c87ec7c6118d79e8f5e
+
+e.g. ``git clone https://github.com/kjgrahn/allergy && git -C allergy show e8621e6:rfc2616.txt >
+DIR/rfc2616.txt``. The rfc2616 copy has its page breaks stripped (so ``13.5.4`` directly follows body
+text and is missed). Pass the folder:
 
     PYTHONPATH=src python benchmarks/text_headings.py --rfc DIR [--prose ../shared/data/unstructured] [--files]
 """
@@ -27,7 +36,7 @@ from collections import Counter
 from pathlib import Path
 
 _ENTRY = re.compile(r"^\s*(?:(?P<num>(?:Appendix\s+)?(?:[A-Z]|\d+)(?:\.\d+)*\.?)\s+)?(?P<title>\S.*?)"
-                    r"(?:\s*(?:\.\s*){2,}|\s{2,})\s*(?P<page>\d+)\s*$")
+                    r"(?:\s*(?:\.\s*){2,}|\s{2,}|\.(?=\d+\s*$))\s*(?P<page>\d+)\s*$")  # "...Dates.89": leader eaten
 _HEAD = re.compile(r"^\s*(?P<num>(?:Appendix\s+)?(?:[A-Z]|\d+)(?:\.\d+)*\.?)\s+(?P<title>\S.*)$")
 _WORD = re.compile(r"[^\W_]+")
 _FURNITURE = re.compile(r"\[Page \w+\]\s*$|^RFC \d+ ")  # page footers and running heads

@@ -2,11 +2,12 @@
 exactly what the slice-by-slice paths give: the speed work may not move a chunk boundary."""
 import re
 
+import numpy as np
 import pytest
 from conftest import chroma_texts, sizer
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from chunkwise.chunking import sizing
+from chunkwise.chunking import sizing, token_index
 from chunkwise.chunking.pack import _FINE_WORD
 from chunkwise.chunking import word_ends as word_ends_module
 from chunkwise.chunking.word_ends import word_ends
@@ -63,6 +64,20 @@ def test_the_index_is_built_for_real_corpora_and_counts_every_word():
         got = index.count(ends[:-1], ends[1:], lambda a, b: slow.append(a) or fast.count(text[a:b]))
         assert got == fast.count_many([text[a:b] for a, b in zip(ends, ends[1:])]), name
         assert len(slow) * 100 < len(ends), name  # word edges are nearly all read off the index
+
+
+def test_counts_off_the_position_table_equal_the_binary_search():
+    # Many spans (every word end) are read off a table of every position; it must give exactly the
+    # binary search's counts, and a text where two tokens start at one character keeps the search.
+    for name, text in chroma_texts().items():
+        index = TOKIE.for_text(text)._build_index(text)
+        ends = np.array([0, *word_ends(text), len(text)], dtype=np.int64)
+        assert index._before is None
+        assert (index._ends_before(ends) == np.searchsorted(index.starts, ends)).all(), name
+        assert index._before is not None, name
+    twice = token_index.TokenIndex(np.array([0, 2, 2, 5], dtype=np.int64), np.ones(8, dtype=bool))
+    p = np.tile(np.arange(8, dtype=np.int64), 4)
+    assert (twice._ends_before(p) == np.searchsorted(twice.starts, p)).all() and twice._before is None
 
 
 @pytest.mark.parametrize("text", ["a\x85b c", "x\x01y z", "a \x7f b"])

@@ -24,3 +24,11 @@ def test_rfc_score_counts_deeper_headings_apart(tmp_path):
     assert (row["toc"], row["recall_hit"], row["missed"]) == (3, 3, [])
     # 2.1.1 is two levels below the listed 2 (not "one below a listed entry"): extra, as are the appendix ones
     assert "#2.1.1" in row["extra"] and "#A" in row["extra"] and row["below_toc"] == 0
+
+
+def test_a_table_of_contents_entry_whose_page_number_ate_the_leader():
+    # RFC 2616: "13.3.4   Rules for ... Last-Modified Dates.89", then "13.3.5   Non-validating ..."
+    text = ("Table of Contents\n\n   13.3.4   Rules for When to Use Entity Tags and Dates.89\n"
+            "   13.3.5   Non-validating Conditionals ..............................90\n\n1 Introduction\n")
+    keys, body = text_headings.toc(text)
+    assert keys == ["#13.3.4", "#13.3.5"] and text[body:].startswith("1 Introduction")

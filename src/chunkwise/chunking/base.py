@@ -62,10 +62,10 @@ def drafts_from_pieces(pieces: Iterable[Piece], exact: bool | None = True, **met
     return out
 
 
-def drafts_from_rows(rows: Iterable[tuple]) -> list[Draft]:
+def drafts_from_rows(rows: Iterable[tuple], exact: bool = True) -> list[Draft]:
     """``drafts_from_pieces`` of ``pack_rows``' rows (a piece's fields as a tuple)."""
-    return [Draft(s, e, size, level, review, ((reason or "split_below_floor"),) if review else (), exact=exact)
-            for s, e, size, level, review, exact, reason in rows]
+    return [Draft(s, e, size, level, review, ((reason or "split_below_floor"),) if review else (),
+                  exact=row_exact and exact) for s, e, size, level, review, row_exact, reason in rows]
 
 
 _LABELS = {level: level.label for level in Level}
@@ -217,18 +217,19 @@ class BaseChunker:
             for i, (d, embed, size) in enumerate(kept)
         ]
 
-    def finalize_rows(self, text: str, rows: Sequence[tuple], title: str) -> list[Chunk]:
-        """``finalize(text, drafts_from_rows(rows), title)``, without a ``Draft`` per row when no row
-        has a header and every row keeps the cap as packed (the common case): the same sizes (an exact
-        sizer's sums, else one batched count of the slices), the same chunks. Anything else (a header,
-        a row over the cap to repair) is ``finalize``'s."""
+    def finalize_rows(self, text: str, rows: Sequence[tuple], title: str, exact: bool = True) -> list[Chunk]:
+        """``finalize(text, drafts_from_rows(rows, exact), title)``, without a ``Draft`` per row when no
+        row has a header and every row keeps the cap as packed (the common case): the same sizes (an
+        exact sizer's sums, else one batched count of the slices), the same chunks. Anything else (a
+        header, a row over the cap to repair) is ``finalize``'s. ``exact=False``: every row is
+        measured (fixed token windows report the measured size)."""
         _, header = self.body_budget((), title)
         if header:
-            return self.finalize(text, drafts_from_rows(rows), title)
+            return self.finalize(text, drafts_from_rows(rows, exact), title)
         overhead, cap, char_cap = self.sizer.overhead, self.cap, self.char_cap
         starts, ends = [r[0] for r in rows], [r[1] for r in rows]
-        if self.sizer.exact:
-            sizes = [size + overhead if exact else -1 for _, _, size, _, _, exact, _ in rows]
+        if self.sizer.exact and exact:
+            sizes = [size + overhead if row_exact else -1 for _, _, size, _, _, row_exact, _ in rows]
             todo = [i for i, size in enumerate(sizes) if size < 0]
             if todo:
                 counts = self.sizer.count_spans(text, [starts[i] for i in todo], [ends[i] for i in todo])
@@ -239,7 +240,7 @@ class BaseChunker:
             if overhead:
                 sizes = [c + overhead for c in sizes]
         if max(sizes, default=0) > cap or max(map(sub, ends, starts), default=0) > char_cap:
-            return self.finalize(text, drafts_from_rows(rows), title)
+            return self.finalize(text, drafts_from_rows(rows, exact), title)
         # Starts and ends both rising (no overlap, the usual case): no row lies inside another.
         keep = range(len(rows)) if all(map(lt, starts, starts[1:])) and all(map(lt, ends, ends[1:])) \
             else outermost(rows)

@@ -13,11 +13,12 @@ text). The last window stops at the end of the text: no duplicated tail window.
 from __future__ import annotations
 
 import re
-from chunkwise.chunking.base import BaseChunker, Draft, drafts_from_pieces
+from chunkwise.chunking.base import BaseChunker, Draft, drafts_from_rows
 from chunkwise.chunking.levels import Level
-from chunkwise.chunking.pack import _FINE_WORD
+from chunkwise.chunking.pack import _FINE_WORD, pack_rows
 from chunkwise.chunking.word_ends import word_ends
 from chunkwise.errors import ConfigError
+from chunkwise.types import Chunk
 
 _WORD = re.compile(r"\S+")
 
@@ -26,7 +27,25 @@ class FixedChunker(BaseChunker):
     name = "fixed"
     overlapping = True
 
+    def _chunk(self, text: str) -> list[Chunk]:
+        """Word and token windows go from the packer's rows straight to chunks (``finalize_rows``:
+        no ``Piece`` or ``Draft`` per window); the chunks are ``finalize``'s of ``drafts``."""
+        title = self.title_of(text)
+        rows = self._rows(text, title)
+        if rows is None:
+            return self.finalize(text, self.drafts(text, title), title)
+        return self.finalize_rows(text, rows, title, exact=self.config.unit != "tokens")
+
     def drafts(self, text: str, title: str) -> list[Draft]:
+        rows = self._rows(text, title)
+        if rows is None:
+            budget, _ = self.body_budget((), title)
+            return self._char_windows(text, budget, self.config.overlap)
+        # Token windows: the reported size is the measured size.
+        return drafts_from_rows(rows, exact=self.config.unit != "tokens")
+
+    def _rows(self, text: str, title: str) -> list[tuple] | None:
+        """The packer's rows of word and token windows (None for character windows)."""
         budget, _ = self.body_budget((), title)
         overlap = self.config.overlap
         if overlap >= budget:
@@ -35,7 +54,7 @@ class FixedChunker(BaseChunker):
                 "header and special tokens; lower --overlap or raise --size"
             )
         if self.config.unit == "chars":
-            return self._char_windows(text, budget, overlap)
+            return None
         words = self.config.unit == "words"
         ends = word_ends(text, cjk_alone=not words, as_array=True)  # ~230k a MB: one vectorised scan
         if ends is None:
@@ -44,9 +63,8 @@ class FixedChunker(BaseChunker):
             if ends and ends[-1] == len(text):
                 ends.pop()
         cuts = (ends, [Level.WORD] * len(ends))  # sorted, unique, inside the text: no merging needed
-        pieces = self.pack(text, 0, len(text), cuts, budget, title=title, overlap=overlap)
-        # Token windows: the reported size is the measured size.
-        return drafts_from_pieces(pieces, exact=None if self.config.unit == "tokens" else True)
+        return pack_rows(text, 0, len(text), cuts, self.sizer, budget, overlap=overlap,
+                         max_chars=self.body_chars((), title))
 
     def _char_windows(self, text: str, budget: int, overlap: int) -> list[Draft]:
         """Exactly N characters (whitespace counts), O of them shared; blank edges trimmed."""

@@ -17,6 +17,7 @@ from typing import Callable
 
 import numpy as np
 
+from chunkwise.chunking.codes import char_codes
 from chunkwise.chunking.levels import Level
 
 # ``pack._PLAIN_SPACE`` (this module does not import the packer: the packer imports it).
@@ -28,15 +29,6 @@ def _plain(codes: np.ndarray) -> np.ndarray:
     for c in _PLAIN_CODES[1:].tolist():
         out |= codes == c
     return out
-
-
-def _codes(text: str) -> np.ndarray | None:
-    if text.isascii():
-        return np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-    try:
-        return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    except UnicodeEncodeError:  # lone surrogates
-        return None
 
 
 def count_spans_array(sizer, text: str, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -64,7 +56,7 @@ def flat_segments(ctx, start: int, end: int, cuts: tuple, child_of: Callable, cl
     lengths = np.diff(pos)
     if int(lengths.max()) > ctx.long or (lengths <= 0).any():  # long segments get a plan: generic
         return None
-    codes = _codes(ctx.text)
+    codes = char_codes(ctx.text)
     if codes is None:
         return None
     counts = count_spans_array(ctx.sizer, ctx.text, pos[:-1], pos[1:])
@@ -107,8 +99,10 @@ class FlatSegments:
                                          int(self.prefix[k + 1] - self.prefix[k]))
         return self._children[k]
 
-    def units_before(self, s: int) -> tuple[int, bool]:
-        k = self.segment_of(s)
+    def units_before(self, s: int, k: int | None = None) -> tuple[int, bool]:
+        """Units before ``s`` (``k``: its segment, when the caller has it) and whether that is exact."""
+        if k is None:
+            k = self.segment_of(s)
         here = int(self.prefix[k])
         if s == self.pos[k]:
             return here, True
@@ -123,10 +117,10 @@ class FlatSegments:
         """``_Segments.reach`` for one level of cuts: the furthest candidate in reach is the cut."""
         pos, prefix = self.pos, self.prefix
         k = self.segment_of(s)
-        base, exact = self.units_before(s)
+        base, exact = self.units_before(s, k)
         j = int(prefix.searchsorted(base + budget, "right")) - 1
         j = min(j, int(pos.searchsorted(s + self.ctx.max_chars, "right")) - 1)
-        if limit is not None:
+        if limit is not None and limit < pos[-1]:  # the end of the range cuts nothing: no search
             j = min(j, int(pos.searchsorted(limit, "right")) - 1)
         if j > k:
             c = j

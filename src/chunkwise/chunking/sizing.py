@@ -29,6 +29,12 @@ _WORD = re.compile(r"\S+")
 _ASCII_BYTES = bytes(range(128))
 _CJK_TEXT = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0003ffff]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL_CHARS = tuple(map(chr, [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F]))  # _CONTROL's
+
+
+def _has_control(text: str) -> bool:
+    """``_CONTROL.search(text)`` of a whole document, one substring scan a character (~4x faster)."""
+    return any(c in text for c in _CONTROL_CHARS)
 # Below this length a document's slices are counted one by one (one pass over it would not pay).
 INDEX_MIN_CHARS = 2048
 # The one pass costs ~1.7 counting passes (ids, then the character map): it is made for a document
@@ -363,7 +369,7 @@ class TokieSizer(HFSizer):
         from chunkwise.chunking import token_index
         import numpy as np
 
-        if _CONTROL.search(text):
+        if _has_control(text):
             return None
         ids, _ = self._fast.encode_batch_flat([text], add_special_tokens=False)
         return token_index.build(text, ids, self._token_chars, self._unk, self._normalised_chars)

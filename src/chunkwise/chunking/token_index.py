@@ -24,6 +24,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from chunkwise.chunking.codes import char_codes
+
 # ASCII classes: a pre-token boundary sits next to whitespace or punctuation (BERT splits both).
 _BLANKS = (9, 10, 13, 32)
 _ASCII_SPLIT = np.zeros(128, dtype=bool)
@@ -37,6 +39,9 @@ _SOFT_BLANK = re.compile("\x85")
 # An unknown token ([UNK]) stands for a whole pre-token whose length is found from the text, one at
 # a time; past this many a document is counted slice by slice.
 MAX_UNKNOWN = 2048
+# A token index answers this many positions or more with a table of every position (``_ends_before``);
+# below it, by binary search (a table costs ~1 ns a character to build, a search ~20 ns a position).
+_TABLE_AFTER = 32
 # BERT's CJK ideograph ranges: each such character is a pre-token of its own.
 _CJK = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
         (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
@@ -88,11 +93,27 @@ class TokenIndex:
     """Token starts of one text (source character positions, ascending) and, per position, whether
     a cut there is a pre-token boundary (so a slice's count can be read off the starts)."""
 
-    __slots__ = ("starts", "safe")
+    __slots__ = ("starts", "safe", "_before")
 
     def __init__(self, starts: np.ndarray, safe: np.ndarray) -> None:
         self.starts = starts
         self.safe = safe
+        self._before: np.ndarray | None = None  # per position, the tokens starting before it (built on need)
+
+    def _ends_before(self, p: np.ndarray) -> np.ndarray:
+        """The tokens starting before each position of ``p``: ``searchsorted(starts, p)``. For many
+        positions (a fixed window's every word end: ~160,000 a MB) a table of all ``len + 1``
+        positions is read instead: one gather, ~6x cheaper than the binary searches it replaces."""
+        if self._before is None and p.size * _TABLE_AFTER >= self.safe.size:
+            starts = self.starts
+            if (starts[1:] > starts[:-1]).all():
+                before = np.zeros(self.safe.size, dtype=np.int32)  # one a position: 4 bytes a character
+                before[starts + 1] = 1  # distinct starts (a character making several tokens: no table)
+                np.cumsum(before, out=before)
+                self._before = before
+        if self._before is not None:
+            return self._before[p]
+        return np.searchsorted(self.starts, p)
 
     def count(self, starts: Sequence[int], ends: Sequence[int], slow: Callable[[int, int], int]) -> list[int]:
         """Tokens of each ``text[a:b]``; spans with an edge inside a word are given to ``slow``."""
@@ -102,7 +123,7 @@ class TokenIndex:
 
     def count_array(self, a: np.ndarray, b: np.ndarray, slow: Callable[[int, int], int]) -> np.ndarray:
         """``count`` of spans given as int64 arrays, as an array (the packer's flat top level)."""
-        out = np.searchsorted(self.starts, b) - np.searchsorted(self.starts, a)
+        out = np.subtract(self._ends_before(b), self._ends_before(a), dtype=np.int64)
         for i in np.flatnonzero(~(self.safe[a] & self.safe[b])).tolist():
             out[i] = slow(int(a[i]), int(b[i]))
         return out
@@ -125,15 +146,13 @@ def build(text: str, ids: np.ndarray, token_chars: np.ndarray, unk: int,
         lens[unknown] = 1  # placeholders until each is measured below
     if (lens <= 0).any():
         return None
-    if text.isascii():
-        code = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    code = char_codes(text)
+    if code is None:  # lone surrogates
+        return None
+    if code.dtype == np.uint8:  # ASCII
         source = np.flatnonzero(~_blank(code))  # the k-th normalised character's position
         split = _ASCII_SPLIT[code]
     else:
-        try:
-            code = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-        except UnicodeEncodeError:  # lone surrogates
-            return None
         high = code >= 128
         low = code.astype(np.uint8) & 127  # one byte a character; non-ASCII ones are set below
         per_char = (~_blank(low)).view(np.int8)  # 1 a character, 0 a blank

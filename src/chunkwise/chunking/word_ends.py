@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from chunkwise.chunking.codes import char_codes
 from chunkwise.chunking.pack import _CJK
 
 BLANK, WORD, ALONE = 0, 1, 2
@@ -44,12 +45,11 @@ def _ascii_classes(low: np.ndarray) -> np.ndarray:
 
 
 def _classes(text: str, cjk_alone: bool) -> np.ndarray | None:
-    if text.isascii():
-        return _ASCII[np.frombuffer(text.encode("ascii"), dtype=np.uint8)]
-    try:
-        code = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    except UnicodeEncodeError:  # lone surrogates: left to the regex
+    code = char_codes(text)
+    if code is None:  # lone surrogates: left to the regex
         return None
+    if code.dtype == np.uint8:  # ASCII
+        return _ASCII[code]
     high = code >= 128
     cls = _ascii_classes(code.astype(np.uint8))  # non-ASCII characters are set below
     where = np.flatnonzero(high)

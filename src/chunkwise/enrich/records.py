@@ -128,6 +128,8 @@ def iter_records(
     doubtful = {p.number: p.review_reason for p in doc.pages if p.review_reason}  # e.g. low OCR confidence
     title, author = str(meta.get("title") or ""), str(meta.get("author") or "")
     header_title = title or access.title_text  # what the chunker put in headers: front matter, else the first H1
+    source, version = source_uri or doc.source, str(meta.get("version") or "").strip()  # the same for every chunk
+    sections: dict[tuple, str] = {}  # (heading path, ordinal) -> section id: one hash per section, not per chunk
     for c, (cid, chash) in zip(chunks, identities):
         chunk_acl = access.tags_for(c.start_char, c.end_char)
         path = access.visible_path(tuple(c.heading_path), c.start_char, c.end_char)
@@ -145,14 +147,14 @@ def iter_records(
             reasons.append(UNREADABLE)
         elif not chunk_acl:
             reasons.append(access.missing_reason(c.start_char, c.end_char))
-        if not c.text.strip():
+        if not c.text or c.text.isspace():  # ``not c.text.strip()`` without copying the text
             reasons.append("empty_text")
         if doubtful and c.page is not None:
             reasons += sorted({doubtful[n] for n in range(c.page, (c.page_end or c.page) + 1) if n in doubtful})
         yield ChunkRecord(
             chunk_id=cid,
             doc_id=doc.doc_id,
-            source_uri=source_uri or doc.source,
+            source_uri=source,
             chunk_index=c.index,
             heading_path=path,
             start_char=c.start_char,
@@ -176,9 +178,10 @@ def iter_records(
             header_mode=header_mode,
             quality=REVIEW if reasons else READY,
             reasons=tuple(reasons),
-            section_id=ids.section_id(doc.doc_id, tuple(c.heading_path), c.section),
+            section_id=sections.get(key := (tuple(c.heading_path), c.section))
+            or sections.setdefault(key, ids.section_id(doc.doc_id, *key)),
             route=f"{strategy}:{ROUTES.get(c.kind, c.kind)}" if strategy else "",
-            doc_version=str(meta.get("version") or "").strip(),
+            doc_version=version,
         )
 
 

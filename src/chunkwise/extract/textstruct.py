@@ -9,9 +9,15 @@ Headings in plain text, conservative so that prose gets none it does not have:
   when a numbered sub-heading (``3.1``) exists, so a numbered list is not taken for headings;
 - underlined: a line followed by a line of one repeated ``= - ~ ^ * # +`` at least as long as 60% of
   it; levels in order of first appearance (as reStructuredText does);
-- a short ALL-CAPS line standing alone (``CHAPTER IV``);
+- a short ALL-CAPS line standing alone (``CHAPTER IV``), but not a line made only of names (``MARY``
+  signing a letter, a speaker in a play) unless a heading is right above it (``CHAPTER I`` then
+  ``MARY``): a word is a name when the text writes it capitalised inside a sentence (after a
+  lower-case letter or a comma) and never in lower case;
 - in a document whose paragraphs are indented (an RFC), a short line at the left margin standing
   alone (``Abstract``, ``Authors' Addresses``).
+RFC 2616 style: after a multi-part number the title may start with a number (``10.1.1 100 Continue``),
+and a one-part number with neither two spaces nor a sub-section (``11 Access Authentication``) counts
+when it continues, written the same way, the sequence of accepted top-level numbers.
 reStructuredText: section titles by underline (and optional overline), levels by order of
 appearance. Org: ``*`` headings (level = stars). ``include`` directives are never followed.
 """
@@ -31,6 +37,9 @@ _ORG_HEAD = re.compile(r"(\*+)[ \t]+(\S.*?)\s*$")
 _BULLET = re.compile(r"[ \t]*(?:[-*+•◦▪o]|\(?\d{1,3}[.)]|\(?[a-z][.)])[ \t]+\S")
 _BAD_END = (".", ",", ";", ":", "!")
 _LEADERS = re.compile(r"\.{4,}|\s{3,}|\.\s\.\s\.")
+_NUMBER_TITLE = re.compile(r"\d{1,4}[ \t]+\(?[A-Z]")
+_WORDS = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+_ROMAN = re.compile(r"M{0,4}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})")
 
 
 def lines(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, str]]:
@@ -49,7 +58,8 @@ def lines(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, 
 def blocks(text: str, flavour: str = "text", start: int = 0) -> list[Block]:
     """Heading, list item and paragraph blocks of ``text[start:]`` ("text", "rst" or "org")."""
     rows = lines(text, start)
-    heads = {"org": _org_headings, "rst": _rst_headings}.get(flavour, _text_headings)(rows)
+    heads = _org_headings(rows) if flavour == "org" else _rst_headings(rows) if flavour == "rst" \
+        else _text_headings(rows, text)
     out: list[Block] = []
     pos = start
     for a, b, level, title in heads:
@@ -95,8 +105,9 @@ def _indent_level(line: str) -> int:
 
 
 # -- plain text ----------------------------------------------------------------------------------------
-def _text_headings(rows: list[tuple[int, str]]) -> list[tuple[int, int, int, str]]:
+def _text_headings(rows: list[tuple[int, str]], text: str) -> list[tuple[int, int, int, str]]:
     found: dict[int, tuple[int, int, int, str]] = {}
+    names = _Names(text)
     numbered = []
     indented = _mostly_indented(rows)
     adorn_rank: dict[str, int] = {}
@@ -113,31 +124,100 @@ def _text_headings(rows: list[tuple[int, str]]) -> list[tuple[int, int, int, str
         if not _alone_after(rows, i) and not _next_is_body(rows, i, indented):
             continue
         m = _NUMBERED.match(line) if line[:1] not in " \t" else None
-        if m and _title_ok(m.group("title")):
+        if m and _title_ok(m.group("title"), digits="." in m.group("num")):
             parts = m.group("num").split(".")
             if parts[0].isalpha() and len(parts) == 1 and not m.group("app"):
                 continue  # "A. Smith" is a name, not appendix A
             numbered.append((i, off, line, m, parts))
             continue
         stripped = line.strip()
-        if _CAPS.fullmatch(stripped) and len(stripped.split()) <= 10 and _alone_after(rows, i):
+        if _CAPS.fullmatch(stripped) and len(stripped.split()) <= 10 and _alone_after(rows, i) \
+                and (_after_heading(rows, i, found) or not names.only_names(stripped)):
             found[i] = (off, off + len(line), 1, stripped)
         elif indented and line[:1] not in " \t" and _title_ok(stripped) and len(stripped) <= 60 \
                 and _alone_after(rows, i) and stripped[:1].isupper():
             found[i] = (off, off + len(line), 1, stripped)
-    multi = {p[0] for *_, p in numbered if len(p) > 1}
-    for i, off, line, m, parts in numbered:
-        if len(parts) == 1 and not m.group("app") and len(m.group("gap")) < 2 and parts[0] not in multi:
-            continue
+    for i, off, line, m, parts in _numbered_headings(numbered):
         found[i] = (off, off + len(line), min(len(parts), 6), line.strip())
     return [found[i] for i in sorted(found)]
 
 
-def _title_ok(title: str) -> bool:
+def _numbered_headings(numbered: list) -> list:
+    """The numbered candidates that are headings. A one-part number (``3. Results``) may be a list
+    item: it counts with two spaces after it (RFC style), with a sub-section (``3.1``), or when it
+    continues, written the same way, the sequence of accepted top-level numbers in a document that
+    has sub-sections (RFC 2616's ``10``, ``11 Access Authentication``, ``12``, where 11 has none)."""
+    multi = {p[0] for *_, p in numbered if len(p) > 1}
+    ok = [len(p) > 1 or m.group("app") or len(m.group("gap")) >= 2 or p[0] in multi for _, _, _, m, p in numbered]
+    top = {(p[0], m.group("dot")) for (*_, m, p), y in zip(numbered, ok) if y and len(p) == 1 and p[0].isdigit()}
+    grew = bool(multi)
+    while grew:
+        grew = False
+        for n, (*_, m, p) in enumerate(numbered):
+            if not ok[n] and p[0].isdigit() and not m.group("app") and \
+                    any((str(int(p[0]) + d), m.group("dot")) in top for d in (-1, 1)):
+                ok[n] = grew = True
+                top.add((p[0], m.group("dot")))
+    return [c for c, y in zip(numbered, ok) if y]
+
+
+def _title_ok(title: str, digits: bool = False) -> bool:
+    """A title: capitalised, short, no sentence end, no leaders. ``digits``: it may start with a number
+    followed by a capitalised word (``100 Continue``, under a multi-part section number)."""
     t = title.strip()
-    if not t or not t[:1].isupper() or len(t.split()) > 14 or len(t) > 100 or _LEADERS.search(t):
+    if not t or len(t.split()) > 14 or len(t) > 100 or _LEADERS.search(t):
+        return False
+    if not (t[:1].isupper() or (digits and _NUMBER_TITLE.match(t))):
         return False
     return not t.endswith(_BAD_END)
+
+
+class _Names:
+    """Which capitalised words of a text are names: written capitalised after a lower-case letter or a
+    comma (inside a sentence) and never in lower case. A short line of names alone (``MARY`` under a
+    letter, ``HAMLET`` above a speech) signs or labels text; it does not title a section. Each word
+    costs one scan of the text, so at most ``LIMIT`` distinct words are looked up per document (past
+    that a line is taken as a title, as before this rule)."""
+
+    LIMIT = 64
+
+    def __init__(self, text: str):
+        self.text = text
+        self.seen: dict[str, bool] = {}
+
+    def only_names(self, line: str) -> bool:
+        words = [w for w in _WORDS.findall(line) if len(w) > 1 and not _ROMAN.fullmatch(w.upper())]
+        return 0 < len(words) <= 3 and all(self.is_name(w) for w in words)
+
+    def is_name(self, word: str) -> bool:
+        w = word.lower()
+        if w not in self.seen:
+            if len(self.seen) >= self.LIMIT:
+                return False
+            self.seen[w] = self._scan(w)
+        return self.seen[w]
+
+    def _scan(self, w: str) -> bool:
+        text, name = self.text, False
+        for m in re.finditer(f"(?:{re.escape(w)}|{re.escape(w[:1].upper() + w[1:])})(?![^\\W_])", text):
+            s = m.start()
+            if s and (text[s - 1].isalnum() or text[s - 1] == "_"):
+                continue  # inside a longer word
+            if m.group()[0].islower():
+                return False
+            k = s - 1
+            while not name and k >= 0 and text[k].isspace():
+                k -= 1
+            name = name or (k >= 0 and k < s - 1 and (text[k] in ",;" or text[k].islower()))
+        return name
+
+
+def _after_heading(rows, i: int, found: dict) -> bool:
+    """The nearest line above with text is a heading (``CHAPTER I`` above a title that is a name)."""
+    j = i - 1
+    while j >= 0 and not rows[j][1].strip():
+        j -= 1
+    return j in found
 
 
 def _alone_before(rows, i: int) -> bool:

@@ -80,7 +80,7 @@ _LIGATURE_RE = re.compile(f"[{''.join(LIGATURES)}]")
 
 def fold_ligatures(text: str) -> Normalised:
     """ﬀ ﬁ ﬂ ﬃ ﬄ ﬅ ﬆ -> ff fi fl ffi ffl st st; the letters of one ligature map to its position."""
-    if text.isascii() or not _LIGATURE_RE.search(text):
+    if text.isascii() or not any(ch in text for ch in LIGATURES):  # 7 substring scans in C beat one regex pass
         return Normalised.identity(text)
     return apply_edits(text, [(m.start(), m.end(), LIGATURES[m.group()]) for m in _LIGATURE_RE.finditer(text)])
 

@@ -127,25 +127,97 @@ class SparseBM25:
         return uniq, np.bincount(inverse, weights=np.concatenate([t for _, t in parts]), minlength=len(uniq))
 
     def scores(self, terms: Sequence[str], mask, stats: Stats, informative: bool = True,
-               weights: FieldWeights | None = None):
+               weights: FieldWeights | None = None, visible=None):
         """(positions with a non-zero score, their scores) among the positions ``mask`` admits, for
         the given query terms, scored with the statistics of those positions alone. With
-        ``informative``, terms at the idf floor *among them* are skipped when others remain."""
+        ``informative``, terms at the idf floor *among them* are skipped when others remain.
+        ``visible``: the same positions as ``layout.Visible`` (what the index passes): the same
+        result, read without a pass through the mask (``_visible_postings``)."""
         import numpy as np
 
         weights = weights or FieldWeights()
-        postings = [p for p in (self.postings(t, mask, weights) for t in terms) if p is not None]
-        if informative:
-            postings = [p for p in postings if not at_floor(stats.rows, len(p[0]))] or postings
+        if visible is None:
+            postings = [p for p in (self.postings(t, mask, weights) for t in terms) if p is not None]
+            if informative:
+                postings = [p for p in postings if not at_floor(stats.rows, len(p[0]))] or postings
+        else:
+            postings = self._visible_postings(terms, visible, stats, informative, weights)
         if not postings:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        pos = np.concatenate([p for p, _ in postings]).astype(np.int64)
-        w = np.concatenate([term_weights(tf, self.lengths[p], len(p), stats.rows, stats.avgdl) for p, tf in postings])
+        pos = np.concatenate([p[0] for p in postings]).astype(np.int64)
+        w = np.concatenate([term_weights(p[1], self.lengths[p[0]], len(p[0]), stats.rows, stats.avgdl)
+                            for p in postings])
         if len(postings) == 1:
             return pos, w.astype(np.float32)
-        total = np.bincount(pos, weights=w, minlength=self.n_rows)
+        if visible is None:
+            total = np.bincount(pos, weights=w, minlength=self.n_rows)
+            hit = np.flatnonzero(total)
+            return hit, total[hit].astype(np.float32)
+        # Summed in the caller's numbering (same order of additions: the same sums), then mapped back.
+        total = np.bincount(np.concatenate([p[2] for p in postings]), weights=w, minlength=visible.size)
         hit = np.flatnonzero(total)
-        return hit, total[hit].astype(np.float32)
+        return visible.where[hit], total[hit].astype(np.float32)
+
+    def _visible_postings(self, terms: Sequence[str], visible, stats: Stats, informative: bool,
+                          weights: FieldWeights) -> list:
+        """``postings`` of each term for the rows ``visible`` admits, as (positions, weighted
+        counts, the caller's numbers of those rows), with ``scores``' informative rule. A term's
+        postings are sorted by position: the caller's part of them is a binary search per range.
+        A term whose count in one field alone puts it at the floor is known to be skipped before
+        anything is copied (at a million rows the few terms in half of them hold most postings)."""
+        cuts, floor = [], []
+        for term in terms:
+            i = self.vocab.get(term)
+            cut = None if i is None else self._cut(i, visible, weights)
+            if cut is None:
+                continue
+            if informative and at_floor(stats.rows, max(int((hi - lo).sum()) for _, _, lo, hi in cut)):
+                floor.append(len(cuts))
+                cuts.append(cut)
+                continue
+            cuts.append(self._take(cut, visible))
+            if informative and at_floor(stats.rows, len(cuts[-1][0])):
+                floor.append(len(cuts) - 1)
+        if len(floor) == len(cuts):  # nothing informative: every term counts
+            return [c if isinstance(c, tuple) else self._take(c, visible) for c in cuts]
+        skipped = set(floor)
+        return [c for j, c in enumerate(cuts) if j not in skipped]
+
+    def _cut(self, i: int, visible, weights: FieldWeights) -> list | None:
+        """Per weighted field holding term ``i`` where ``visible`` admits it: (field, weight, first
+        and past-last posting per range); None when there is none."""
+        import numpy as np
+
+        out = []
+        for f, w in enumerate(weights.vector()):
+            if w <= 0:
+                continue
+            a, b = self.indptr[f][i], self.indptr[f][i + 1]
+            if a == b:
+                continue
+            pos = self.positions[f][a:b]  # bounds in its own dtype: a mixed search would copy the postings
+            lo = np.searchsorted(pos, visible.starts.astype(pos.dtype)) + a
+            hi = np.searchsorted(pos, visible.ends.astype(pos.dtype)) + a
+            if (hi > lo).any():
+                out.append((f, w, lo, hi))
+        return out or None
+
+    def _take(self, cut: list, visible) -> tuple:
+        """A ``_cut``'s postings: (positions, weighted counts, caller's numbers), fields merged."""
+        import numpy as np
+
+        parts = []
+        for f, w, lo, hi in cut:
+            runs = np.flatnonzero(hi > lo)
+            pos = np.concatenate([self.positions[f][lo[r]:hi[r]] for r in runs]).astype(np.int64)
+            tf = w * np.concatenate([self.tf[f][lo[r]:hi[r]] for r in runs]).astype(np.float64)
+            parts.append((pos, tf, pos - np.repeat(visible.shift[runs], (hi - lo)[runs])))
+        if len(parts) == 1:
+            return parts[0]
+        number = np.concatenate([n for _, _, n in parts])
+        uniq, inverse = np.unique(number, return_inverse=True)  # the caller's numbers sort as positions do
+        tf = np.bincount(inverse, weights=np.concatenate([t for _, t, _ in parts]), minlength=len(uniq))
+        return visible.where[uniq], tf, uniq
 
     @property
     def nbytes(self) -> int:

@@ -88,7 +88,8 @@ class SearchIndex:
                 self._stats.pop(next(iter(self._stats)))
             stats = self._stats[key] = self.bm25.stats(mask)
         for informative in (True, False):
-            pos, vals = self.bm25.scores(terms, mask, stats, informative, weights or self.field_weights)
+            pos, vals = self.bm25.scores(terms, mask, stats, informative, weights or self.field_weights,
+                                         self.layout.visible(groups))
             if pos.size >= k:
                 break  # else: rows matching only the skipped common terms are needed to reach k
         return self._top(pos, vals, k)
@@ -104,7 +105,7 @@ class SearchIndex:
     def _top(self, pos, vals, k):
         if not pos.size:
             return pos, vals
-        chosen = top_k(vals, k, self.tiebreak[pos])
+        chosen = top_k(vals, k, self.tiebreak, at=pos)
         return pos[chosen], vals[chosen]
 
     def tie_ranks(self, keys: Sequence[int]) -> dict[int, int]:

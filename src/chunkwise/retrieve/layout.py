@@ -20,6 +20,7 @@ class AccessLayout:
     bounds: list[tuple[int, int]]  # per signature, [start, end) in index positions
     by_tag: dict[str, list[int]]  # tag -> signature numbers
     _masks: dict = field(default_factory=dict, repr=False)
+    _visible: dict = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, tags: Sequence[tuple[str, ...]], tiebreak: Sequence[int]) -> "AccessLayout":
@@ -61,13 +62,53 @@ class AccessLayout:
         """Boolean array over positions; cached per group set (callers repeat their groups)."""
         import numpy as np
 
-        key = caller_groups(groups).tags
-        m = self._masks.get(key)
-        if m is None:
+        def build(key):
             m = np.zeros(self.size, dtype=bool)
             for a, b in self.slices(key):
                 m[a:b] = True
-            if len(self._masks) >= 32:
-                self._masks.pop(next(iter(self._masks)))
-            self._masks[key] = m
-        return m
+            return m
+
+        return _cached(self._masks, caller_groups(groups).tags, build)
+
+    def visible(self, groups) -> "Visible":
+        """The caller's slices as ``Visible``; cached per group set like ``mask``."""
+        return _cached(self._visible, caller_groups(groups).tags, lambda key: Visible.of(self.slices(key)))
+
+
+def _cached(cache: dict, key, build):
+    """``cache[key]``, built on a miss; the oldest of 32 entries goes first."""
+    value = cache.get(key)
+    if value is None:
+        if len(cache) >= 32:
+            cache.pop(next(iter(cache)))
+        value = cache[key] = build(key)
+    return value
+
+
+@dataclass(frozen=True)
+class Visible:
+    """The positions a caller may see as sorted, disjoint [start, end) ranges, and the same rows
+    numbered 0..n-1 in position order (``where[j]``: the position of the j-th). A term's postings
+    are sorted by position, so the caller's part of them is one binary search per range, not a
+    pass over all of them through a mask; and scores summed in the caller's own numbering need an
+    array of the rows they may see, not one of the whole index."""
+
+    starts: "object"  # numpy int64, one entry per range
+    ends: "object"
+    shift: "object"  # per range: a position minus this is its number in the caller's numbering
+    where: "object"  # numpy int64: the position of each visible row, ascending
+
+    @classmethod
+    def of(cls, slices: Sequence[tuple[int, int]]) -> "Visible":
+        import numpy as np
+
+        starts = np.array([a for a, _ in slices], dtype=np.int64)
+        ends = np.array([b for _, b in slices], dtype=np.int64)
+        lengths = ends - starts
+        where = np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in slices]) if slices \
+            else np.zeros(0, np.int64)
+        return cls(starts, ends, starts - (np.cumsum(lengths) - lengths), where)
+
+    @property
+    def size(self) -> int:
+        return len(self.where)

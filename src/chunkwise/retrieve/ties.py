@@ -36,9 +36,10 @@ def ranks(chunk_ids: Sequence[str]):
     return out
 
 
-def top_k(scores, k: int, tiebreak, candidates=None):
+def top_k(scores, k: int, tiebreak, candidates=None, at=None):
     """Indices of the ``k`` largest ``scores`` (numpy), ties broken by ascending ``tiebreak``
-    (``ranks``, aligned with ``scores``). Only positions in ``candidates`` (if given) are considered.
+    (``ranks``, aligned with ``scores``; with ``at``, score i's is ``tiebreak[at[i]]``: only the
+    few rows that reach the cut are looked up). Only positions in ``candidates`` (if given) are considered.
 
     Uses argpartition, then keeps every element tied with the k-th so that the tie-break, not
     the partition's internal order, decides who is in."""
@@ -52,7 +53,7 @@ def top_k(scores, k: int, tiebreak, candidates=None):
         kth = np.partition(vals, idx.size - k)[idx.size - k]
         keep = vals >= kth
         idx, vals = idx[keep], vals[keep]
-    order = np.lexsort((tiebreak[idx], -vals))
+    order = np.lexsort((tiebreak[idx if at is None else at[idx]], -vals))
     return idx[order[:k]]
 
 
