@@ -121,7 +121,7 @@ def audit(paths, root: str | Path | None = None, max_bytes: int = 50_000_000, in
     """Extraction audit rows, one per source (failures and skipped files included), in a stable order;
     each file is extracted and measured in a contained worker (``limits``: its memory and time per
     file, default ``Limits()``), and only its row comes back."""
-    from chunkwise.pipeline.documents import audit_sources
+    from chunkwise.pipeline.audit import audit_sources
     from chunkwise.sources import iter_sources
 
     yield from audit_sources(iter_sources(paths, root=root, max_bytes=max_bytes, include=include, exclude=exclude),

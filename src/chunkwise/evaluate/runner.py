@@ -366,7 +366,7 @@ def viewer(result: ConfigResult, texts: dict[str, str], questions: Sequence[Gold
 
 def audit_rows(docs: str | Path) -> list[dict]:
     """The extraction audit in the report's shape (tier 1: a bad PDF shows before any chunk does)."""
-    from chunkwise.pipeline.documents import audit_sources
+    from chunkwise.pipeline.audit import audit_sources
     from chunkwise.sources import iter_sources
 
     out = []

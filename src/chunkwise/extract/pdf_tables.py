@@ -38,6 +38,7 @@ from contextlib import contextmanager
 from typing import NamedTuple
 
 from chunkwise.extract import pdf_aligned
+from chunkwise.extract.pdf_dedupe import dedupe_chars
 
 MIN_RULES = 3  # a booktabs table draws three rules (a 2x2 grid at least six)
 MAX_TABLE_PAGES = 200  # pages handed to pdfplumber per document (each costs ~50 ms)
@@ -247,7 +248,7 @@ def _page_tables(page, seen: list | None = None, ruled: bool = True) -> list[Tab
     outside them (``pdf_aligned``). Characters drawn twice on the spot (bold faked by overprinting:
     "EENNFFOORRCCEEDD") are read once."""
     if _overprinted(page):  # dedupe_chars costs a third more on a big page: only when needed
-        page = page.dedupe_chars()
+        page = dedupe_chars(page)  # pdfplumber's, without its quadratic sort
     found = _ruled(page) if ruled and len(page.edges) >= MIN_RULES else []
     px0, ptop, px1, pbottom = page.bbox
     every = page.extract_words(extra_attrs=["size", "fontname"])

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from chunkwise.errors import DependencyError, InputError
 from chunkwise.types import Document
@@ -101,29 +100,3 @@ class ReadSource:
         from chunkwise.sources import SourceFile
 
         return read_source(src, self.options) if isinstance(src, SourceFile) else src
-
-
-class AuditSource:
-    """``sources.SourceFile`` -> its extraction ``AuditRow``, in the worker (the document stays
-    there: only the row's counts come back); a ``SourceError`` -> its failure row."""
-
-    def __call__(self, src):
-        from chunkwise.extract.audit import audit_document, audit_failure
-        from chunkwise.sources import SourceFile
-
-        if not isinstance(src, SourceFile):
-            return audit_failure(src.doc_id or str(src.path), src.error, src.skipped)
-        doc = read_source(src)
-        if isinstance(doc, SourceFailure):
-            return audit_failure(doc.source, doc.error, doc.skipped)
-        return audit_document(doc)
-
-
-def audit_sources(sources: Iterable, limits=None) -> Iterator:
-    """``AuditRow`` per source, each audited in a contained worker; a file whose worker failed is
-    an error row saying why (``over the 2048 MB memory limit``, ``worker crashed``, ...)."""
-    from chunkwise.extract.audit import audit_failure
-    from chunkwise.pipeline.contained import contained_map, source_name
-
-    return contained_map(AuditSource(), sources, lambda src, failure: audit_failure(source_name(src), failure.reason),
-                         limits)

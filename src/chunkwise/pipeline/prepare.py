@@ -151,7 +151,7 @@ class Preparer:
         if isinstance(task, PdfPages):  # a page range of a big PDF (pipeline/split.py)
             return scan(task)
         if isinstance(task, Join):  # its page ranges are scanned: the Document, then as below
-            task, doc = task.item, _joined(task, self.per_run()[1])
+            task, doc = task.item, joined_document(task, self.per_run()[1])
         elif (fanout := plan(task, self.split)) is not None:
             return fanout
         else:
@@ -315,7 +315,7 @@ def _packed(records, embedder, lexical: bool, seen_record, encode=None, codec=No
         raise
 
 
-def _joined(join, options) -> Document | SourceFailure:
+def joined_document(join, options) -> Document | SourceFailure:
     """A split PDF's Document from its scans, or why not (as ``read_source`` says it)."""
     from chunkwise.errors import DependencyError, InputError
     from chunkwise.pipeline.split import join as join_scans
