@@ -66,8 +66,11 @@ class Scan(NamedTuple):
 
 def page_count(data: bytes, source: str) -> int:
     """The number of pages (raises InputError for an unreadable file)."""
+    from chunkwise.extract.capture import captured_parts
+
     pypdf = _import_pypdf()
-    return len(_pages(pypdf, _open(pypdf, data, source), source))
+    with captured_parts():  # parser noise kept off stderr: the extraction that follows reports it
+        return len(_pages(pypdf, _open(pypdf, data, source), source))
 
 
 def scan(data: bytes, source: str, first: int = 0, last: int | None = None) -> Scan:
