@@ -17,7 +17,7 @@ import urllib.parse
 from array import array
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from chunkwise.access import AccessTags, acl_index
 from chunkwise.errors import InputError, StoreBusy, StoreError, StoreWriteError
@@ -47,7 +47,7 @@ _GROW = "UPDATE generation SET value = value + 1"  # before inserting chunks or 
 class SQLiteStore(DocumentWrites, ReadMixin):
     # one writer at a time (documents are written by the ingesting process); no roles: every row is read
     capabilities = Capabilities("sqlite", native_search=False, parallel_writes=False, filtered_reads=False,
-                                row_codec=SQLiteRows)
+                                row_codec=SQLiteRows, batched_writes=True)
 
     @property
     def ranker(self) -> LocalRanker:
@@ -173,7 +173,7 @@ class SQLiteStore(DocumentWrites, ReadMixin):
                 self.db.execute("INSERT INTO migrations VALUES (?, ?, datetime('now'))", (number, name))
 
     @contextmanager
-    def batch(self) -> Iterator[None]:
+    def batch(self) -> Iterator[Callable[[], None]]:
         """Group the writes made inside into few transactions: each ``atomic()`` in it is a savepoint
         (a failed document still rolls back alone) of one transaction that lasts until ``commit()``
         (the ingest calls it when the write stage would otherwise wait, or every few hundred
@@ -181,7 +181,7 @@ class SQLiteStore(DocumentWrites, ReadMixin):
         single writer's cost (WAL frames and FTS5 segments written per commit)."""
         self._batching = True
         try:
-            yield
+            yield self.commit
         finally:
             self._batching = False
             self.commit()
