@@ -59,6 +59,7 @@ DISTRIBUTIONS = [
     "langchain-core",
     "chonkie",
     "chonkie-core",
+    "llama-index-core",
     "semchunk",
     "semantic-text-splitter",
 ]
@@ -231,6 +232,33 @@ def chonkie_contenders() -> list[Contender]:
     ]
 
 
+def llamaindex_contenders() -> list[Contender]:
+    # LlamaIndex's splitters take a tokenizer callable (text -> token list): given MiniLM's ids from
+    # tokenizers, they count the same tokens as the other @256 contenders. Same size and overlap (0);
+    # what differs: TokenTextSplitter splits on " " then "\n" (no paragraph preference) and strips
+    # whitespace from its chunks; SentenceSplitter splits on "\n\n\n", then sentences (its bundled
+    # punkt), then clauses, then words, and merges them up to the size.
+    def splitter(kind: str) -> Callable[[Resources], Runner]:
+        def build(r: Resources) -> Runner:
+            try:
+                from llama_index.core.node_parser import SentenceSplitter, TokenTextSplitter
+            except ImportError as exc:
+                raise ImportError(f"llama-index-core is not installed ({exc}); pip install llama-index-core") from None
+
+            def tokenize(text: str) -> list[int]:
+                return r.hf.encode(text, add_special_tokens=False).ids
+
+            cls = {"token": TokenTextSplitter, "sentence": SentenceSplitter}[kind]
+            return Runner(cls(chunk_size=TOKENS, chunk_overlap=0, tokenizer=tokenize).split_text)
+
+        return build
+
+    return [
+        Contender("llamaindex token@256 (tokenizers)", splitter("token"), HF_IDS, "minilm"),
+        Contender("llamaindex sentence@256 (tokenizers)", splitter("sentence"), HF_IDS, "minilm"),
+    ]
+
+
 def other_peer_contenders() -> list[Contender]:
     def semchunk_build(r: Resources) -> Runner:
         import semchunk
@@ -291,6 +319,7 @@ def all_contenders() -> list[Contender]:
         pass_contenders()
         + langchain_contenders()
         + chonkie_contenders()
+        + llamaindex_contenders()
         + other_peer_contenders()
         + chunkwise_contenders()
     )

@@ -10,7 +10,7 @@ process):
   switched them off): every SQLite allocation takes one process-wide mutex;
 - ``statistics off``: as ``chunkwise serve`` runs (store/sqlite/threads.py);
 - ``... + progress N``: each thread's connection with the server's time-limit check every N virtual
-  machine steps (serve/engine.py ``CHECK_EVERY``), a Python call that needs the GIL.
+  machine steps (store/sqlite/limits.py ``CHECK_EVERY``), a Python call that needs the GIL.
 
 Phases alternate (alone, two at once, alone, ...) so a change of load falls on both. Two threads
 only share the cores when the machine has two idle: on a loaded machine they mostly take turns, and

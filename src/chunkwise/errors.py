@@ -57,6 +57,10 @@ class StoreError(ChunkwiseError):
     exit_code = 2
 
 
+class StoreTimeout(ChunkwiseError):
+    """A read ran past the time limit ``Store.time_limit`` set and the backend stopped it."""
+
+
 class StoreWriteError(ChunkwiseError):
     """The store could not be written (a full disk, a file size limit, an I/O error): fatal to the
     run, never one document's error; the transaction in progress is rolled back."""

@@ -147,8 +147,7 @@ class DocumentPlan:
         self.stage, self.doc, self.vectors, self.batch = stage, doc, vectors, max(1, batch)
         self.stats, self.needed = IngestStats(), set()
         records = doc.records
-        codec = getattr(stage.store, "capabilities", None)
-        codec = getattr(codec, "row_codec", None)
+        codec = stage.store.capabilities.row_codec
         self.encoded = getattr(records, "codec", None) is not None and records.codec is codec
 
     def begin(self, state: DocumentState | None) -> bool:
@@ -199,7 +198,7 @@ class DocumentPlan:
 
 
 class WriteStage:
-    """Writes prepared documents. In ``batched()`` (a store with ``batch()``: SQLite) documents
+    """Writes prepared documents. In ``batched()`` (a store with ``batched_writes``: SQLite) documents
     share a transaction, each still atomic on its own (a savepoint), committed every
     ``BATCH_DOCS`` documents, every ``BATCH_SECONDS``, and by ``idle()`` (the executor waits for
     the next file; it calls ``idle`` again every ``sandbox.processes.IDLE_TICK`` while it waits)
@@ -220,18 +219,18 @@ class WriteStage:
         self.store, self.root, self.inputs, self.now, self.model = store, root, inputs, now, model
         self.embedding, self.stats, self.dry_run = embedding, stats, dry_run
         self._pending, self._since = 0, 0.0
+        self._commit = None  # the open batch's (``Store.batch``)
 
     @contextlib.contextmanager
     def batched(self):
-        own = None if self.dry_run else getattr(self.store, "batch", None)
-        if own is None:
+        if self.dry_run or not self.store.capabilities.batched_writes:
             yield self
             return
-        with own():
+        with self.store.batch() as self._commit:
             try:
                 yield self
             finally:
-                self._pending = 0
+                self._pending, self._commit = 0, None
 
     def idle(self) -> None:
         """Commit what the open batch holds once it is ``IDLE_SECONDS`` old (called before waiting
@@ -242,11 +241,11 @@ class WriteStage:
     def commit(self) -> None:
         """Commit what the open batch holds, whatever its age."""
         if self._pending:
-            self.store.commit()
+            self._commit()
             self._pending = 0
 
     def _wrote(self) -> None:
-        if getattr(self.store, "batch", None) is None:
+        if self._commit is None:  # not in a batch: every write committed on its own
             return
         if not self._pending:
             self._since = time.monotonic()

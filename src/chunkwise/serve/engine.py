@@ -23,28 +23,21 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sqlite3
 import sys
 import threading
-import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from typing import Any, Callable, Sequence
 
 from chunkwise import api
-from chunkwise.errors import StoreError, StoreLost
+from chunkwise.errors import StoreError, StoreLost, StoreTimeout
 
 CORES = os.cpu_count() or 1
 WORKERS = max(2, min(4, CORES))
 MAX_WORKERS = 64
 QUERY_SECONDS = 10.0
 QUEUE_PER_WORKER = 16  # waiting jobs per worker before new ones are refused (Busy)
-# SQLite virtual-machine steps between two looks at the clock. Each look is a Python call, so it
-# needs the GIL: beside another worker's Python that is a wait and a hand-over. A bm25 search at 100k
-# chunks runs ~700k steps (~35 ms): ~7 looks at this spacing (70 at 10,000, which cost two searches at
-# once 7-15% of their throughput: benchmarks/search_threads.py); still ~5 ms apart.
-CHECK_EVERY = 100_000
 
 
 class QueryTimeout(Exception):
@@ -249,42 +242,13 @@ class Engine:
 
     @contextmanager
     def _limited(self, retriever):
-        """Run one job under the time limit. SQLite: the progress handler stops the statement running
-        when it passes (once: the snapshot's COMMIT after it must run). PostgreSQL: the session's
-        ``statement_timeout`` for the job's statements (the connection is in autocommit between jobs)."""
-        db = getattr(retriever.store, "db", None)
-        handler = getattr(db, "set_progress_handler", None)
-        postgres = db is not None and type(db).__module__.startswith("psycopg")
-        deadline = time.monotonic() + self.query_seconds
-        fired = [False]
-
-        def check() -> int:
-            if not fired[0] and time.monotonic() > deadline:
-                fired[0] = True
-                return 1
-            return 0
-
-        if handler is not None:
-            handler(check, CHECK_EVERY)
-        if postgres:
-            db.execute("SELECT set_config('statement_timeout', %s, false)", (f"{max(1, int(self.query_seconds * 1000))}ms",))
+        """Run one job under the time limit: the store stops the statement running when it passes
+        (``Store.time_limit``: SQLite's progress handler, PostgreSQL's ``statement_timeout``)."""
         try:
-            yield
-        except sqlite3.OperationalError as exc:
-            if fired[0] and "interrupt" in str(exc):
-                raise self._timeout() from None
-            raise
-        except Exception as exc:
-            if postgres and type(exc).__name__ == "QueryCanceled":
-                raise self._timeout() from None
-            raise
-        finally:
-            if handler is not None:
-                handler(None, CHECK_EVERY)
-            if isinstance(db, sqlite3.Connection) and db.in_transaction:
-                db.rollback()  # never keep a snapshot a failed job left open
-            if postgres and not db.closed:
-                db.execute("RESET statement_timeout")
+            with retriever.store.time_limit(self.query_seconds):
+                yield
+        except StoreTimeout:
+            raise self._timeout() from None
 
     def _timeout(self) -> QueryTimeout:
         return QueryTimeout(f"the search ran past its {self.query_seconds:g} s limit and was stopped; ask a narrower "
@@ -343,8 +307,7 @@ class Engine:
             try:
                 if self._status_store is None:
                     self._status_store = api.open_store(self.db)
-                read = getattr(self._status_store, "generation", None)
-                generation = read() if read is not None else None
+                generation = self._status_store.generation()
                 break
             except Exception as exc:
                 lost = store_lost(exc, reopening=self._status_store is None)

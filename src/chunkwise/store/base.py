@@ -12,7 +12,7 @@ that fresh state, and applies the result in the same transaction. A second write
 store's timeout) and then gets ``StoreBusy``; readers never block. That protocol is written once,
 for every backend, in ``store.writing``.
 
-Three protocols, so each caller sees only what it needs: ``Store`` (24 methods: documents, writes,
+Three protocols, so each caller sees only what it needs: ``Store`` (27 methods: documents, writes,
 vectors, runs, reads) with typed ``Capabilities`` instead of probing for methods, and the
 backend's ranker — ``LocalRanker`` (SQLite: term lookups and rows for in-memory indexes) or
 ``ServerRanker`` (PostgreSQL: BM25F and nearest neighbours inside the server) — as ``store.ranker``.
@@ -20,7 +20,7 @@ backend's ranker — ``LocalRanker`` (SQLite: term lookups and rows for in-memor
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Mapping, Protocol, Sequence
+from typing import Callable, ContextManager, Iterable, Iterator, Mapping, Protocol, Sequence
 
 from chunkwise.errors import StoreBusy
 from chunkwise.lexical import FIELDS
@@ -188,7 +188,10 @@ class Capabilities:
     (a server takes their transactions in parallel; SQLite takes one writer at a time).
     ``filtered_reads``: the database itself filters this connection's reads (a PostgreSQL reader
     under row-level security): whole-store reads (the gate, the manifest, in-memory indexes)
-    cannot work, and every read runs under ``as_caller``."""
+    cannot work, and every read runs under ``as_caller``.
+    ``batched_writes``: inside ``batch()`` documents share one transaction until its ``commit``
+    (SQLite: a commit is most of the single writer's cost per small document); otherwise every
+    document's write commits on its own and ``batch()`` changes nothing."""
 
     backend: str  # "sqlite" | "postgresql"
     native_search: bool
@@ -199,6 +202,7 @@ class Capabilities:
     # ``store.sqlite.rows.SQLiteRows``), so ingest's workers encode the rows and the single writer
     # only executes statements; None: the store encodes the records it is given itself.
     row_codec: object = None
+    batched_writes: bool = False
 
 
 @dataclass(frozen=True)
@@ -280,7 +284,7 @@ class ServerRanker(Protocol):
 
 
 class Store(Protocol):
-    """One index: 24 methods, two typed attributes. Every method is its own short transaction unless
+    """One index: 27 methods, four typed attributes. Every method is its own short transaction unless
     stated otherwise. What differs between backends is stated, not probed: ``capabilities``; how a
     backend ranks is its ``ranker`` (``LocalRanker`` or ``ServerRanker``, by ``capabilities.native_search``)."""
 
@@ -313,6 +317,10 @@ class Store(Protocol):
     def remove_missing(self, root: str, prefix: str, seen: set[str], *, dry_run: bool = False) -> int:
         """Delete the documents under ``root``/``prefix`` whose path is not in ``seen`` (and their
         chunks and version links); returns the chunks removed (``dry_run``: would remove)."""
+    def batch(self) -> ContextManager[Callable[[], None]]:
+        """Context manager yielding ``commit``: the writes inside share transactions that end at each
+        ``commit()`` and at the block's end (``capabilities.batched_writes``; else each write commits
+        on its own and ``commit`` does nothing). Written once for a backend without (store/writing.py)."""
     def relink_versions(self, derive: Callable[[list[DocumentRow]], Sequence[VersionLink]]) -> list[VersionLink]:
         """In one write transaction: read every document, call ``derive`` (pure; may raise to abort)
         and replace all stored version links with what it returns (links to unknown ids are dropped).
@@ -341,6 +349,10 @@ class Store(Protocol):
     def generation(self) -> int | None:
         """A number that grows with every committed change of chunks or vectors (None: unknown to
         this role): what a long-lived reader compares to know its in-memory index is stale."""
+    def time_limit(self, seconds: float) -> ContextManager[None]:
+        """Context manager: a statement still running ``seconds`` after it is entered is stopped and
+        ``StoreTimeout`` raised (SQLite: a progress handler; PostgreSQL: ``statement_timeout``); on
+        the way out no snapshot is left open. A server's worker bounds each search with it."""
     def as_caller(self, groups: Sequence[str]):
         """Context manager: the reads inside are those of a caller holding ``groups`` (PostgreSQL:
         one read-only snapshot with the groups set for row-level security; SQLite: nothing to do).

@@ -12,6 +12,7 @@ store, so a record is split into columns the same way everywhere.
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from typing import Callable, ContextManager, Iterator, Protocol, Sequence
 
 from chunkwise.access import AccessTags
@@ -46,6 +47,10 @@ class WritePrimitives(Protocol):
     def _replace_links(self, links: Sequence[VersionLink]) -> None: ...
     def document_states(self, root: str, prefix: str = "") -> dict[str, DocumentState]: ...
     def documents(self) -> list[DocumentRow]: ...
+
+
+def _nothing() -> None:
+    pass
 
 
 def check_owner(doc: DocumentRow, owner: tuple[str, str] | None) -> None:
@@ -89,7 +94,13 @@ class DocumentPlan(Protocol):
 
 class DocumentWrites:
     """``Store.write_document``, ``write_streamed``, ``remove_missing`` and ``relink_versions`` over
-    ``WritePrimitives``."""
+    ``WritePrimitives``, and ``batch`` for a backend without ``batched_writes``."""
+
+    @contextmanager
+    def batch(self) -> Iterator[Callable[[], None]]:
+        """Every write commits on its own: nothing to group, nothing to commit."""
+        yield _nothing
+
 
     def write_document(self: WritePrimitives, doc: DocumentRow,
                        decide: Callable[[DocumentState | None, dict[str, dict]], DocumentDiff | None]

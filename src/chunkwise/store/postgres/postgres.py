@@ -17,6 +17,7 @@ import urllib.parse
 from contextlib import contextmanager
 from typing import Iterable, Mapping, Sequence
 
+import chunkwise.store.postgres.pg_limits as pg_limits
 import chunkwise.store.postgres.pg_security as pg_security
 from chunkwise.access import READY
 from chunkwise.errors import DependencyError, InputError, StoreBusy, StoreError, StoreWriteError
@@ -108,6 +109,9 @@ class PostgresStore(DocumentWrites, PostgresReads):
 
     def close(self) -> None:
         self.db.close()
+
+    def time_limit(self, seconds: float):
+        return pg_limits.time_limit(self.db, seconds, self._errors)
 
     def __enter__(self) -> "PostgresStore":
         return self

@@ -15,7 +15,7 @@ import struct
 import urllib.parse
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from chunkwise.access import AccessTags, acl_index
 from chunkwise.errors import InputError, StoreBusy, StoreError, StoreWriteError
@@ -37,7 +37,7 @@ _BATCH_CACHE = -64 * 1024  # the page cache in KiB (negative) while batch() writ
 class SQLiteStore(DocumentWrites, ReadMixin):
     # one writer at a time (documents are written by the ingesting process); no roles: every row is read
     capabilities = Capabilities("sqlite", native_search=False, parallel_writes=False, filtered_reads=False,
-                                row_codec=SQLiteRows)
+                                row_codec=SQLiteRows, batched_writes=True)
 
     @property
     def ranker(self) -> LocalRanker:
@@ -163,7 +163,7 @@ class SQLiteStore(DocumentWrites, ReadMixin):
                 self.db.execute("INSERT INTO migrations VALUES (?, ?, datetime('now'))", (number, name))
 
     @contextmanager
-    def batch(self) -> Iterator[None]:
+    def batch(self) -> Iterator[Callable[[], None]]:
         """Group the writes made inside into few transactions: each ``atomic()`` in it is a savepoint
         (a failed document still rolls back alone) of one transaction that lasts until ``commit()``
         (called when the write stage would wait, or every few hundred documents) or the block's end.
@@ -175,7 +175,7 @@ class SQLiteStore(DocumentWrites, ReadMixin):
         before = self.db.execute("PRAGMA cache_size").fetchone()[0]
         self.db.execute(f"PRAGMA cache_size={_BATCH_CACHE}")
         try:
-            yield
+            yield self.commit
         finally:
             self._batching = False
             self.commit()

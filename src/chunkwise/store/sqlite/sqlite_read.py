@@ -15,7 +15,7 @@ from chunkwise.access import AccessTags, caller_groups
 from chunkwise.lexical import B, FIELDS, K1
 from chunkwise.store.base import (DocumentRow, Postings, ServableRows, StoreCounts, StoredChunk, VersionLink,
                                   servable_columns, tie_ranks)
-from chunkwise.store.sqlite import postings
+from chunkwise.store.sqlite import limits, postings
 
 _MATCHED_SQL = postings.matched_sql(len(FIELDS))
 _CHUNK_SQL = """SELECT c.rowid, c.chunk_id, c.doc_id, c.chunk_index, c.record, c.text, c.embed_text, c.acl, c.quality,
@@ -255,6 +255,9 @@ class ReadMixin:
     def generation(self) -> int:
         """Grows with every committed change of chunks or vectors (schema migration 9)."""
         return self.db.execute("SELECT value FROM generation").fetchone()[0]
+
+    def time_limit(self, seconds: float):
+        return limits.time_limit(self.db, seconds)
 
     def has_vectors(self) -> bool:
         return self.db.execute("SELECT 1 FROM chunks c JOIN vectors v ON v.embed_key = c.embed_key"
