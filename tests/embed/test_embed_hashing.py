@@ -249,3 +249,21 @@ def test_pickles_as_its_recipe():
 def test_one_string_is_refused():
     with pytest.raises(TypeError):
         HashingEmbedder().embed("a whole text, not a list")
+
+
+def test_a_subclass_that_overrides_embed_is_obeyed_by_the_float32_path():
+    # Ingest asks for float32 vectors; a subclass (a test double, a wrapper that calls a service)
+    # that changes embed() must get its own vectors and errors there, not the base class's.
+    class Down(HashingEmbedder):
+        def embed(self, texts):
+            raise RuntimeError("service down")
+
+    class Doubled(HashingEmbedder):
+        def embed(self, texts):
+            return [[2 * x for x in v] for v in super().embed(texts)]
+
+    with pytest.raises(RuntimeError, match="service down"):
+        Down().embed_float32(TEXTS)
+    base, doubled = HashingEmbedder(), Doubled()
+    assert [list(v) for v in doubled.embed_float32(TEXTS)] == \
+        [[2 * x for x in v] for v in base.embed_float32(TEXTS)]

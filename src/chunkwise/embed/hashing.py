@@ -138,7 +138,10 @@ class HashingEmbedder:
     def embed_float32(self, texts: Sequence[str]) -> list[array]:
         """``[array("f", v) for v in embed(texts)]``, the same values, without the lists of floats
         in between (numpy rounds each to float32 as ``array`` does): ingest stores float32 vectors,
-        and making and converting the lists was ~a fifth of embedding a small file's chunks."""
+        and making and converting the lists was ~a fifth of embedding a small file's chunks. A
+        subclass that overrides ``embed`` is obeyed (its vectors, its errors)."""
+        if type(self).embed is not HashingEmbedder.embed:
+            return [array("f", v) for v in self.embed(texts)]
         return self._embed(texts, True)
 
     def _embed(self, texts: Sequence[str], float32: bool) -> list:
