@@ -33,6 +33,9 @@ class Line(NamedTuple):
     x: float | None  # left edge of the first glyph
     bold: bool = False
     italic: bool = False
+    # (x0, y low, x1, y high) in PDF user space: from glyph origins and the font size, without font
+    # metrics (the right edge is an estimate, ``GLYPH_EM`` a glyph); None when positions are unknown
+    box: tuple[float, float, float, float] | None = None
 
 
 class _Char(NamedTuple):
@@ -46,6 +49,8 @@ class _Char(NamedTuple):
 _UNKNOWN = _Char(0.0, None, None, False)
 ITALIC_MARKS = ("italic", "oblique", "-it", "cmti", "slanted")
 COLUMN_ALIGN = 3.0  # points: right-column lines of a real second column start this close to each other
+GLYPH_EM = 0.5  # a line box's estimated glyph width (ems), from the last glyph origin known to its right edge
+ASCENT, DESCENT = 0.8, 0.25  # ems above and below the baseline that a line box covers
 
 
 def page_lines(pypdf, page, width: float, stats: dict | None = None) -> tuple[list[Line], int]:
@@ -151,7 +156,37 @@ def _line(part: str, chars: list[_Char]) -> Line:
     visible = [c for ch, c in zip(part, chars) if not ch.isspace()]
     bold = sum(c.bold for c in visible) >= 0.8 * len(visible)
     italic = sum(c.italic for c in visible) >= 0.8 * len(visible)
-    return Line(text, counts.most_common(1)[0][0], chars[first].y, chars[first].x, bold, italic)
+    return Line(text, counts.most_common(1)[0][0], chars[first].y, chars[first].x, bold, italic, _box(part, chars))
+
+
+def _box(part: str, chars: list[_Char]) -> tuple[float, float, float, float] | None:
+    """A line's box: every run of characters drawn by one text piece starts at the piece's origin and
+    is taken to run ``GLYPH_EM`` per character; the height is ``ASCENT`` over and ``DESCENT`` under
+    the baseline. Why estimates: pypdf reports where a piece starts, not glyph widths."""
+    x0 = x1 = lo = hi = None
+    i = 0
+    while i < len(part):
+        c, j = chars[i], i
+        while j < len(part) and chars[j] is c:
+            j += 1
+        run = part[i:j]
+        seen = len(run.rstrip())
+        if c.x is not None and c.y is not None and seen:
+            end = c.x + seen * c.size * GLYPH_EM
+            x0 = c.x if x0 is None else min(x0, c.x)
+            x1 = end if x1 is None else max(x1, end)
+            lo = c.y - DESCENT * c.size if lo is None else min(lo, c.y - DESCENT * c.size)
+            hi = c.y + ASCENT * c.size if hi is None else max(hi, c.y + ASCENT * c.size)
+        i = j
+    return None if x0 is None else (x0, lo, x1, hi)
+
+
+def union(boxes) -> tuple[float, float, float, float] | None:
+    """The smallest box around the given ones (None entries skipped; None when there are none)."""
+    known = [b for b in boxes if b is not None]
+    if not known:
+        return None
+    return (min(b[0] for b in known), min(b[1] for b in known), max(b[2] for b in known), max(b[3] for b in known))
 
 
 def _reading_order(rows: list[list[Line]], width: float) -> list[Line]:
@@ -186,4 +221,4 @@ def _merge(segs: list[Line]) -> list[Line]:
     if len(segs) == 1:
         return segs
     first = segs[0]
-    return [first._replace(text=" ".join(s.text for s in segs if s.text))]
+    return [first._replace(text=" ".join(s.text for s in segs if s.text), box=union(s.box for s in segs))]
