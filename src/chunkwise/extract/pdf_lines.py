@@ -44,6 +44,7 @@ class _Char(NamedTuple):
     y: float | None
     bold: bool
     italic: bool = False
+    advance: float = 0.0  # the piece's mean glyph advance, user space (0: unknown, ``GLYPH_EM`` is used)
 
 
 _UNKNOWN = _Char(0.0, None, None, False)
@@ -76,6 +77,8 @@ def page_lines(pypdf, page, width: float, stats: dict | None = None) -> tuple[li
         elif op == b"Q" and saved:
             mode[0] = saved.pop()
 
+    fonts: dict[int, object] = {}
+
     def visit(text, cm, tm, font_dict, font_size):  # noqa: ARG001 - pypdf's visitor signature
         visible = len(text.strip()) if text else 0
         drawn["chars"] += visible
@@ -86,7 +89,8 @@ def page_lines(pypdf, page, width: float, stats: dict | None = None) -> tuple[li
             size = abs(float(font_size or 0)) * math.hypot(m[2], m[3])
             bold = any(b in name for b in BOLD_MARKS) or bool(_BOLD_FACE.search(name))
             italic = any(i in name for i in ITALIC_MARKS)
-            pieces.append((text, _Char(size, m[4], m[5], bold, italic)))
+            em = _em(fonts, font_dict, text) * abs(float(font_size or 0)) * math.hypot(m[0], m[1])
+            pieces.append((text, _Char(size, m[4], m[5], bold, italic, em)))
 
     raw = page.extract_text(visitor_text=visit, visitor_operand_before=count, orientations=(0,))
     if not raw.strip() and pieces:  # only rotated text (a landscape page set sideways): read it all
@@ -109,6 +113,27 @@ def page_lines(pypdf, page, width: float, stats: dict | None = None) -> tuple[li
     while lines and not lines[0].text:
         lines.pop(0)
     return lines, rules[0]
+
+
+def _em(fonts: dict, font_dict, text: str) -> float:
+    """The mean advance of ``text``'s glyphs in ems, from the font's widths (its /Widths, or the
+    standard 14 fonts' metrics pypdf knows); 0 when unknown. Only simple fonts: a composite font's
+    widths are by glyph id, which the decoded text does not give."""
+    key = id(font_dict)
+    if key not in fonts:
+        fonts[key] = None
+        try:
+            if font_dict is not None and font_dict.get("/Subtype") != "/Type0":
+                from pypdf.generic._font import Font
+
+                fonts[key] = Font.from_font_resource(font_dict).character_widths
+        except Exception:  # noqa: BLE001 - a font pypdf cannot measure: the estimate stands
+            fonts[key] = None
+    widths = fonts[key]
+    if not widths or not text:
+        return 0.0
+    default = widths.get("default", 500)
+    return sum(widths.get(ch, default) for ch in text) / 1000 / len(text)
 
 
 def _times(a, b) -> list[float]:
@@ -161,8 +186,9 @@ def _line(part: str, chars: list[_Char]) -> Line:
 
 def _box(part: str, chars: list[_Char]) -> tuple[float, float, float, float] | None:
     """A line's box: every run of characters drawn by one text piece starts at the piece's origin and
-    is taken to run ``GLYPH_EM`` per character; the height is ``ASCENT`` over and ``DESCENT`` under
-    the baseline. Why estimates: pypdf reports where a piece starts, not glyph widths."""
+    runs the piece's mean glyph advance per character (``GLYPH_EM`` when the font's widths are
+    unknown); the height is ``ASCENT`` over and ``DESCENT`` under the baseline. Why estimates: pypdf
+    reports where a piece starts, not where each glyph is."""
     x0 = x1 = lo = hi = None
     i = 0
     while i < len(part):
@@ -172,7 +198,7 @@ def _box(part: str, chars: list[_Char]) -> tuple[float, float, float, float] | N
         run = part[i:j]
         seen = len(run.rstrip())
         if c.x is not None and c.y is not None and seen:
-            end = c.x + seen * c.size * GLYPH_EM
+            end = c.x + seen * (c.advance or c.size * GLYPH_EM)
             x0 = c.x if x0 is None else min(x0, c.x)
             x1 = end if x1 is None else max(x1, end)
             lo = c.y - DESCENT * c.size if lo is None else min(lo, c.y - DESCENT * c.size)
