@@ -47,18 +47,20 @@ def test_a_chunk_across_a_page_break_has_a_box_on_each_page(pdf):
         assert r.boxes and {b[0] for b in r.boxes} == set(range(r.page, (r.page_end or r.page) + 1))
 
 
-def test_boxes_change_no_id_hash_or_embed_key(pdf, monkeypatch):
-    from chunkwise.extract import pdf as pdf_extract
+def test_boxes_change_no_id_hash_or_embed_key(pdf):
+    from chunkwise.enrich.records import build_records
+    from chunkwise.extract.pdf import extract
+    from chunkwise.pipeline.chunk import chunk_document
 
-    with_boxes = api.chunk_file(pdf, api.ChunkConfig(size=20))
-    real = pdf_extract._boxed
-    monkeypatch.setattr(pdf_extract, "_boxed", lambda number, box: {})
-    without = api.chunk_file(pdf, api.ChunkConfig(size=20))
-    monkeypatch.setattr(pdf_extract, "_boxed", real)
-    assert all(r.boxes for r in with_boxes) and not any(r.boxes for r in without)
-    assert [replace(r, boxes=(), ingested_at="") for r in with_boxes] == [replace(r, ingested_at="") for r in without]
-    assert [(r.chunk_id, r.content_hash, r.embed_key) for r in with_boxes] == [
-        (r.chunk_id, r.content_hash, r.embed_key) for r in without]
+    doc = extract(pdf.read_bytes(), "ledgers.pdf")
+    bare = replace(doc, blocks=tuple(replace(b, meta={k: v for k, v in b.meta.items() if k != "boxes"})
+                                     for b in doc.blocks))
+    made = {}
+    for name, d in (("with", doc), ("without", bare)):
+        chunks = chunk_document(d, size=20)
+        made[name] = build_records(d, chunks, chunker="c", header_mode="path", embed_model="m@1", now="t")
+    assert all(r.boxes for r in made["with"]) and not any(r.boxes for r in made["without"])
+    assert [replace(r, boxes=()) for r in made["with"]] == made["without"]
 
 
 def test_records_round_trip_their_boxes_through_json(pdf):
