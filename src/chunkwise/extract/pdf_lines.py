@@ -124,9 +124,7 @@ def _em(fonts: dict, font_dict, text: str) -> float:
         fonts[key] = None
         try:
             if font_dict is not None and font_dict.get("/Subtype") != "/Type0":
-                from pypdf.generic._font import Font
-
-                fonts[key] = Font.from_font_resource(font_dict).character_widths
+                fonts[key] = _unicode_widths(font_dict)
         except Exception:  # noqa: BLE001 - a font pypdf cannot measure: the estimate stands
             fonts[key] = None
     widths = fonts[key]
@@ -134,6 +132,27 @@ def _em(fonts: dict, font_dict, text: str) -> float:
         return 0.0
     default = widths.get("default", 500)
     return sum(widths.get(ch, default) for ch in text) / 1000 / len(text)
+
+
+def _unicode_widths(font_dict) -> dict[str, float]:
+    """A simple font's glyph widths (thousandths of an em) by the character the text decodes to:
+    pypdf keeps them by character code, which is the character only in a standard encoding (a
+    subset font numbers its glyphs 33, 34, ...: its ToUnicode map says what each code reads as)."""
+    from pypdf.generic._font import Font
+
+    font = Font.from_font_resource(font_dict)
+    widths = font.character_widths
+    out = {"default": widths.get("default", 500)}
+    if font.character_map:
+        pairs = font.character_map.items()
+    elif isinstance(font.encoding, dict):
+        pairs = ((chr(code), uni) for code, uni in font.encoding.items() if isinstance(code, int))
+    else:
+        return widths
+    for code, uni in pairs:
+        if code in widths and isinstance(uni, str) and len(uni) == 1:
+            out.setdefault(uni, widths[code])
+    return out
 
 
 def _times(a, b) -> list[float]:
