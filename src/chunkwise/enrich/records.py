@@ -18,8 +18,10 @@ from chunkwise.types import Chunk, Document
 READY, REVIEW = "ready", "review"
 # Bumped when a record gains or changes a field: it is part of every document's ingest inputs, so a
 # re-ingest re-prepares stored documents once and refreshes their kept records in place (same chunk
-# ids, same embed keys: nothing is re-embedded). 2: ``route``. 3: ``boxes``.
-RECORD_FORMAT = 3
+# ids, same embed keys: nothing is re-embedded). 2: ``route``. Not bumped for ``boxes``: a store
+# written before them keeps its records (a re-prepared or new PDF gets them; stores of other files
+# would only have been rewritten to stay the same).
+RECORD_FORMAT = 2
 
 
 @dataclass(frozen=True, slots=True)  # slots: a 60 MB-text document has 400,000 of them (a dict each was 0.8 KB)
@@ -61,7 +63,7 @@ class ChunkRecord:
     route: str = ""
     # Where the chunk is on its pages, for a citation to highlight: ((page, x0, top, x1, bottom), ...)
     # in points from the page's top left, the boxes of the blocks it overlaps (``enrich.boxes``); PDF
-    # only, () elsewhere. Not part of the chunk id or content hash.
+    # only, () elsewhere (and no ``boxes`` key in ``to_dict``). Not part of the chunk id or content hash.
     boxes: tuple[tuple, ...] = ()
 
     @property
@@ -89,7 +91,10 @@ class ChunkRecord:
         d["heading_path"] = list(self.heading_path)
         d["acl"] = list(self.acl)
         d["reasons"] = list(self.reasons)
-        d["boxes"] = [list(b) for b in self.boxes]
+        if self.boxes:
+            d["boxes"] = [list(b) for b in self.boxes]
+        else:  # no key: a record without boxes (every non-PDF one) is stored byte for byte as before them
+            del d["boxes"]
         return d
 
     def to_json(self) -> str:
