@@ -15,7 +15,13 @@ What each figure is (the groundtruth is Docling's own frozen output, see its REA
   unescaped) found in the extracted text (multiset);
 - page right (paged sources): groundtruth text items of four words or more (page furniture aside)
   located by their first eight normalised words in the text of an extracted page; the share of those
-  found on the page the groundtruth's ``prov`` gives.
+  found on the page the groundtruth's ``prov`` gives;
+- boxes (PDF): groundtruth text and table items (page furniture aside) with a ``prov`` box, turned to
+  points from the page's top left; "box overlap": the share of them that some extracted block's box
+  (``meta["boxes"]``) on the same page overlaps; "box cover": the share of which one block box holds
+  at least half the item's area; "box IoU": the mean over the items of the best intersection over
+  union with a block box on the page (1.0: the same boxes; how tight ours are, as blocks and items
+  are both paragraphs, headings and tables).
 
 Documents come from ``chunkwise.pipeline.documents.load_document`` — the Document that
 ``chunkwise extract FILE --json`` prints and every chunk is cut from.
@@ -218,6 +224,45 @@ def _all_visible(path: Path):
     return SimpleNamespace(text=out.value(), blocks=tuple(out.blocks))
 
 
+def gt_boxes(json_path: Path) -> list[tuple[int, float, float, float, float]]:
+    """(page, x0, top, x1, bottom) of every groundtruth text and table item, page furniture aside, in
+    points from the page's top left (Docling's boxes are bottom-left unless they say otherwise)."""
+    data = _gt_json(json_path)
+    heights = {int(k): v["size"]["height"] for k, v in data.get("pages", {}).items()}
+    out = []
+    for item in data.get("texts", []) + data.get("tables", []):
+        if item.get("label") in ("page_header", "page_footer"):
+            continue
+        for prov in item.get("prov", [])[:1]:
+            b, page = prov["bbox"], prov["page_no"]
+            if b.get("coord_origin", "BOTTOMLEFT") == "BOTTOMLEFT":
+                h = heights.get(page, 0.0)
+                top, bottom = h - max(b["t"], b["b"]), h - min(b["t"], b["b"])
+            else:
+                top, bottom = min(b["t"], b["b"]), max(b["t"], b["b"])
+            out.append((page, min(b["l"], b["r"]), top, max(b["l"], b["r"]), bottom))
+    return out
+
+
+def box_score(items: list[tuple], doc) -> dict:
+    """Groundtruth boxes overlapped by an extracted block's box on their page, and covered (half their
+    area or more inside one block box)."""
+    ours: dict[int, list[tuple]] = {}
+    for b in doc.blocks:
+        for box in b.meta.get("boxes", ()) if b.meta else ():
+            ours.setdefault(box[0], []).append(box[1:])
+    overlap = cover = 0
+    iou = 0.0
+    for page, x0, top, x1, bottom in items if ours else ():
+        area = max(x1 - x0, 0.01) * max(bottom - top, 0.01)
+        inter = [(max(0.0, min(x1, b[2]) - max(x0, b[0])) * max(0.0, min(bottom, b[3]) - max(top, b[1])),
+                  (b[2] - b[0]) * (b[3] - b[1])) for b in ours.get(page, ())]
+        overlap += any(i > 0 for i, _ in inter)
+        cover += any(i >= 0.5 * area for i, _ in inter)
+        iou += max((i / (area + a - i) for i, a in inter if area + a - i > 0), default=0.0)
+    return {"box_gt": len(items) if ours else 0, "box_overlap": overlap, "box_cover": cover, "box_iou_sum": iou}
+
+
 def measure_file(path: Path, md_path: Path, fmt: str, whole_page: bool | str = False) -> dict:
     from chunkwise.pipeline.documents import load_document
 
@@ -236,6 +281,7 @@ def measure_file(path: Path, md_path: Path, fmt: str, whole_page: bool | str = F
     row.update(order_score(gt_paragraphs(md), doc))
     row["cells_hit"], row["cells"] = multiset_recall(gt_cells(json_path), extracted_cells(doc))
     row.update(page_score(gt_page_items(json_path), doc))
+    row.update(box_score(gt_boxes(json_path), doc))
     row["words_hit"], row["words"] = multiset_recall(words(_MD_NOISE.sub(" ", md)), words(doc.text))
     return row
 
@@ -256,6 +302,8 @@ def summarise(rows: list[dict]) -> dict:
             "located": ratio("located", "paragraphs"),
             "cell_recall": ratio("cells_hit", "cells"), "word_recall": ratio("words_hit", "words"),
             "page_right": ratio("page_right", "page_items"),
+            "box_overlap": ratio("box_overlap", "box_gt"), "box_cover": ratio("box_cover", "box_gt"),
+            "box_iou": ratio("box_iou_sum", "box_gt"),
             "word_recall_min": min((r["words_hit"] / r["words"] for r in ok if r["words"]), default=None)}
 
 
@@ -286,7 +334,8 @@ def main(argv=None) -> int:
         print(json.dumps(result, indent=1))
         return 0
     cols = ("files", "errors", "heading_recall", "heading_recall_level", "heading_precision", "order_min",
-            "order_mean", "located", "cell_recall", "word_recall", "word_recall_min", "page_right")
+            "order_mean", "located", "cell_recall", "word_recall", "word_recall_min", "page_right",
+            "box_overlap", "box_cover", "box_iou")
     print("| format | " + " | ".join(cols) + " |")
     print("|---" * (len(cols) + 1) + "|")
     for fmt, res in result.items():
@@ -302,7 +351,9 @@ def main(argv=None) -> int:
                 order = f"{r['in_order']}/{r['located']}/{r['paragraphs']}"
                 print(f"{fmt:5} {r['file']:45} headings {r['matched']}/{r['gt_headings']} (ours {r['headings']}) "
                       f"order {order} cells {r['cells_hit']}/{r['cells']} words {r['words_hit']}/{r['words']}"
-                      + (f" pages {r['page_right']}/{r['page_items']} (of {r['page_gt']})" if r["page_gt"] else ""))
+                      + (f" pages {r['page_right']}/{r['page_items']} (of {r['page_gt']})" if r["page_gt"] else "")
+                      + (f" boxes {r['box_overlap']}/{r['box_cover']}/{r['box_gt']} IoU {r['box_iou_sum'] / r['box_gt']:.2f}"
+                         if r["box_gt"] else ""))
     return 0
 
 

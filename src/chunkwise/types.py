@@ -81,7 +81,8 @@ class Document:
 
     Block kinds: heading (``level`` 1-6, ``text`` = heading text), paragraph, list_item (``level`` =
     nesting depth), table (``meta["header"]`` = header cells, ``meta["rows"]`` = row spans), code
-    (``meta["lang"]``), page_break. Text beside the main flow carries ``meta["role"]`` (footnote,
+    (``meta["lang"]``), page_break. A PDF block has ``meta["boxes"]``: ((page, x0, top, x1, bottom), ...) in
+    points from the page's top left, one per page it is on. Text beside the main flow carries ``meta["role"]`` (footnote,
     endnote, comment, textbox, header, footer).
     """
 

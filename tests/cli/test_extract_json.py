@@ -64,3 +64,27 @@ def test_slides_are_pages_and_their_tables_have_cells(tmp_path, capsys):
     assert table["cells"] == [["Region", "Revenue"], ["North", "120"], ["South", "95"]]
     assert table["page"] == 3  # the third slide
     assert [b["page"] for b in data["blocks"] if b["kind"] == "heading"][:3] == [1, 2, 3]
+
+
+def test_pdf_blocks_and_chunks_carry_their_boxes(tmp_path, capsys):
+    pytest.importorskip("fpdf")
+    from boxes_fixtures import LINES, contains, drawn, write_boxes_pdf
+
+    path = write_boxes_pdf(tmp_path / "ledgers.pdf")
+    data = _extract(capsys, path)
+    for number, _, _, text in LINES:
+        at = data["text"].index(text)
+        block = next(b for b in data["blocks"] if b["kind"] != "page_break" and b["start"] <= at < b["end"])
+        [box] = block["boxes"]
+        assert box[0] == number and contains(box, drawn(text))
+    assert all("boxes" not in b for b in data["blocks"] if b["kind"] == "page_break")
+    assert main(["chunk", str(path), "--json", "--size", "20"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert records and all(r["boxes"] and r["boxes"][0][0] == r["page"] for r in records)
+    assert [b[0] for r in records if r["page_end"] for b in r["boxes"]] == [1, 2]
+
+
+def test_a_text_files_blocks_have_no_boxes(tmp_path, capsys):
+    path = tmp_path / "notes.md"
+    path.write_text("# Notes\n\nHarbour words.\n", encoding="utf-8")
+    assert all("boxes" not in b for b in _extract(capsys, path)["blocks"])

@@ -23,7 +23,8 @@ def terminal_safe(text: str) -> str:
 
 def _block(doc, b) -> dict:
     """One block as ``extract --json`` shows it: its span, kind and heading level; the page it starts
-    on (a paged source: PDF, slides); a table's cells, header row first."""
+    on (a paged source: PDF, slides); where it is on its pages (PDF: ``boxes``, [page, x0, top, x1,
+    bottom] in points from the page's top left); a table's cells, header row first."""
     out = {"kind": b.kind, "start": b.start, "end": b.end, "level": b.level, "text": b.text}
     if "role" in b.meta:
         out["role"] = b.meta["role"]
@@ -32,6 +33,8 @@ def _block(doc, b) -> dict:
         page = next((p.number for p in doc.pages if p.start <= b.start < p.end or p.start == b.start), None)
     if page is not None:
         out["page"] = page
+    if b.meta.get("boxes"):
+        out["boxes"] = [list(x) for x in b.meta["boxes"]]
     if b.kind == "table":
         out["cells"] = api.table_cells(doc.text, b)
     return out
@@ -78,6 +81,6 @@ def add_extract_parser(sub) -> None:
                                            "CSV, TSV, EML, MSG, EPUB, RTF, ODT, reStructuredText, Org, code)")
     add_docx_comments(p)
     p.add_argument("--json", action="store_true",
-                   help="one JSON document: text, blocks (kind, span, heading level, page, table cells), pages, "
+                   help="one JSON document: text, blocks (kind, span, heading level, page, boxes, table cells), pages, "
                         "metadata and warnings (offsets index text)")
     p.set_defaults(func=cmd_extract)

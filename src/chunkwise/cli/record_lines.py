@@ -22,6 +22,8 @@ def record_line(record) -> bytes:
     """The UTF-8 line (newline included) ``chunk --json`` prints for one ``ChunkRecord``."""
     orjson = output._orjson()
     row = dict(zip(_FIELDS, _VALUES(record)))
+    if not record.boxes:  # as ``ChunkRecord.to_dict``: no key without boxes
+        del row["boxes"]
     row["needs_review"] = record.quality != READY
     if orjson is not None:
         try:

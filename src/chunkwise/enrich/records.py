@@ -10,6 +10,7 @@ from chunkwise import ids
 from chunkwise.access import AccessTags
 from chunkwise.chunking.atoms import ROUTES
 from chunkwise.chunking.base import ABOUT
+from chunkwise.enrich.boxes import box_finder
 from chunkwise.enrich.describe import describe
 from chunkwise.enrich.acl import UNREADABLE, AccessPlan
 from chunkwise.types import Chunk, Document
@@ -17,7 +18,9 @@ from chunkwise.types import Chunk, Document
 READY, REVIEW = "ready", "review"
 # Bumped when a record gains or changes a field: it is part of every document's ingest inputs, so a
 # re-ingest re-prepares stored documents once and refreshes their kept records in place (same chunk
-# ids, same embed keys: nothing is re-embedded). 2: ``route``.
+# ids, same embed keys: nothing is re-embedded). 2: ``route``. Not bumped for ``boxes``: a store
+# written before them keeps its records (a re-prepared or new PDF gets them; stores of other files
+# would only have been rewritten to stay the same).
 RECORD_FORMAT = 2
 
 
@@ -58,6 +61,10 @@ class ChunkRecord:
     # to the code strategy) and the content type it was cut as (``atoms.ROUTES``): "auto:transcript".
     # Not part of the chunk id; records stored before it existed have "" until re-ingested.
     route: str = ""
+    # Where the chunk is on its pages, for a citation to highlight: ((page, x0, top, x1, bottom), ...)
+    # in points from the page's top left, the boxes of the blocks it overlaps (``enrich.boxes``); PDF
+    # only, () elsewhere (and no ``boxes`` key in ``to_dict``). Not part of the chunk id or content hash.
+    boxes: tuple[tuple, ...] = ()
 
     @property
     def index(self) -> int:
@@ -75,6 +82,7 @@ class ChunkRecord:
         d = {name: data[name] for name in _FIELDS if name in data}
         for name in ("heading_path", "acl", "reasons"):
             d[name] = tuple(d.get(name) or ())
+        d["boxes"] = tuple(tuple(b) for b in d.get("boxes") or ())
         return cls(**d)
 
     def to_dict(self) -> dict:
@@ -83,6 +91,10 @@ class ChunkRecord:
         d["heading_path"] = list(self.heading_path)
         d["acl"] = list(self.acl)
         d["reasons"] = list(self.reasons)
+        if self.boxes:
+            d["boxes"] = [list(b) for b in self.boxes]
+        else:  # no key: a record without boxes (every non-PDF one) is stored byte for byte as before them
+            del d["boxes"]
         return d
 
     def to_json(self) -> str:
@@ -127,6 +139,7 @@ def iter_records(
     about_tags = (access.default if about is None or about.start < 0 else access.tags_for(about.start, about.end))
     doubtful = {p.number: p.review_reason for p in doc.pages if p.review_reason}  # e.g. low OCR confidence
     title, author = str(meta.get("title") or ""), str(meta.get("author") or "")
+    boxes_of = box_finder(doc.blocks) if doc.pages else None
     header_title = title or access.title_text  # what the chunker put in headers: front matter, else the first H1
     source, version = source_uri or doc.source, str(meta.get("version") or "").strip()  # the same for every chunk
     sections: dict[tuple, str] = {}  # (heading path, ordinal) -> section id: one hash per section, not per chunk
@@ -182,6 +195,7 @@ def iter_records(
             or sections.setdefault(key, ids.section_id(doc.doc_id, *key)),
             route=f"{strategy}:{ROUTES.get(c.kind, c.kind)}" if strategy else "",
             doc_version=version,
+            boxes=boxes_of(c.start_char, c.end_char) if boxes_of else (),
         )
 
 

@@ -125,7 +125,9 @@ def _page(result: dict) -> OcrPage:
             text = " ".join(w["text"] for w in words)
             first = words[0]
             y = height - (first["top"] + first["height"]) / scale
-            lines.append(Line(text, 0.0, y, first["left"] / scale))
+            box = (min(w["left"] for w in words) / scale, height - max(w["top"] + w["height"] for w in words) / scale,
+                   max(w["left"] + w.get("width", 0) for w in words) / scale, height - min(w["top"] for w in words) / scale)
+            lines.append(Line(text, 0.0, y, first["left"] / scale, box=box))
 
     for w in result["words"]:
         here = (w["block"], w["par"], w["line"])

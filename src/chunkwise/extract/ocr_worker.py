@@ -38,7 +38,8 @@ def _read(pytesseract, image, lang: str, timeout: float) -> list[dict]:
             continue
         words.append({"text": text, "conf": float(data["conf"][i]), "block": data["block_num"][i],
                       "par": data["par_num"][i], "line": data["line_num"][i], "left": data["left"][i],
-                      "top": data["top"][i], "height": data["height"][i]})
+                      "top": data["top"][i], "height": data["height"][i],
+                      "width": data["width"][i]})
     return words
 
 

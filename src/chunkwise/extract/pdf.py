@@ -23,7 +23,7 @@ from chunkwise.extract.builder import pipe_table
 from chunkwise.extract.ocr import LOW_CONFIDENCE, MIN_CONFIDENCE, PAGE_TIMEOUT, missing, ocr_pages, usable
 from chunkwise.extract.pdf_aligned import candidate as aligned_candidate
 from chunkwise.extract.pdf_headings import font_headings, outline_entries, outline_headings, respace
-from chunkwise.extract.pdf_lines import Line, page_lines
+from chunkwise.extract.pdf_lines import Line, page_lines, union
 from chunkwise.extract.pdf_tables import MIN_RULES, Table, find_tables, inside, page_tables, within_bounds
 from chunkwise.types import Block, Document, Page
 
@@ -172,7 +172,7 @@ def _document(pypdf, reader, data: bytes, source: str, scans: list[Scan], ocr: b
         pages[i] = [_respaced(line, found, tops[i]) if level else line for line, level in zip(pages[i], levels[i])]
     items = [_with_tables(list(zip(lines, levels[i])), tables.get(i, []), tops[i]) for i, lines in enumerate(pages)]
     gate = {i: (r.confidence, r.confidence < ocr_min_confidence) for i, r in read.items()}
-    text, blocks, page_map = _assemble(items, _labels(pypdf, reader, len(pages)), gate)
+    text, blocks, page_map = _assemble(items, _labels(pypdf, reader, len(pages)), gate, tops)
     warnings += _page_warnings(page_map) + _artifact_warnings(text)
     return Document(
         doc_id=source, source=source, media_type=MEDIA_TYPE, text=text, blocks=tuple(blocks),
@@ -301,17 +301,17 @@ def _labels(pypdf, reader, count: int) -> list[str]:
     return (labels + [""] * count)[:count]
 
 
-def _page_blocks(items: list) -> list[tuple[str, object, int]]:
-    """Group (line, level) pairs into (kind, lines or table, level): headings, paragraphs split at
-    gaps, tables."""
+def _page_blocks(items: list) -> list[tuple[str, object, int, list]]:
+    """Group (line, level) pairs into (kind, lines or table, level, line boxes): headings, paragraphs
+    split at gaps, tables."""
     lines = [x[0] for x in items if not isinstance(x, Table)]
     gaps = [abs(a.y - b.y) for a, b in zip(lines, lines[1:]) if a.y is not None and b.y is not None]
     usual = median([g for g in gaps if g > 0] or [0.0])
-    out: list[tuple[str, object, int]] = []
+    out: list[tuple[str, object, int, list]] = []
     prev: Line | None = None
     for entry in items:
         if isinstance(entry, Table):
-            out.append(("table", entry, 0))
+            out.append(("table", entry, 0, []))
             prev = None
             continue
         item, level = entry
@@ -323,8 +323,9 @@ def _page_blocks(items: list) -> list[tuple[str, object, int]]:
         same = out and prev is not None and out[-1][0] == kind and (out[-1][2] == level or _wrapped_heading(prev, item, level))
         if same and not (kind == "paragraph" and usual and gap > usual * PARAGRAPH_GAP):
             out[-1][1].append(item.text)
+            out[-1][3].append(item.box)
         else:
-            out.append((kind, [item.text], level))
+            out.append((kind, [item.text], level, [item.box]))
         prev = item
     return out
 
@@ -339,8 +340,10 @@ def _wrapped_heading(prev: Line, line: Line, level: int) -> bool:
             and 0 < prev.y - line.y <= 1.5 * prev.size)
 
 
-def _assemble(pages: list[list], labels: list[str], ocr: dict[int, tuple[float, bool]]):
-    """Pages joined by a blank line (a page_break block spans it); blocks within a page likewise."""
+def _assemble(pages: list[list], labels: list[str], ocr: dict[int, tuple[float, bool]], tops: list[float] | None = None):
+    """Pages joined by a blank line (a page_break block spans it); blocks within a page likewise.
+    Each block's ``meta["boxes"]``: its (page, x0, top, x1, bottom) in points from the page's top
+    left (``tops``: each page's top edge in PDF space), when its lines' positions are known."""
     parts: list[str] = []
     pos = 0
     blocks: list[Block] = []
@@ -358,22 +361,31 @@ def _assemble(pages: list[list], labels: list[str], ocr: dict[int, tuple[float, 
         start = pos
         confidence, low = ocr.get(number - 1, (None, False))
         base = {"page": number} if confidence is None else {"page": number, "ocr": True}
-        for i, (kind, body, level) in enumerate(_page_blocks(items)):
+        top = tops[number - 1] if tops and number - 1 < len(tops) else None
+        for i, (kind, body, level, boxes) in enumerate(_page_blocks(items)):
             if i:
                 put("\n\n")
             a = pos
             if kind == "table":
                 table, header, spans = pipe_table(body.rows)
                 put(table)
-                blocks.append(Block("table", a, pos, meta={**base, "header": header,
+                where = _boxed(number, (body.x0, body.top, body.x1, body.bottom))
+                blocks.append(Block("table", a, pos, meta={**base, "header": header, **where,
                                                            "rows": [(a + s, a + e) for s, e in spans]}))
                 continue
             put(" ".join(body) if kind == "heading" else join_lines(body))  # a wrapped heading: one line
-            blocks.append(Block(kind, a, pos, level, parts[-1] if kind == "heading" else "", dict(base)))
+            box = union(boxes) if top is not None else None
+            where = _boxed(number, (box[0], top - box[3], box[2], top - box[1])) if box else {}
+            blocks.append(Block(kind, a, pos, level, parts[-1] if kind == "heading" else "", {**base, **where}))
         label = labels[number - 1] if number - 1 < len(labels) else ""
         page_map.append(Page(number, start, pos, needs_ocr=pos == start, label=label, ocr_confidence=confidence,
                              review_reason=LOW_CONFIDENCE if low else ""))
     return "".join(parts), blocks, page_map
+
+
+def _boxed(number: int, box: tuple[float, float, float, float]) -> dict:
+    """``{"boxes": ((page, x0, top, x1, bottom),)}``, in points from the page's top left, to 0.1."""
+    return {"boxes": ((number, *(round(float(v), 1) for v in box)),)}
 
 
 _HYPHENATED = re.compile(r"[^\W\d_]{2}-$")

@@ -33,6 +33,9 @@ class Line(NamedTuple):
     x: float | None  # left edge of the first glyph
     bold: bool = False
     italic: bool = False
+    # (x0, y low, x1, y high) in PDF user space: from glyph origins and the font size, without font
+    # metrics (the right edge is an estimate, ``GLYPH_EM`` a glyph); None when positions are unknown
+    box: tuple[float, float, float, float] | None = None
 
 
 class _Char(NamedTuple):
@@ -41,11 +44,14 @@ class _Char(NamedTuple):
     y: float | None
     bold: bool
     italic: bool = False
+    advance: float = 0.0  # the piece's mean glyph advance, user space (0: unknown, ``GLYPH_EM`` is used)
 
 
 _UNKNOWN = _Char(0.0, None, None, False)
 ITALIC_MARKS = ("italic", "oblique", "-it", "cmti", "slanted")
 COLUMN_ALIGN = 3.0  # points: right-column lines of a real second column start this close to each other
+GLYPH_EM = 0.5  # a line box's estimated glyph width (ems), from the last glyph origin known to its right edge
+ASCENT, DESCENT = 0.8, 0.25  # ems above and below the baseline that a line box covers
 
 
 def page_lines(pypdf, page, width: float, stats: dict | None = None) -> tuple[list[Line], int]:
@@ -71,6 +77,8 @@ def page_lines(pypdf, page, width: float, stats: dict | None = None) -> tuple[li
         elif op == b"Q" and saved:
             mode[0] = saved.pop()
 
+    fonts: dict[int, object] = {}
+
     def visit(text, cm, tm, font_dict, font_size):  # noqa: ARG001 - pypdf's visitor signature
         visible = len(text.strip()) if text else 0
         drawn["chars"] += visible
@@ -81,7 +89,8 @@ def page_lines(pypdf, page, width: float, stats: dict | None = None) -> tuple[li
             size = abs(float(font_size or 0)) * math.hypot(m[2], m[3])
             bold = any(b in name for b in BOLD_MARKS) or bool(_BOLD_FACE.search(name))
             italic = any(i in name for i in ITALIC_MARKS)
-            pieces.append((text, _Char(size, m[4], m[5], bold, italic)))
+            em = _em(fonts, font_dict, text) * abs(float(font_size or 0)) * math.hypot(m[0], m[1])
+            pieces.append((text, _Char(size, m[4], m[5], bold, italic, em)))
 
     raw = page.extract_text(visitor_text=visit, visitor_operand_before=count, orientations=(0,))
     if not raw.strip() and pieces:  # only rotated text (a landscape page set sideways): read it all
@@ -104,6 +113,46 @@ def page_lines(pypdf, page, width: float, stats: dict | None = None) -> tuple[li
     while lines and not lines[0].text:
         lines.pop(0)
     return lines, rules[0]
+
+
+def _em(fonts: dict, font_dict, text: str) -> float:
+    """The mean advance of ``text``'s glyphs in ems, from the font's widths (its /Widths, or the
+    standard 14 fonts' metrics pypdf knows); 0 when unknown. Only simple fonts: a composite font's
+    widths are by glyph id, which the decoded text does not give."""
+    key = id(font_dict)
+    if key not in fonts:
+        fonts[key] = None
+        try:
+            if font_dict is not None and font_dict.get("/Subtype") != "/Type0":
+                fonts[key] = _unicode_widths(font_dict)
+        except Exception:  # noqa: BLE001 - a font pypdf cannot measure: the estimate stands
+            fonts[key] = None
+    widths = fonts[key]
+    if not widths or not text:
+        return 0.0
+    default = widths.get("default", 500)
+    return sum(widths.get(ch, default) for ch in text) / 1000 / len(text)
+
+
+def _unicode_widths(font_dict) -> dict[str, float]:
+    """A simple font's glyph widths (thousandths of an em) by the character the text decodes to:
+    pypdf keeps them by character code, which is the character only in a standard encoding (a
+    subset font numbers its glyphs 33, 34, ...: its ToUnicode map says what each code reads as)."""
+    from pypdf.generic._font import Font
+
+    font = Font.from_font_resource(font_dict)
+    widths = font.character_widths
+    out = {"default": widths.get("default", 500)}
+    if font.character_map:
+        pairs = font.character_map.items()
+    elif isinstance(font.encoding, dict):
+        pairs = ((chr(code), uni) for code, uni in font.encoding.items() if isinstance(code, int))
+    else:
+        return widths
+    for code, uni in pairs:
+        if code in widths and isinstance(uni, str) and len(uni) == 1:
+            out.setdefault(uni, widths[code])
+    return out
 
 
 def _times(a, b) -> list[float]:
@@ -151,7 +200,38 @@ def _line(part: str, chars: list[_Char]) -> Line:
     visible = [c for ch, c in zip(part, chars) if not ch.isspace()]
     bold = sum(c.bold for c in visible) >= 0.8 * len(visible)
     italic = sum(c.italic for c in visible) >= 0.8 * len(visible)
-    return Line(text, counts.most_common(1)[0][0], chars[first].y, chars[first].x, bold, italic)
+    return Line(text, counts.most_common(1)[0][0], chars[first].y, chars[first].x, bold, italic, _box(part, chars))
+
+
+def _box(part: str, chars: list[_Char]) -> tuple[float, float, float, float] | None:
+    """A line's box: every run of characters drawn by one text piece starts at the piece's origin and
+    runs the piece's mean glyph advance per character (``GLYPH_EM`` when the font's widths are
+    unknown); the height is ``ASCENT`` over and ``DESCENT`` under the baseline. Why estimates: pypdf
+    reports where a piece starts, not where each glyph is."""
+    x0 = x1 = lo = hi = None
+    i = 0
+    while i < len(part):
+        c, j = chars[i], i
+        while j < len(part) and chars[j] is c:
+            j += 1
+        run = part[i:j]
+        seen = len(run.rstrip())
+        if c.x is not None and c.y is not None and seen:
+            end = c.x + seen * (c.advance or c.size * GLYPH_EM)
+            x0 = c.x if x0 is None else min(x0, c.x)
+            x1 = end if x1 is None else max(x1, end)
+            lo = c.y - DESCENT * c.size if lo is None else min(lo, c.y - DESCENT * c.size)
+            hi = c.y + ASCENT * c.size if hi is None else max(hi, c.y + ASCENT * c.size)
+        i = j
+    return None if x0 is None else (x0, lo, x1, hi)
+
+
+def union(boxes) -> tuple[float, float, float, float] | None:
+    """The smallest box around the given ones (None entries skipped; None when there are none)."""
+    known = [b for b in boxes if b is not None]
+    if not known:
+        return None
+    return (min(b[0] for b in known), min(b[1] for b in known), max(b[2] for b in known), max(b[3] for b in known))
 
 
 def _reading_order(rows: list[list[Line]], width: float) -> list[Line]:
@@ -186,4 +266,4 @@ def _merge(segs: list[Line]) -> list[Line]:
     if len(segs) == 1:
         return segs
     first = segs[0]
-    return [first._replace(text=" ".join(s.text for s in segs if s.text))]
+    return [first._replace(text=" ".join(s.text for s in segs if s.text), box=union(s.box for s in segs))]

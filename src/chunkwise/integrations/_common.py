@@ -57,18 +57,20 @@ class Piece:
     source: str = ""
     acl: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
+    boxes: tuple[tuple, ...] = ()  # (page, x0, top, x1, bottom) of a PDF chunk (``ChunkRecord.boxes``)
 
     @classmethod
     def of(cls, r: api.ChunkRecord) -> "Piece":
         return cls(r.chunk_id, r.doc_id, r.chunk_index, r.start_char, r.end_char, r.text, r.embed_text,
                    tuple(r.heading_path), r.page, r.page_end, r.size, r.needs_review, r.source_uri, tuple(r.acl),
-                   tuple(r.reasons))
+                   tuple(r.reasons), tuple(r.boxes))
 
     def metadata(self) -> dict[str, Any]:
         return {"chunk_id": self.chunk_id, "doc_id": self.doc_id, "chunk_index": self.index,
                 "start_index": self.start, "end_index": self.end, "heading_path": list(self.heading_path),
                 "page": self.page, "page_end": self.page_end, "size": self.size, "needs_review": self.needs_review,
-                "acl": list(self.acl), "reasons": list(self.reasons)}
+                "acl": list(self.acl), "reasons": list(self.reasons),
+                **({"boxes": [list(b) for b in self.boxes]} if self.boxes else {})}
 
 
 class Engine:

@@ -115,7 +115,7 @@ def search_answer(result: dict) -> dict:
 def _chunk(record: dict) -> dict:
     return {"chunk_id": record["chunk_id"], "chunk_index": record["chunk_index"],
             "heading_path": list(record.get("heading_path") or ()), "page": record.get("page"),
-            "start_char": record["start_char"], "end_char": record["end_char"],
+            "boxes": list(record.get("boxes") or ()), "start_char": record["start_char"], "end_char": record["end_char"],
             "citation": citation(record.get("source_uri", ""), record.get("heading_path") or (), record.get("page"),
                                  record["start_char"], record["end_char"]),
             "text": record["text"]}

@@ -73,18 +73,23 @@ def join_edits(removed: Sequence[tuple[int, int]], crossings: Sequence[Crossing]
 def merge_blocks(blocks: Sequence[Block], crossings: Sequence[Crossing]) -> tuple[Block, ...]:
     """``blocks`` with each crossing's paragraphs as one (the page breaks and the removed furniture
     between them dropped; a paragraph may run on over several pages); the merged block keeps the
-    first page and records the last (``meta["page_end"]``)."""
+    first page and records the last (``meta["page_end"]``) and the boxes of every part (``meta["boxes"]``)."""
     if not crossings:
         return tuple(blocks)
     ends = {c.first: c.second for c in crossings}
     out, i = [], 0
     while i < len(blocks):
         b, last = blocks[i], i
+        boxes = list(b.meta.get("boxes", ()))
         while last in ends:  # a paragraph may run on over several pages
             last = ends[last]
+            boxes += blocks[last].meta.get("boxes", ())  # one box per page it runs over
         if last != i:
             tail = blocks[last]
-            b = replace(b, end=max(b.end, tail.end), meta={**b.meta, "page_end": tail.meta.get("page_end", tail.meta.get("page"))})
+            meta = {**b.meta, "page_end": tail.meta.get("page_end", tail.meta.get("page"))}
+            if boxes:
+                meta["boxes"] = tuple(boxes)
+            b = replace(b, end=max(b.end, tail.end), meta=meta)
         out.append(b)
         i = last + 1
     return tuple(out)

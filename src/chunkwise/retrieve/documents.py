@@ -23,7 +23,7 @@ from chunkwise.retrieve.positions import hide_record
 SERVED_FIELDS = ("chunk_id", "doc_id", "source_uri", "chunk_index", "heading_path", "start_char", "end_char", "page",
                  "page_end", "doc_updated_at", "ingested_at", "language", "acl", "content_hash", "embed_model", "text",
                  "embed_text", "size", "title", "author", "chunker", "header_mode", "quality", "reasons", "doc_version",
-                 "route")
+                 "route", "boxes")
 
 
 def served_record(record: dict) -> dict:

@@ -170,6 +170,7 @@ class Item:
     version: str = ""  # the document's front matter version
     updated_at: str = ""
     title: str = ""  # the document's (a weighted BM25 field)
+    boxes: tuple[tuple, ...] = ()  # where the chunk is on its pages (``ChunkRecord.boxes``)
 
     def lexical(self) -> LexicalFields:
         return LexicalFields.of(self.embed_text or self.text, self.title, self.heading_path)
@@ -177,7 +178,7 @@ class Item:
     def hit(self, score: float, rank: int) -> Hit:
         return Hit(self.chunk_id, self.doc_id, self.chunk_index, self.start_char, self.end_char, score, rank,
                    self.text, self.source_uri or self.doc_id, self.heading_path, self.page, self.acl,
-                   self.section_id, self.source_version, self.version, self.updated_at)
+                   self.section_id, self.source_version, self.version, self.updated_at, boxes=self.boxes)
 
 
 class MemoryIndex:

@@ -53,7 +53,7 @@ def to_passage(hit: Hit) -> Passage:
                    hit.source_uri, hit.heading_path, hit.page, hit.acl, (), hit.section_id, hit.source_version,
                    (hit.chunk_index, hit.chunk_index), hit.chunk_id, hit.version, hit.updated_at, hit.also_in,
                    hit.superseded_by, HitChunk(hit.chunk_id, hit.start_char, hit.end_char, hit.text,
-                                               hit.heading_path, hit.page))
+                                               hit.heading_path, hit.page, hit.boxes))
 
 
 def _touching(run: list[Passage], p: Passage) -> bool:

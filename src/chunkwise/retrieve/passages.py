@@ -45,17 +45,18 @@ class Piece:
     section_id: str = ""
     rank: int | None = None
     also_in: tuple[VersionRef, ...] = ()  # identical passages (their documents and offsets) collapsed into this hit
+    boxes: tuple[tuple, ...] = ()  # where the chunk is on its pages (PDF)
 
     @classmethod
     def of_hit(cls, h: Hit) -> "Piece":
         return cls(h.chunk_id, h.chunk_index, h.start_char, h.end_char, h.text, h.heading_path, h.page, h.acl,
-                   h.section_id, h.rank, h.also_in)
+                   h.section_id, h.rank, h.also_in, h.boxes)
 
     @classmethod
     def of_row(cls, r) -> "Piece":
         """A chunk an expansion added (a ``retrieve.index.Item``)."""
         return cls(r.chunk_id, r.chunk_index, r.start_char, r.end_char, r.text, r.heading_path, r.page, r.acl,
-                   r.section_id, None)
+                   r.section_id, None, boxes=r.boxes)
 
     @property
     def retrieved(self) -> bool:
@@ -130,7 +131,8 @@ class Group:
         seed = next((p for p in run if p.chunk_id == self.seed), None)
         if seed is None:
             return None
-        return HitChunk(seed.chunk_id, seed.start_char, seed.end_char, seed.text, seed.heading_path, seed.page)
+        return HitChunk(seed.chunk_id, seed.start_char, seed.end_char, seed.text, seed.heading_path, seed.page,
+                        seed.boxes)
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ def _item(chunk) -> Item:
                 rec["embed_text"], chunk.acl, chunk.quality, rec.get("source_uri") or chunk.source_uri,
                 tuple(rec.get("heading_path") or ()), rec.get("page"), rec.get("section_id", ""),
                 rec.get("source_version", ""), rec.get("doc_version", ""), rec.get("doc_updated_at", ""),
-                rec.get("title") or "")
+                rec.get("title") or "", tuple(tuple(b) for b in rec.get("boxes") or ()))
 
 
 class IndexCache:

@@ -76,6 +76,7 @@ class Hit:
     updated_at: str = ""  # the document's front matter date
     also_in: tuple[VersionRef, ...] = ()  # identical passages of other documents collapsed into this one
     superseded_by: tuple[str, ...] = ()  # newer versions of its document the caller may see (--all-versions)
+    boxes: tuple[tuple, ...] = ()  # (page, x0, top, x1, bottom): where the chunk is on its pages (PDF)
 
 
 @dataclass(frozen=True)
@@ -89,10 +90,12 @@ class HitChunk:
     text: str
     heading_path: tuple[str, ...] = ()
     page: int | None = None
+    boxes: tuple[tuple, ...] = ()  # (page, x0, top, x1, bottom) in points from the page's top left (PDF)
 
     def to_dict(self) -> dict:
         return {"chunk_id": self.chunk_id, "start_char": self.start_char, "end_char": self.end_char,
-                "heading_path": list(self.heading_path), "page": self.page, "text": self.text}
+                "heading_path": list(self.heading_path), "page": self.page,
+                "boxes": [list(b) for b in self.boxes], "text": self.text}
 
 
 @dataclass(frozen=True)

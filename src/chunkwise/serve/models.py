@@ -102,6 +102,8 @@ class HitChunk(BaseModel):
     end_char: int
     heading_path: list[str]
     page: int | None
+    boxes: list[list[float]] = Field(default_factory=list, description="[page, x0, top, x1, bottom] of each block "
+                                     "the chunk overlaps, in points from the page's top left (PDF; [] otherwise)")
     text: str
 
 

@@ -142,12 +142,23 @@
     await render(res, who, groups);
   }
 
+  // [page, x0, top, x1, bottom] boxes (points from the page's top left) as "p. 3 (72, 90)–(540, 130)"
+  function regions(boxes) {
+    return boxes.map((b) => "p. " + b[0] + " (" + b[1] + ", " + b[2] + ")–(" + b[3] + ", " + b[4] + ")").join("; ");
+  }
+
   function citation(r) {
     const cite = el("div", "cite");
     cite.append(el("span", "rank", "#" + r.rank), el("span", "source", r.source_uri || r.doc_id));
     const hit = r.hit;
     if (hit.heading_path.length) cite.append(el("span", "path", hit.heading_path.join(" › ")));
-    if (hit.page !== null && hit.page !== undefined) cite.append(el("span", "page", "p. " + hit.page));
+    if (hit.page !== null && hit.page !== undefined) {
+      const page = el("span", "page", "p. " + hit.page);
+      if (hit.boxes && hit.boxes.length) {
+        page.title = regions(hit.boxes);  // where on the page: a tooltip, and a line a reader can copy
+        cite.append(page, el("span", "region", "region " + regions(hit.boxes)));
+      } else cite.append(page);
+    }
     if (hit.start_char !== null) cite.append(el("span", "offsets", "chars " + hit.start_char + "–" + hit.end_char));
     if (r.version) cite.append(el("span", "version", "version " + r.version + (r.updated_at ? " (" + r.updated_at + ")" : "")));
     else if (r.updated_at) cite.append(el("span", "version", "updated " + r.updated_at));
@@ -239,6 +250,7 @@
         : "chunk " + rec.chunk_index + " · chars " + rec.start_char + "–" + rec.end_char;
       if (rec.heading_path && rec.heading_path.length) label += " · " + rec.heading_path.join(" › ");
       if (rec.page !== null && rec.page !== undefined) label += " · p. " + rec.page;
+      if (rec.boxes && rec.boxes.length) label += " · " + regions(rec.boxes);
       c.append(el("div", "boundary", label));
       const text = el("div", "chunk-text");
       const spans = hit && rec.text === r.hit.text ? r.marks.hit : wordSpans(rec.text, words);
