@@ -76,11 +76,15 @@ class AccessLayout:
 
 
 def _cached(cache: dict, key, build):
-    """``cache[key]``, built on a miss; the oldest of 32 entries goes first."""
+    """``cache[key]``, built on a miss; the oldest of 32 entries goes first. Search threads share
+    the cache: two may evict at once, so eviction tolerates a key another thread just removed."""
     value = cache.get(key)
     if value is None:
         if len(cache) >= 32:
-            cache.pop(next(iter(cache)))
+            try:
+                cache.pop(next(iter(cache)), None)
+            except (StopIteration, RuntimeError):  # emptied or resized by another thread meanwhile
+                pass
         value = cache[key] = build(key)
     return value
 

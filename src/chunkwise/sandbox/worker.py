@@ -87,8 +87,11 @@ def worker_main(conn, fn, memory_mb: int | None, log_path: str) -> None:
         try:
             conn.send((index, ok, payload, retire))
         except Exception as exc:  # noqa: BLE001 — an unpicklable result is this item's failure
+            # ``retire`` still says whether this worker stops: a bundle whose later item panicked
+            # retires it even when an earlier item's answer cannot be sent (the pool must not hand
+            # the next item to a worker about to exit).
             conn.send((index, False, Failure("error", f"result cannot be sent back: {type(exc).__name__}: {exc}",
-                                             type(exc).__name__, str(exc)), False))
+                                             type(exc).__name__, str(exc)), retire))
         if retire:
             return
 
