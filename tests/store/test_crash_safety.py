@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from backends import consistent, is_pg
+from backends import consistent, is_pg, query
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGKILL")
 
@@ -33,7 +33,12 @@ def ingest_cmd(root, db):
 
 
 def state(db):
-    """The store is whole after every kill; its chunk ids (tests/backends.py)."""
+    """The store is whole after every kill; its chunk ids (tests/backends.py). A kill before the
+    first commit leaves an SQLite file with no tables at all (the migrations run in one transaction):
+    an empty store, which the next ingest migrates and a reader refuses as "not a chunkwise store"."""
+    if not is_pg(db) and not query(db, "SELECT name FROM sqlite_master WHERE type = 'table'"):
+        assert query(db, "PRAGMA integrity_check")[0][0] == "ok"
+        return set()
     return consistent(db)
 
 
