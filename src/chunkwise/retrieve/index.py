@@ -15,7 +15,7 @@ from chunkwise.lexical import FieldWeights, LexicalFields
 from chunkwise.retrieve.bm25 import SparseBM25, query_terms
 from chunkwise.retrieve.dense import DenseMatrix, near_top, normalise
 from chunkwise.retrieve.fusion import Fusion
-from chunkwise.retrieve.layout import AccessLayout
+from chunkwise.retrieve.layout import AccessLayout, _cached
 from chunkwise.retrieve.ties import ranks, top_k
 from chunkwise.retrieve.types import MODES, Hit
 
@@ -81,12 +81,7 @@ class SearchIndex:
             raise ConfigError("this index was built without texts; BM25 needs them (build with texts=...)")
         terms = query_terms(query)
         mask = self.layout.mask(groups)  # the mask, before scoring: forbidden rows are not counted
-        key = caller_groups(groups).tags
-        stats = self._stats.get(key)
-        if stats is None:
-            if len(self._stats) >= 32:
-                self._stats.pop(next(iter(self._stats)))
-            stats = self._stats[key] = self.bm25.stats(mask)
+        stats = _cached(self._stats, caller_groups(groups).tags, lambda key: self.bm25.stats(mask))  # threads share it
         for informative in (True, False):
             pos, vals = self.bm25.scores(terms, mask, stats, informative, weights or self.field_weights,
                                          self.layout.visible(groups))
