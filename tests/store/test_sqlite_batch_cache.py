@@ -25,3 +25,32 @@ def test_a_document_with_chunks_and_vectors_grows_the_generation_once(tmp_path):
         assert store.generation() == first + 1
         store.put_vectors("m@1", [("k-alone", [0.5, 0.25, 0.125])])  # vectors alone still grow it
         assert store.generation() == first + 2
+
+
+def test_a_batch_commit_that_fails_is_fatal_not_one_documents_error(tmp_path):
+    """A commit that fails rolls back every document of the batch, not only the one being written:
+    ``StoreWriteError`` (ingest stops and says so), never ``StoreBusy`` (ingest counts it against
+    the current file and goes on, reporting the rolled-back documents as written). Here a reader
+    holds the file while WAL is unavailable (rollback journal: COMMIT needs the exclusive lock)."""
+    import sqlite3
+
+    import pytest
+
+    from chunkwise.errors import StoreWriteError
+
+    path = tmp_path / "s.db"
+    with SQLiteStore(path, timeout=0.1) as store:
+        assert store.db.execute("PRAGMA journal_mode=DELETE").fetchone()[0] == "delete"
+        before = store.db.execute("PRAGMA cache_size").fetchone()[0]
+        reader = sqlite3.connect(path, isolation_level=None)
+        with pytest.raises(StoreWriteError, match="since the last commit"):
+            with store.batch() as commit:
+                write(store, "d1", records("d1", ["alpha beta"]))
+                reader.execute("BEGIN")
+                reader.execute("SELECT count(*) FROM chunks").fetchone()
+                write(store, "d2", records("d2", ["gamma delta"]))
+                commit()
+        reader.execute("COMMIT")
+        reader.close()
+        assert store.documents() == []  # both rolled back, as the message says
+        assert store.db.execute("PRAGMA cache_size").fetchone()[0] == before

@@ -182,14 +182,19 @@ class SQLiteStore(DocumentWrites, ReadMixin):
             self.db.execute(f"PRAGMA cache_size={int(before)}")
 
     def commit(self) -> None:
-        """End the transaction a ``batch()`` holds open (nothing open: nothing to do)."""
+        """End the transaction a ``batch()`` holds open (nothing open: nothing to do). A failure rolls
+        back every document written since the last commit, not only the one being written, so it is
+        ``StoreWriteError`` (fatal to the run), never a per-document error such as ``StoreBusy``."""
         if self.db.in_transaction:
             try:
                 self._fts.flush()
                 self.db.execute("COMMIT")
             except sqlite3.OperationalError as exc:
                 self._rollback()
-                raise _translate(exc, self.path) from exc
+                raise StoreWriteError(f"cannot write {self.path}: {exc} (is the disk full or a file size limit reached, "
+                                      f"or a reader holding a store without WAL?); the documents written since the "
+                                      f"last commit were rolled back, the store holds what was committed before: run "
+                                      f"the ingest again") from exc
 
     @contextmanager
     def atomic(self) -> Iterator[sqlite3.Connection]:
