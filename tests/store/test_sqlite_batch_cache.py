@@ -54,3 +54,27 @@ def test_a_batch_commit_that_fails_is_fatal_not_one_documents_error(tmp_path):
         reader.close()
         assert store.documents() == []  # both rolled back, as the message says
         assert store.db.execute("PRAGMA cache_size").fetchone()[0] == before
+
+
+def test_the_page_cache_is_given_back_when_the_batchs_last_commit_fails(tmp_path):
+    import sqlite3
+
+    import pytest
+
+    from chunkwise.errors import StoreWriteError
+
+    path = tmp_path / "s.db"
+    with SQLiteStore(path, timeout=0.1) as store:
+        store.db.execute("PRAGMA journal_mode=DELETE")
+        before = store.db.execute("PRAGMA cache_size").fetchone()[0]
+        reader = sqlite3.connect(path, isolation_level=None)
+        with pytest.raises(StoreWriteError):
+            with store.batch():
+                write(store, "d1", records("d1", ["alpha beta"]))
+                reader.execute("BEGIN")
+                reader.execute("SELECT count(*) FROM chunks").fetchone()
+        reader.execute("COMMIT")
+        reader.close()
+        assert store.db.execute("PRAGMA cache_size").fetchone()[0] == before
+        write(store, "d2", records("d2", ["gamma delta"]))  # the connection writes on, outside any batch
+        assert [d.doc_id for d in store.documents()] == ["d2"]

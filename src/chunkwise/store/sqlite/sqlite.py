@@ -178,8 +178,10 @@ class SQLiteStore(DocumentWrites, ReadMixin):
             yield self.commit
         finally:
             self._batching = False
-            self.commit()
-            self.db.execute(f"PRAGMA cache_size={int(before)}")
+            try:
+                self.commit()
+            finally:  # also when that commit fails: the connection may write on
+                self.db.execute(f"PRAGMA cache_size={int(before)}")
 
     def commit(self) -> None:
         """End the transaction a ``batch()`` holds open (nothing open: nothing to do). A failure rolls
