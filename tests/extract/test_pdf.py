@@ -135,3 +135,34 @@ def test_unreadable_page_is_reported_and_all_unreadable_is_an_error(report, monk
     broken.update({0, 2})
     with pytest.raises(InputError, match=r"r\.pdf: no page of this PDF could be read"):
         pdf.extract(report.read_bytes(), "r.pdf")
+
+
+def _raw_pdf(contents: list[bytes]) -> bytes:
+    """A PDF written by hand, one page per content stream (Helvetica as /F1)."""
+    pages = len(contents)
+    objs = [b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % (4 + 2 * i) for i in range(pages)), pages),
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    for i, content in enumerate(contents):
+        objs.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 600 800] /Resources << /Font << /F1 3 0 R >> >>"
+                    b" /Contents %d 0 R >>" % (5 + 2 * i))
+        objs.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
+    out, offsets = b"%PDF-1.4\n", []
+    for n, body in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+
+
+def test_a_page_whose_numbers_overflow_is_left_empty_not_the_whole_file():
+    """A hostile page scales its text past float range (ten 1e30 ``cm``s): pypdf's own arithmetic
+    raises OverflowError. That page is left empty with a warning, as any other broken page; the
+    file's other pages are read."""
+    big = b"1" + b"0" * 30 + b".0"
+    fine = b"BT /F1 12 Tf 72 700 Td (The ledger was kept in the harbour office) Tj ET"
+    hostile = b" ".join([big + b" 0 0 1 0 0 cm"] * 10) + b" BT /F1 12 Tf 1 0 0 1 1 100 Tm (Overflowing words) Tj ET"
+    doc = pdf.extract(_raw_pdf([fine, hostile]), "hostile.pdf", ocr=False)
+    assert "The ledger was kept in the harbour office" in doc.text
+    assert any(w.startswith("page 2: text extraction failed") for w in doc.warnings), doc.warnings

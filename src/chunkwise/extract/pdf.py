@@ -31,7 +31,9 @@ MEDIA_TYPE = "application/pdf"
 PARAGRAPH_GAP = 1.4  # a line gap this much larger than the page's usual gap starts a paragraph
 WRAP_SIZE = 0.15  # heading lines this close in size, one under the other, are one wrapped heading
 SCAN_LAYER = 0.9  # a page with at least this share of its text invisible is a scan with an OCR layer
-_PAGE_ERRORS = (KeyError, ValueError, TypeError, AttributeError, IndexError, ZeroDivisionError, RecursionError)
+# A page raising one of these is left empty (ArithmeticError: a division by zero, or numbers past float
+# range in pypdf's own arithmetic on a hostile page: OverflowError), never the whole file
+_PAGE_ERRORS = (KeyError, ValueError, TypeError, AttributeError, IndexError, ArithmeticError, RecursionError)
 
 
 def extract(data: bytes, source: str, ocr: bool = True, ocr_min_confidence: float = MIN_CONFIDENCE,
