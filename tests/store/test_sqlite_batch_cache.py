@@ -43,7 +43,7 @@ def test_a_batch_commit_that_fails_is_fatal_not_one_documents_error(tmp_path):
         assert store.db.execute("PRAGMA journal_mode=DELETE").fetchone()[0] == "delete"
         before = store.db.execute("PRAGMA cache_size").fetchone()[0]
         reader = sqlite3.connect(path, isolation_level=None)
-        with pytest.raises(StoreWriteError, match="since the last commit"):
+        with pytest.raises(StoreWriteError, match="since the last commit was rolled back"):
             with store.batch() as commit:
                 write(store, "d1", records("d1", ["alpha beta"]))
                 reader.execute("BEGIN")

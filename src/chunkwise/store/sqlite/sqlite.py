@@ -180,7 +180,7 @@ class SQLiteStore(DocumentWrites, ReadMixin):
             self._batching = False
             try:
                 self.commit()
-            finally:  # also when that commit fails: the connection may write on
+            finally:  # also when it fails
                 self.db.execute(f"PRAGMA cache_size={int(before)}")
 
     def commit(self) -> None:
@@ -193,10 +193,8 @@ class SQLiteStore(DocumentWrites, ReadMixin):
                 self.db.execute("COMMIT")
             except sqlite3.OperationalError as exc:
                 self._rollback()
-                raise StoreWriteError(f"cannot write {self.path}: {exc} (is the disk full or a file size limit reached, "
-                                      f"or a reader holding a store without WAL?); the documents written since the "
-                                      f"last commit were rolled back, the store holds what was committed before: run "
-                                      f"the ingest again") from exc
+                raise StoreWriteError(f"cannot write {self.path}: {exc} (a full disk, a file size limit, a reader holding"
+                                      f" a store without WAL?); every document since the last commit was rolled back") from exc
 
     @contextmanager
     def atomic(self) -> Iterator[sqlite3.Connection]:
