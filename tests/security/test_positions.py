@@ -81,3 +81,17 @@ def test_integration_metadata_follows_the_same_rule(db):
     for rank, p in enumerate(result.passages, 1):
         meta = passage_metadata(p, rank, result.withheld)
         assert (meta["start_index"] is None) == (p.doc_id == "handbook.md")
+
+
+def test_boxes_are_positions_too():
+    """A PDF box covers a whole block, so it shows where the unreadable part of a block lies: a
+    withheld document's hits, references and records lose their boxes with their offsets."""
+    from chunkwise.retrieve.positions import hide_record, hide_span
+
+    box = [[3, 72.0, 90.5, 540.0, 410.25]]
+    hit = {"chunk_id": "c", "start_char": 10, "end_char": 90, "page": 3, "boxes": box, "text": "t"}
+    assert hide_span(hit) == {**hit, "start_char": None, "end_char": None, "boxes": []}
+    record = {"chunk_id": "c", "chunk_index": 4, "start_char": 10, "end_char": 90, "boxes": box}
+    assert hide_record(record) == {**record, "start_char": None, "end_char": None, "chunk_index": None, "boxes": []}
+    assert "boxes" not in hide_span({"doc_id": "d", "start_char": 1, "end_char": 2})  # no key invented
+    assert hide_span({"doc_id": "d"}) == {"doc_id": "d"}

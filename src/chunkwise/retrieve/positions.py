@@ -49,10 +49,15 @@ def without_chars(text: str) -> str:
 
 
 def hide_span(d: dict) -> dict:
-    """A dict with ``start_char``/``end_char`` (a hit, a version reference, a result) without them."""
-    return {**d, "start_char": None, "end_char": None} if "start_char" in d else d
+    """A dict with ``start_char``/``end_char`` (a hit, a version reference, a result) without them,
+    and without its PDF ``boxes``: a box covers a whole block, so it shows where on the page the
+    unreadable part of a block lies, as offsets would."""
+    if "start_char" not in d:
+        return d
+    return {**d, "start_char": None, "end_char": None, **({"boxes": []} if "boxes" in d else {})}
 
 
 def hide_record(record: dict) -> dict:
-    """A served record without its positions (offsets and chunk index)."""
-    return {**record, "start_char": None, "end_char": None, "chunk_index": None}
+    """A served record without its positions (offsets, chunk index and boxes)."""
+    return {**record, "start_char": None, "end_char": None, "chunk_index": None,
+            **({"boxes": []} if "boxes" in record else {})}
