@@ -125,3 +125,22 @@ def test_chunks_with_the_index_equal_chunks_without(monkeypatch_text, config):
         sizing.INDEX_MIN_CHARS = saved
     assert fast == slow
     assert max(c[2] for c in fast) <= size
+
+
+def test_the_kept_code_points_go_with_the_document():
+    """chunking/codes keeps the last document's code points while it is chunked; once the chunker
+    is done, nothing of that text stays referenced by the module (a server's process lives long)."""
+    from chunkwise.chunking import codes
+    from chunkwise.chunking.router import build_chunker
+    from chunkwise.config import ChunkConfig
+
+    text = "".join(f"Paragraph {i} says the ledger freezes at noon on Fridays.\n\n" for i in range(400)) + "é"
+    for strategy in ("recursive", "fixed", "structure"):
+        assert build_chunker(ChunkConfig(strategy=strategy, size=64)).chunk(text)
+        assert codes._last is None or codes._last[0] is not text, strategy
+    arr = codes.char_codes(text)
+    assert codes.char_codes(text) is arr and arr.dtype.itemsize == 4  # kept while in use
+    codes.forget("another text")
+    assert codes._last[0] is text
+    codes.forget(text)
+    assert codes._last is None

@@ -7,6 +7,7 @@ from operator import lt, sub
 from typing import ClassVar, Iterable, Protocol, Sequence
 
 from chunkwise.chunking import boundaries
+from chunkwise.chunking.codes import forget as forget_codes
 from chunkwise.chunking.levels import Level
 from chunkwise.chunking.pack import Piece, pack
 from chunkwise.chunking.sizing import Sizer
@@ -167,7 +168,10 @@ class BaseChunker:
         return self.config.title
 
     def chunk(self, text: str) -> list[Chunk]:
-        return self.for_text(text)._chunk(text)
+        try:
+            return self.for_text(text)._chunk(text)
+        finally:
+            forget_codes(text)
 
     def for_text(self, text: str) -> "BaseChunker":
         """This chunker, or a twin on the sizer's reference backend when the fast one cannot be trusted."""
