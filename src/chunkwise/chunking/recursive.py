@@ -5,6 +5,7 @@ from bisect import bisect_left, bisect_right
 
 from chunkwise.chunking import boundaries
 from chunkwise.chunking.base import BaseChunker, Draft, drafts_from_rows
+from chunkwise.chunking.charpack import pack_chars
 from chunkwise.chunking.pack import pack_rows
 from chunkwise.types import Chunk
 from chunkwise.chunking.levels import Level
@@ -35,7 +36,11 @@ class _RowsChunker(BaseChunker):
         raise TypeError(f"{type(self).__name__} must implement rows()")
 
     def pack_rows(self, text: str, cuts, budget: int, title: str, **kw) -> list[tuple]:
-        return pack_rows(text, 0, len(text), cuts, self.sizer, budget, max_chars=self.body_chars((), title), **kw)
+        # Characters without overlap: the same rows from the packer that counts by subtraction.
+        chars = self.body_chars((), title)
+        rows = pack_chars(text, 0, len(text), cuts, self.sizer, budget, max_chars=chars, **kw)
+        return rows if rows is not None else pack_rows(text, 0, len(text), cuts, self.sizer, budget,
+                                                       max_chars=chars, **kw)
 
     def drafts(self, text: str, title: str) -> list[Draft]:
         return drafts_from_rows(self.rows(text, title))
