@@ -16,7 +16,9 @@ ask); ``pack_chars`` returns None for anything else and the caller packs generic
 """
 from __future__ import annotations
 
-from bisect import bisect_right, insort
+from bisect import bisect_left, bisect_right, insort
+from itertools import compress, count
+from operator import itemgetter, not_, sub
 from typing import Iterable, Sequence
 
 from chunkwise.chunking.levels import Level
@@ -68,19 +70,26 @@ def _node(st: _State, a: int, b: int, cuts, depth: int, eager: bool) -> _Node:
     pos = [a, *positions, b]
     node = _Node(pos, [_END, *levels, _END], depth)
     kinds = set(levels)
-    if len(kinds) > 1:
-        by_level = {level: [i for i, lv in enumerate(levels, 1) if lv == level] for level in kinds}
+    if len(kinds) > 1:  # C-level filters: the top level holds every line of the document
+        by_level = {level: list(compress(count(1), map(level.__eq__, levels))) for level in kinds}
         by_level.setdefault(_END, []).append(len(pos) - 1)
-        node.by_level, node.order = by_level, sorted(by_level, reverse=True)
-    plain = _PLAIN_SPACE
-    for p in [p for p in positions if text[p] not in plain and text[p - 1] not in plain]:
-        if not (text[p].isspace() or text[p - 1].isspace()) or not clean_cut(text, p):
-            insort(st.dirty, p)
+        # The lowest level is not searched: with no higher candidate in reach, the furthest one is it.
+        node.by_level, node.order = by_level, sorted(by_level, reverse=True)[:-1]
+    if positions:
+        plain = _PLAIN_SPACE.__contains__
+        doubt = list(compress(positions, map(not_, map(plain, itemgetter(*positions)(text) if len(positions) > 1
+                                                            else text[positions[0]]))))
+        for p in doubt:
+            if text[p - 1] in _PLAIN_SPACE:
+                continue
+            if not (text[p].isspace() or text[p - 1].isspace()) or not clean_cut(text, p):
+                insort(st.dirty, p)
     n_fine = len(st.finders)
-    if eager and depth <= n_fine:  # deeper, ``_measure`` counts without a plan
+    # Deeper levels are counted without a plan (``_measure``); most levels have no long segment.
+    if eager and depth <= n_fine and max(map(sub, pos[1:], pos)) > st.long:
         finder = st.finders[depth] if depth < n_fine else None
         long = st.long
-        for k in [k for k in range(len(pos) - 1) if pos[k + 1] - pos[k] > long]:
+        for k in list(compress(count(), map(long.__lt__, map(sub, pos[1:], pos)))):
             x, y = pos[k], pos[k + 1]
             found = finder(text, x, y) if finder else word_cuts(text, x, y, _FINE_WORD)
             node.kids[k] = _node(st, x, y, found if isinstance(found, tuple) else merge_cuts(found, x, y),
@@ -118,20 +127,40 @@ def _base(node: _Node, k: int, s: int) -> tuple[int, bool]:
 
 
 def _best(node: _Node, k: int, j: int) -> int:
-    """``_Segments.best_cut``: the highest-level candidate index in (k, j], the furthest at that level."""
+    """``_Segments.best_cut``: the highest-level candidate index in (k, j], the furthest at that level
+    (``order`` holds every level but the lowest)."""
+    by_level = node.by_level
     for level in node.order:
-        lst = node.by_level[level]
+        lst = by_level[level]
         i = bisect_right(lst, j) - 1
         if i >= 0 and lst[i] > k:
             return lst[i]
-    raise AssertionError("best cut of an empty range")
+    return j
+
+
+def fits(sizer, overlap: int) -> bool:
+    """Whether ``pack_chars`` packs for this sizer and overlap (else it returns None)."""
+    return type(sizer) is CharSizer and not overlap
+
+
+def merge_levels(found: Iterable[tuple[Level, list[int]]], start: int, end: int) -> tuple[list[int], list[Level]]:
+    """``merge_cuts`` of each level's sorted cut positions, without a ``(position, level)`` pair a cut:
+    the lower levels go in first, so a position's highest level is the one the dict keeps."""
+    best: dict[int, Level] = {}
+    for level, positions in sorted(found, key=itemgetter(0)):
+        best.update(dict.fromkeys(positions, level))
+    positions = sorted(best)  # sorted runs: one merge
+    lo, hi = bisect_right(positions, start), bisect_left(positions, end)
+    if lo or hi < len(positions):
+        positions = positions[lo:hi]
+    return positions, list(map(best.__getitem__, positions))
 
 
 def pack_chars(text: str, start: int, end: int, cuts, sizer, budget: int, *, overlap: int = 0,
                fine: Sequence[Finder] = (), max_chars: int | None = None) -> list[tuple] | None:
     """``pack_rows(text, start, end, cuts, sizer, budget, overlap=overlap, fine=fine,
     max_chars=max_chars)`` when ``sizer`` counts characters and ``overlap`` is 0; else None."""
-    if type(sizer) is not CharSizer or overlap or budget < 1 or (max_chars is not None and max_chars < 1):
+    if not fits(sizer, overlap) or budget < 1 or (max_chars is not None and max_chars < 1):
         return None
     chars = max_chars or len(text) + 1
     st = _State(text, fine, chars, 4 * budget)
