@@ -28,6 +28,7 @@ from chunkwise.chunking.pack import (
 from chunkwise.chunking.sizing import CharSizer
 
 _END, _UNIT, _WORD = Level.END, Level.UNIT, Level.WORD
+_UNBUILT = object()  # a segment whose finer level is not built yet (None: there is none)
 
 
 class _Node:
@@ -172,6 +173,7 @@ def pack_chars(text: str, start: int, end: int, cuts, sizer, budget: int, *, ove
     plain = _PLAIN_SPACE
     n_text = len(text)
     rows: list[tuple] = []
+    add = rows.append
     s = skip_ws(text, start, end)
     while s < end:
         node = top
@@ -193,11 +195,10 @@ def pack_chars(text: str, start: int, end: int, cuts, sizer, budget: int, *, ove
                 used = p - base
                 level = node.lev[c]
                 break
-            kids = node.kids
-            fresh = k not in kids
-            kid = _child(st, node.depth, pos[k], pos[k + 1]) if fresh else kids[k]
+            kid = node.kids.get(k, _UNBUILT)
+            fresh = kid is _UNBUILT
             if fresh:
-                kids[k] = kid
+                kid = node.kids[k] = _child(st, node.depth, pos[k], pos[k + 1])
             if kid is None:  # a single character: nothing finer exists
                 p = pos[k + 1]
                 level = _UNIT
@@ -237,6 +238,6 @@ def pack_chars(text: str, start: int, end: int, cuts, sizer, budget: int, *, ove
         exact = (exact and (not dirty or (i := bisect_right(dirty, s)) == len(dirty) or dirty[i] >= e)
                  and (text[s - 1] in plain or clean_cut(text, s))
                  and (p == n_text or text[p] in plain or clean_cut(text, p)))
-        rows.append((s, e, used, level, char_cut, exact, "char_split" if char_cut else ""))
+        add((s, e, used, level, char_cut, exact, "char_split" if char_cut else ""))
         s = after
     return rows
