@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from itertools import repeat
+from itertools import chain, repeat
 
 from chunkwise.chunking import boundaries
 from chunkwise.chunking.base import BaseChunker, Draft, drafts_from_rows
@@ -85,7 +85,7 @@ class RecursiveChunker(_RowsChunker):
         if charpack.fits(self.sizer, self.config.overlap):  # merged already: no pair per cut
             cuts = charpack.merge_levels(found, 0, len(text))
         else:
-            cuts = [cut for level, positions in found for cut in zip(positions, repeat(level))]
+            cuts = list(chain.from_iterable(zip(positions, repeat(level)) for level, positions in found))
         return self.pack_rows(text, cuts, budget, title, overlap=self.config.overlap, fine=fine)
 
 
