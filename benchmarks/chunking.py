@@ -7,9 +7,19 @@ texts, so the numbers are comparable on whatever machine runs it.
 
 Method:
 - every splitter or tokenizer is built once, outside the timed region;
-- a timed repetition makes one call per corpus file; the best of ``--repeat``
-  repetitions is kept (GC is collected before and disabled during the timed
-  loop, as ``timeit`` does; memo caches of peers are cleared between runs);
+- a timed repetition makes one call per corpus file, the outputs kept (GC is
+  collected before and disabled during the timed loop, as ``timeit`` does; memo
+  caches of peers are cleared between runs). Of ``--repeat`` repetitions the
+  least wall time, the least process CPU time and the least CPU time of the
+  calling thread are each kept, independently: on a loaded machine the
+  repetition with the best wall time is not the one with the least CPU, and
+  its CPU is a random draw (``benchmarks/chunk_identity.py`` reports the least
+  CPU the same way, so the two agree on the same chunker);
+- ``cpu s`` counts every thread of the process, ``own cpu s`` the calling
+  thread only: a contender whose tokenizer counts a batch on a thread pool
+  (tokie's ``count_tokens_batch``, used by chunkwise for 200 pieces or more)
+  shows the pool's work and spin as the difference (about as much again as the
+  calling thread at load 13);
 - each contender is first run on a small sample untimed (warm-up and check);
   a contender that fails to import, build or run is skipped with its reason;
 - MB/s is UTF-8 bytes / 1e6 over all files divided by the best wall time;
@@ -39,7 +49,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from _timing import timed
+from _timing import timed_threads
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPORA = REPO_ROOT / ".." / "shared" / "data" / "chroma" / "corpora"
@@ -334,7 +344,8 @@ class Result:
     ref: str
     unit: str
     seconds: float | None = None
-    cpu_seconds: float | None = None
+    cpu_seconds: float | None = None  # the least process CPU s of the repetitions (every thread)
+    own_cpu_seconds: float | None = None  # the least CPU s of the calling thread alone
     mb_per_s: float | None = None
     count: int | None = None  # tokens for a raw pass, chunks otherwise
     max_size: int | None = None
@@ -342,20 +353,21 @@ class Result:
     skipped: str | None = None
 
 
-def timed_run(runner: Runner, texts: list[str]) -> tuple[float, float, list[Any]]:
+def timed_run(runner: Runner, texts: list[str]) -> tuple[float, float, float, list[Any]]:
     runner.reset()
-    return timed(lambda: [runner.split(text) for text in texts])
+    return timed_threads(lambda: [runner.split(text) for text in texts])
 
 
-def best_of(runner: Runner, texts: list[str], repeat: int) -> tuple[float, float, list[Any]]:
-    best: tuple[float, float, list[Any]] | None = None
+def best_of(runner: Runner, texts: list[str], repeat: int) -> tuple[float, float, float, list[Any]]:
+    """The least wall, process CPU and own-thread CPU s of ``repeat`` repetitions, each on its own
+    (see the module's Method), and one repetition's outputs."""
+    wall = cpu = own = math.inf
+    outputs: list[Any] = []
     for _ in range(repeat):
-        run = timed_run(runner, texts)
-        if best is None or run[0] < best[0]:
-            best = run
-        run = None  # free the outputs before the next repetition
-    assert best is not None
-    return best
+        outputs = []  # free the outputs before the next repetition
+        w, c, o, outputs = timed_run(runner, texts)
+        wall, cpu, own = min(wall, w), min(cpu, c), min(own, o)
+    return wall, cpu, own, outputs
 
 
 def size_fn(unit: str, res: Resources) -> Callable[[str], int] | None:
@@ -381,13 +393,13 @@ def measure(contender: Contender, res: Resources, texts: list[str], repeat: int)
     try:
         runner = contender.build(res)
         runner.split(texts[0][:SAMPLE_CHARS])  # untimed warm-up and smoke check
-        wall, cpu, outputs = best_of(runner, texts, repeat)
+        wall, cpu, own, outputs = best_of(runner, texts, repeat)
         summarize(result, runner, outputs, res)
     except Exception as exc:  # noqa: BLE001 - any failure skips this contender only
         result.skipped = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
         return result
     total_mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
-    result.seconds, result.cpu_seconds, result.mb_per_s = wall, cpu, total_mb / wall
+    result.seconds, result.cpu_seconds, result.own_cpu_seconds, result.mb_per_s = wall, cpu, own, total_mb / wall
     return result
 
 
@@ -518,12 +530,13 @@ def markdown(env: dict[str, Any], results: list[Result], targets: list[dict[str,
     lines += [f"- Corpora: {env['corpora']} ({len(env['files'])} files, "
               f"{env['total_bytes'] / 1e6:.2f} MB), one call per file, best of {env['repeat']}"]
     lines += ["- Versions: " + ", ".join(f"{k} {v}" for k, v in env["versions"].items()), ""]
-    lines += ["| contender | MB/s | best s | cpu s | cpu/wall | tokens / chunks | max size | x ref time | ref |",
-              "|---|--:|--:|--:|--:|--:|--:|--:|---|"]
+    lines += ["| contender | MB/s | best s | cpu s | own cpu s | cpu/wall | tokens / chunks | max size | x ref time | ref |",
+              "|---|--:|--:|--:|--:|--:|--:|--:|--:|---|"]
     for r in results:
         if r.skipped is None:
             cpu_wall = r.cpu_seconds / r.seconds if r.seconds else None
             lines.append(f"| {r.name} | {fmt(r.mb_per_s, '.2f')} | {fmt(r.seconds, '.4f')} | {fmt(r.cpu_seconds, '.4f')} | "
+                         f"{fmt(r.own_cpu_seconds, '.4f')} | "
                          f"{fmt(cpu_wall, '.2f')} | {r.count} | {size_cell(r)} | "
                          f"{fmt(r.ratio_vs_ref, '.2f')} | {r.ref} |")
     skipped = [r for r in results if r.skipped]

@@ -39,8 +39,13 @@ _SENT_CJK = re.compile(rf"[{_CJK_STOPS}][」』”’)）]*")
 
 
 def paragraphs(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, Level]]:
+    return list(zip(paragraph_starts(text, start, end), repeat(Level.BLOCK)))
+
+
+def paragraph_starts(text: str, start: int = 0, end: int | None = None) -> list[int]:
+    """The positions of ``paragraphs``, without a pair each."""
     end = len(text) if end is None else end
-    return list(zip(map(re.Match.start, _PARA.finditer(text, start, end)), repeat(Level.BLOCK)))
+    return list(map(re.Match.start, _PARA.finditer(text, start, end)))
 
 
 def lines(text: str, start: int = 0, end: int | None = None, level: Level = Level.LINE) -> Iterator[tuple[int, Level]]:
@@ -78,10 +83,14 @@ def sentence_ends(text: str, start: int = 0, end: int | None = None) -> list[int
 
 def literal(text: str, sep: str, level: Level, start: int = 0, end: int | None = None) -> list[tuple[int, Level]]:
     """A user separator: whitespace separators cut before themselves, others (".", "?") after."""
+    return list(zip(literal_positions(text, sep, start, end), repeat(level)))
+
+
+def literal_positions(text: str, sep: str, start: int = 0, end: int | None = None) -> list[int]:
+    """The positions of ``literal``, without a pair each."""
     end = len(text) if end is None else end
-    keep = not sep.isspace()
     found = _literal_pattern(sep).finditer(text, start, end)
-    return list(zip(map(re.Match.end if keep else re.Match.start, found), repeat(level)))
+    return list(map(re.Match.start if sep.isspace() else re.Match.end, found))
 
 
 @lru_cache(maxsize=256)

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from itertools import chain, repeat
 
 from chunkwise.chunking import boundaries
 from chunkwise.chunking.base import BaseChunker, Draft, drafts_from_rows
+from chunkwise.chunking import charpack
 from chunkwise.chunking.pack import pack_rows
 from chunkwise.types import Chunk
 from chunkwise.chunking.levels import Level
@@ -35,7 +37,11 @@ class _RowsChunker(BaseChunker):
         raise TypeError(f"{type(self).__name__} must implement rows()")
 
     def pack_rows(self, text: str, cuts, budget: int, title: str, **kw) -> list[tuple]:
-        return pack_rows(text, 0, len(text), cuts, self.sizer, budget, max_chars=self.body_chars((), title), **kw)
+        # Characters without overlap: the same rows from the packer that counts by subtraction.
+        chars = self.body_chars((), title)
+        rows = charpack.pack_chars(text, 0, len(text), cuts, self.sizer, budget, max_chars=chars, **kw)
+        return rows if rows is not None else pack_rows(text, 0, len(text), cuts, self.sizer, budget,
+                                                       max_chars=chars, **kw)
 
     def drafts(self, text: str, title: str) -> list[Draft]:
         return drafts_from_rows(self.rows(text, title))
@@ -63,7 +69,7 @@ class RecursiveChunker(_RowsChunker):
 
     def rows(self, text: str, title: str) -> list[tuple]:
         budget, _ = self.body_budget((), title)
-        cuts: list = []
+        found: list[tuple[Level, list[int]]] = []  # each separator's level and cut positions
         fine_seps: list[str] = []
         for sep in self.config.separators or DEFAULT_SEPARATORS:
             level = separator_level(sep)
@@ -72,10 +78,14 @@ class RecursiveChunker(_RowsChunker):
             if level == Level.SENTENCE:
                 fine_seps.append(sep)
             elif level == Level.BLOCK:
-                cuts.extend(boundaries.paragraphs(text))
+                found.append((level, boundaries.paragraph_starts(text)))
             else:
-                cuts.extend(boundaries.literal(text, sep, level))
+                found.append((level, boundaries.literal_positions(text, sep)))
         fine = (_sentence_finder(tuple(fine_seps)),) if fine_seps else ()
+        if charpack.fits(self.sizer, self.config.overlap):  # merged already: no pair per cut
+            cuts = charpack.merge_levels(found, 0, len(text))
+        else:
+            cuts = list(chain.from_iterable(zip(positions, repeat(level)) for level, positions in found))
         return self.pack_rows(text, cuts, budget, title, overlap=self.config.overlap, fine=fine)
 
 

@@ -1,0 +1,102 @@
+"""The character packer (``chunking/charpack.py``) must give ``pack_rows``' rows, field for field:
+the same edges, sizes, levels, flags and exactness, for any text, budget, character bound and set of
+finders, and so the same recursive and paragraphs chunks. It is speed work; no boundary may move."""
+from conftest import chroma_texts, sizer
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from chunkwise.chunking import boundaries, charpack, recursive
+from chunkwise.chunking.levels import Level
+from chunkwise.chunking.pack import merge_cuts, pack_rows
+from chunkwise.chunking.word_ends import word_ends
+from chunkers import make_chunker
+
+# Long words (a single-character leaf, and one longer than twice a small bound: a run), CJK (each
+# character a word; stops without a space), soft and non-ASCII spaces (cuts next to them are dirty),
+# marks inside words ("3.14", "e.g."), blank lines with spaces inside; ideographic spaces (U+3000), which
+# are whitespace to ``skip_ws`` yet words to ``_FINE_WORD``, so a finer level can cut inside the
+# whitespace a piece starts after (where a newly built level moves the base).
+PIECES = ["the", "Cat", "sat", "mat.", "e.g.", "3.14", "Why?", "No!", "don't", "naïve", "東京。", "日本語です",
+          "x" * 40, "y" * 130, "…", "?!", "Dr.", "a.b.c", "—", "■"]
+SPACES = [" ", "  ", "\n", "\n\n", "\n \n", "\t", "\xa0", "\x0b", "\u3000", "\u3000\u3000", "\n\u3000", " \x85 "]
+texts = st.lists(st.tuples(st.sampled_from(PIECES), st.sampled_from(SPACES)), min_size=1, max_size=120).map(
+    lambda parts: "".join(w + s for w, s in parts))
+FINDERS = {
+    "none": (),
+    "marks": (recursive._sentence_finder((".", "?", "!")),),
+    "heuristic": (recursive._sentence_finder(("<sentence>",)),),
+    "both": (recursive._sentence_finder(("<sentence>", ".")),),
+    "sentences": (boundaries.sentences,),
+}
+SLOW = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+CHARS = sizer("chars")
+
+
+def _top(text: str, kind: str):
+    if kind == "paragraphs":
+        return boundaries.paragraphs(text)
+    if kind == "lines":
+        return boundaries.paragraphs(text) + boundaries.literal(text, "\n", Level.LINE)
+    if kind == "merged":
+        return charpack.merge_levels([(Level.BLOCK, boundaries.paragraph_starts(text)),
+                                      (Level.LINE, boundaries.literal_positions(text, "\n"))], 0, len(text))
+    ends = word_ends(text, cjk_alone=True, as_array=True)  # one level, as a tuple: the flat top level
+    return (ends, [Level.WORD] * len(ends)) if ends is not None and len(ends) else []
+
+
+@SLOW
+@given(texts, st.sampled_from(["paragraphs", "lines", "merged", "words"]), st.sampled_from(sorted(FINDERS)),
+       st.integers(1, 90), st.sampled_from([None, 0, 1, 7, 3]), st.sampled_from([1, 4]))
+def test_rows_equal_the_generic_packer(text, top, finders, budget, chars, copies):
+    text = text * copies  # long enough for segments over 4x the budget (eager children)
+    max_chars = None if chars is None else max(1, budget + chars - 3)
+    cuts = _top(text, top)
+    fine = FINDERS[finders]
+    fast = charpack.pack_chars(text, 0, len(text), cuts, CHARS, budget, fine=fine, max_chars=max_chars)
+    slow = pack_rows(text, 0, len(text), cuts, CHARS, budget, fine=fine, max_chars=max_chars)
+    assert fast == slow
+
+
+def test_merge_levels_is_merge_cuts():
+    text = "a\n\nb\nc.\n \n\nd\n" * 3 + "\n"
+    found = [(Level.LINE, boundaries.literal_positions(text, "\n")), (Level.BLOCK, boundaries.paragraph_starts(text)),
+             (Level.SENTENCE, boundaries.literal_positions(text, "."))]
+    pairs = [(p, level) for level, positions in found for p in positions]
+    for start, end in ((0, len(text)), (1, len(text) - 1), (3, 9)):
+        assert charpack.merge_levels(found, start, end) == merge_cuts(pairs, start, end)
+
+
+def test_only_characters_without_overlap():
+    text = "one two. three\n\nfour"
+    assert charpack.pack_chars(text, 0, len(text), [], sizer("words"), 3) is None
+    assert charpack.pack_chars(text, 0, len(text), [], CHARS, 3, overlap=1) is None
+    assert charpack.pack_chars(text, 0, len(text), [], CHARS, 3) == pack_rows(text, 0, len(text), [], CHARS, 3)
+
+
+def _chunks_both(monkeypatch, chunker, text):
+    fast = chunker.chunk(text)
+    monkeypatch.setattr(charpack, "fits", lambda sizer, overlap: False)  # pairs of cuts, the generic packer
+    slow = chunker.chunk(text)
+    monkeypatch.undo()
+    return fast, slow
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(texts, st.sampled_from(["recursive", "paragraphs"]), st.integers(4, 120),
+       st.sampled_from([None, ["\n\n", "\n", ".", "?", "!", " ", ""], ["\n\n", "<sentence>", ".", " "],
+                        ["\n", "--", "!"], ["\n\n", " "]]), st.sampled_from(["none", "full"]))
+def test_chunks_equal_the_generic_packer(monkeypatch, text, strategy, size, seps, header):
+    kw = {"separators": seps} if strategy == "recursive" and seps else {}
+    chunker = make_chunker(strategy=strategy, size=size, unit="chars", header=header,
+                           title="Doc" if header == "full" else "", **kw)
+    fast, slow = _chunks_both(monkeypatch, chunker, text * 3)
+    assert fast == slow
+
+
+def test_the_chroma_corpora_chunk_as_before(monkeypatch):
+    seps = ["\n\n", "\n", ".", "?", "!", " ", ""]
+    for size in (800, 150):
+        chunker = make_chunker(strategy="recursive", size=size, unit="chars", separators=seps)
+        for name, text in chroma_texts().items():
+            fast, slow = _chunks_both(monkeypatch, chunker, text)
+            assert fast == slow, name
