@@ -88,7 +88,8 @@ def _menu(n: int) -> list:
 def test_the_heading_before_the_articles_first_paragraph_is_kept_past_a_stray_menu_match():
     """A one-word menu link that also occurs in the article ("Harbour") is "kept" by the judge, so
     its first block can sit far above the article; the title and the heading right before the first
-    paragraph the judge kept are the article's, the menu link and a later short heading are not."""
+    paragraph the judge kept are the article's, the menu link and a later short heading in a container of
+    its own are not."""
     from chunkwise.extract.html_main import select
     from chunkwise.extract.html_walk import Candidate
 
@@ -96,7 +97,7 @@ def test_the_heading_before_the_articles_first_paragraph_is_kept_past_a_stray_me
     cands = ([Candidate("paragraph", "Harbour", links=1.0)] + _menu(12)
              + [Candidate("heading", "A new pier", 1, "A new pier"), Candidate("paragraph", "By the desk"),
                 Candidate("heading", note, 3, note), Candidate("paragraph", PROSE * 2),
-                Candidate("heading", "Costs", 2, "Costs"), Candidate("paragraph", PROSE + " Ende.")])
+                Candidate("heading", "Costs", 2, "Costs", box=1), Candidate("paragraph", PROSE + " Ende.")])
     judged = PROSE * 2 + "\n" + PROSE + " Ende."
     assert [c.body for c in select(cands, judged)] == ["A new pier", note, PROSE * 2, PROSE + " Ende."]
     cands[-4].chrome = True  # in page chrome (a site banner): not the article's
@@ -115,3 +116,42 @@ def test_an_address_the_judge_kept_is_not_a_link_line():
     judged = "\n".join(c.body for c in cands)
     assert [c.body for c in select(cands, judged)] == [PROSE * 2, *lines[:2], PROSE + " Ende."]
 
+
+
+def test_a_short_block_between_two_article_blocks_of_its_own_container_is_article():
+    """"Filling:" between two ingredient tables the judge kept is the recipe's, though the judge
+    drops it as too short; the same line in a container of its own (a teaser box between two parts
+    of the article) is not, nor a "Share" heading or a short paragraph (a caption) there."""
+    from chunkwise.extract.html_main import select
+    from chunkwise.extract.html_walk import Candidate
+
+    def table(cells, box):
+        return Candidate("table", rows=[[c] for c in cells], box=box)
+
+    dough, filling = ["250 g flour", "50 g sugar", "100 ml milk"], ["500 ml cream", "1 pack custard"]
+    cands = [Candidate("paragraph", PROSE * 2, box=1), Candidate("heading", "Dough:", 3, "Dough:", box=2),
+             table(dough, 2), Candidate("heading", "Filling:", 3, "Filling:", box=2), table(filling, 2),
+             Candidate("paragraph", PROSE + " Ende.", box=1)]
+    judged = "\n".join([PROSE * 2, *dough, *filling, PROSE + " Ende."])
+    kept = [c.plain for c in select(cands, judged)]
+    assert "Filling:" in kept and "Dough:" not in kept  # "Dough:" has no chosen block before it in its box
+    cands[3].box = 3
+    assert "Filling:" not in [c.plain for c in select(cands, judged)]
+    cands[3] = Candidate("heading", "Share", 3, "Share", box=2)  # furniture stays furniture
+    assert "Share" not in [c.plain for c in select(cands, judged)]
+    cands[3] = Candidate("paragraph", "Photo: J. Smith", box=2)  # a caption or a credit line: not a heading
+    assert "Photo: J. Smith" not in [c.plain for c in select(cands, judged)]
+
+
+def test_blocks_know_their_container():
+    """The walk records each block's own container: siblings share it, a nested box has its own."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    from chunkwise.extract.html_walk import candidates
+
+    tree = LexborHTMLParser("<body><div><p>one</p><h3>two</h3><table><tr><td>x</td></tr></table>"
+                            "<ul><li>item</li><li>item 2</li></ul><div><p>inner</p></div>tail</div></body>")
+    boxes = {c.plain: c.box for c in candidates(tree.body)}
+    assert boxes["one"] == boxes["two"] == boxes["x"] != boxes["inner"]
+    assert boxes["item"] == boxes["item 2"] not in (boxes["one"], boxes["inner"])
+    assert boxes["tail"] not in (boxes["one"], boxes["inner"])  # the outer <div>'s own text: it sits in <body>

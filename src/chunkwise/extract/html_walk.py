@@ -66,6 +66,7 @@ class Candidate:
     links: float = 0.0  # share of the text inside <a>
     chrome: bool = False  # found inside nav/aside/footer/a page header (walked only when judged)
     marker: str = ""  # an ordered list item's number as the reader sees it ("3."); not judged, written
+    box: int = 0  # the block container (div, section, ul, ...) its element sits in: which blocks are siblings
 
     @property
     def plain(self) -> str:
@@ -192,6 +193,7 @@ class _Walker:
         self.link_chars = 0
         self.ctx: list[tuple[str, int]] = [("paragraph", 0)]
         self.chrome_ctx: list[bool] = [False]
+        self.boxes: list[int] = [0]  # the block containers entered, innermost last
         self.labels: dict[int, str] = {}  # ordered list items' numbers, filled as each <ol> is entered
         self.marker = ""  # the number of the list item whose text is being gathered
 
@@ -204,6 +206,7 @@ class _Walker:
                 self.flush()
                 self.ctx.pop()
                 self.chrome_ctx.pop()
+                self.boxes.pop()
                 continue
             node, depth, inside, link, in_chrome = item
             if node.is_text_node:
@@ -237,6 +240,7 @@ class _Walker:
         in_chrome = in_chrome or (chrome(node, inside) and not holds_main(node))
         if tag in _BLOCKS:
             self.chrome_ctx.append(in_chrome)
+            self.boxes.append(node.mem_id)
         stack.extend((c, depth, inside, link, in_chrome) for c in reversed(_children(node)))
 
     def flush(self) -> None:
@@ -248,7 +252,10 @@ class _Walker:
             kind, level = self.ctx[-1]
             share = min(1.0, links / max(1, len(text.replace(" ", ""))))
             marker = self.marker if kind == "list_item" else ""
-            self.out.append(Candidate(kind, text, level, links=share, chrome=self.chrome_ctx[-1], marker=marker))
+            # the text is the innermost open block's (a <p>, an <li>, a <div>'s own text): its container
+            # is the one that block sits in, as for a heading or a table
+            self.out.append(Candidate(kind, text, level, links=share, chrome=self.chrome_ctx[-1], marker=marker,
+                                      box=self.boxes[-2] if len(self.boxes) > 1 else 0))
             self.marker = ""  # an item's number goes before its first text only
 
     def atom(self, node, inside: bool, in_chrome: bool) -> None:
@@ -268,6 +275,7 @@ class _Walker:
                 found.append(Candidate("table", rows=rows, title=" ".join(own)))
         for c in found:
             c.chrome = in_chrome
+            c.box = self.boxes[-1]
         self.out.extend(found)
 
 
