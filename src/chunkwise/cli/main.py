@@ -143,7 +143,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                            embed_mode=args.embed_mode or settings.get("embed_mode", "auto"), acl=acl, acl_map=acl_map,
                            dry_run=args.dry_run, reconfigure=args.reconfigure, timeout=args.wait,
                            include=args.include, exclude=args.exclude, strict=args.strict,
-                           warn=lambda message: bar.write(f"warning: {message}"), progress=bar,
+                           warn=lambda message: bar.write(f"warning: {safe(message)}"), progress=bar,
                            executor=executor)
     if args.json:
         emit_json(stats.to_dict())
