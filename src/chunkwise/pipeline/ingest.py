@@ -33,7 +33,7 @@ from chunkwise.access import AccessTags, parse_acl_map
 from chunkwise.config import ChunkConfig
 from chunkwise.enrich.records import RECORD_FORMAT
 from chunkwise.enrich.versions import RECIPE as VERSIONS_RECIPE
-from chunkwise.errors import ChunkwiseError, ConfigError, StoreWriteError
+from chunkwise.errors import ChunkwiseError, ConfigError, StoreWriteError, about
 from chunkwise.pipeline.chunk import make_chunker
 from chunkwise.pipeline.embed import EmbedStage
 from chunkwise.pipeline.packing import PackingPreparer
@@ -210,7 +210,7 @@ def ingest(
                     continue
                 stats.errors.extend({"path": item.task.rel, "error": p} for p in item.problems)
                 for message in item.warnings:
-                    note(f"{item.task.rel}: {message}")
+                    note(about(item.task.rel, message))
                 try:
                     write.write(item, vectors, repair=embed.repair)
                 except StoreWriteError:  # a full disk fails the run, not each remaining document
