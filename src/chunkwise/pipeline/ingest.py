@@ -23,6 +23,7 @@ import contextlib
 import itertools
 import json
 import os
+import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -153,7 +154,8 @@ def ingest(
     # A store that does not exist yet is not created for a run that cannot start.
     fresh = isinstance(db, (str, os.PathLike)) and not is_server_url(db) and not os.path.exists(db)
     planned = setup({}, os.fspath(db), eager=True) if fresh else None
-    with open_store(db, timeout=timeout) as store, contextlib.ExitStack() as scope:
+    with _target(db, fresh and dry_run) as target, open_store(target, timeout=timeout) as store, \
+            contextlib.ExitStack() as scope:
         stored = store.settings()
         r = planned if planned is not None and not stored else setup(stored, store.location)
         config, embedder, late, model, late_params = r.config, r.embedder, r.late, r.model, r.late_params
@@ -278,6 +280,17 @@ def _stages(executor, preparer, tasks, embed, progress, store, write, timeout):
         return prepare_and_embed(executor, preparer, tasks, embed, progress)
     spec = WriteSpec(store.opens_with, write.root, write.inputs, write.now, write.model, write.embedding, timeout)
     return ((item, {}) for item in executor.prepare_embed_write(preparer, tasks, embed, spec, progress))
+
+
+@contextlib.contextmanager
+def _target(db, empty: bool):
+    """``db``, or for a dry run against a store not made yet an empty one in a temporary folder:
+    a dry run writes nothing, not even the new store's file."""
+    if not empty:
+        yield db
+        return
+    with tempfile.TemporaryDirectory(prefix="chunkwise-dry-run-") as folder:
+        yield os.path.join(folder, "store.db")
 
 
 def _scope(store, path: Path, dry_run: bool) -> tuple[str, str, bool]:
