@@ -210,7 +210,7 @@ def test_limits_and_validation(header_server):
                      headers={"content-type": "application/json"})
         assert big.status_code == 413 and big.json()["error"]["code"] == "body_too_large"
         for bad in ({"query": ""}, {"query": "x", "k": 0}, {"query": "x", "mode": "fuzzy"}, {"query": "x", "mdoe": "bm25"},
-                    {"query": "\ud800"}, {"query": "x", "budget": -1}):
+                    {"query": "\ud800"}, {"query": "x", "budget": -1}, {"query": "   "}):
             r = c.post("/search", content=json.dumps(bad), headers={"content-type": "application/json"})
             assert r.status_code == 400, (bad, r.text)
         for body in (b"{not json", b"[1]", b'"rollback"'):  # said as what it is, not as pydantic's "0: JSON decode error"
