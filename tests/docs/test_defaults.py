@@ -24,3 +24,12 @@ def test_the_serve_guide_gives_model_names_a_default_store_serves():
     said = re.search(r"`model` the served name, e\.g\. `([^`]+)` or `([^`]+)`", text)
     served = api.make_embedder(api.DEFAULT_EMBEDDER).name
     assert said and said.groups() == (served, served.rsplit("@", 1)[0]), (said and said.groups(), served)
+
+
+def test_the_evaluation_guide_describes_the_gated_config_as_it_is():
+    import tomllib
+
+    gated = tomllib.loads((DOCS.parent / "eval" / "chunkwise.toml").read_text())
+    text = " ".join((DOCS / "guides" / "evaluation.md").read_text().split())
+    said = re.search(r"`eval/chunkwise\.toml` is that config \(`(\w+)`, (\d+) tokens", text)
+    assert said and (said.group(1), int(said.group(2))) == (gated["chunking"]["strategy"], gated["chunking"]["size"])
