@@ -32,3 +32,21 @@ def test_readme_shell_tour_uses_real_commands_and_flags():
             parser.parse_args(args)
         except SystemExit as exc:  # pragma: no cover - the failure message names the line
             raise AssertionError(f"README command refused: chunkwise {line}") from exc
+
+
+def test_readme_tour_search_finds_its_answer_for_the_groups_it_names(tmp_path, monkeypatch, capsys):
+    """The tour's question is answered by the first search it shows, with the groups that search names
+    (the answer's file is tagged by its front matter, not by --acl: a search as another group must not
+    be the one the tour presents as the answer)."""
+    from chunkwise.cli.main import main
+
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    monkeypatch.chdir(tmp_path)
+    tour = re.findall(r"^chunkwise ((?:ingest|search) [^#\n]*?)\s*(?:#.*)?$", (ROOT / "README.md").read_text(), re.M)
+    assert main(shlex.split(tour[0]) + ["--workers", "1"]) == 0 and tour[0].startswith("ingest")
+    capsys.readouterr()
+    assert main(shlex.split(tour[1]) + ["--json"]) == 0
+    import json
+
+    top = json.loads(capsys.readouterr().out)["results"][0]
+    assert top["source_uri"] == "incident-runbook.md" and "Incident Commander can lift a freeze" in top["hit"]["text"], top

@@ -7,6 +7,11 @@ class ChunkwiseError(Exception):
     exit_code = 1
 
 
+def about(path: str, message: str) -> str:
+    """``message`` said of ``path``, naming it once: most per-file messages already start with it."""
+    return message if message.startswith(f"{path}:") else f"{path}: {message}"
+
+
 class ConfigError(ChunkwiseError, ValueError):
     """A configuration that cannot work (overlap >= size, unknown strategy, ...). Raised at construction."""
 

@@ -36,6 +36,8 @@ def hostile_tree(tmp_path):
     (root / "doc.md").write_text(f"# Title {HOSTILE}\n\nThe budget {HOSTILE} is here.\n", encoding="utf-8")
     (root / f"{FORGED}\x1b[2J.md").write_text("# Plain\n\nThe budget again.\n", encoding="utf-8")
     (root / "bad\x1b[2J.md").write_bytes(b"# Bad\n\n\xff\xfe invalid utf-8\n")
+    # a warning naming the file (ingest reports it the moment it is known, on stderr)
+    (root / "warn\x1b]0;t\x07.md").write_text("---\nacl: [x\n---\n# Held\n\nThe budget held.\n", encoding="utf-8")
     return root
 
 

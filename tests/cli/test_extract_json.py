@@ -88,3 +88,15 @@ def test_a_text_files_blocks_have_no_boxes(tmp_path, capsys):
     path = tmp_path / "notes.md"
     path.write_text("# Notes\n\nHarbour words.\n", encoding="utf-8")
     assert all("boxes" not in b for b in _extract(capsys, path)["blocks"])
+
+
+@pytest.mark.parametrize("given", ["folder", "glob"])
+def test_extract_takes_one_file_and_refuses_a_folder_or_a_glob_of_several(tmp_path, capsys, given):
+    (tmp_path / "a.md").write_text("# A\n\nfirst\n", encoding="utf-8")
+    (tmp_path / "b.md").write_text("# B\n\nsecond\n", encoding="utf-8")
+    path = str(tmp_path) if given == "folder" else str(tmp_path / "*.md")
+    assert main(["extract", path]) == 2  # it printed a.md alone, exit 0, as if that were the folder
+    cap = capsys.readouterr()
+    assert cap.out == "" and "one file" in cap.err and len(cap.err.splitlines()) == 1, cap.err
+    (tmp_path / "b.md").unlink()
+    assert main(["extract", str(tmp_path / "*.md")]) == 0 and "first" in capsys.readouterr().out  # one match: that file

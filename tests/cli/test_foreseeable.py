@@ -151,3 +151,13 @@ def test_ray_addresses_name_the_endpoint_tried(address, endpoint):
     from chunkwise.pipeline.ray_address import endpoint as _endpoint
 
     assert _endpoint(address) == endpoint
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+def test_an_empty_query_is_refused_not_answered_with_arbitrary_passages(tmp_path, query):
+    root = corpus(tmp_path / "kb", n=2)
+    db = str(tmp_path / "s.db")
+    assert cli("ingest", str(root), "--db", db, "--acl", "staff", "--embedder", "hashing", "--workers", "1").returncode == 0
+    out = cli("search", query, "--db", db, "--groups", "staff")
+    one_line(out, 2, "empty")
+    assert out.stdout == ""

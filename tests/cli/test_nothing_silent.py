@@ -80,3 +80,16 @@ def test_with_json_a_usage_error_is_json_too(capsys):
     assert exc.value.code == 2
     out = json.loads(capsys.readouterr().out)
     assert out["exit_code"] == 2 and "PATH" in out["error"]
+
+
+def test_each_error_and_warning_names_its_file_once(tmp_path, capsys):
+    d = tmp_path / "docs"
+    (d / "a").mkdir(parents=True)
+    (d / "a" / "f.md").write_text("---\nacl: [x\n---\n# H\n\ntext\n", encoding="utf-8")  # unreadable access tags
+    (d / "a" / "b.pdf").write_bytes(b"not a pdf")
+    code = main(["ingest", str(d), "--db", str(tmp_path / "x.db"), "--acl", "staff", "--embedder", "none",
+                 "--workers", "1"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "error: a/b.pdf: not a PDF" in err and "warning: a/f.md: front matter is not valid YAML" in err, err
+    assert "a/b.pdf: a/b.pdf" not in err and "a/f.md: a/f.md" not in err, err

@@ -107,3 +107,8 @@ def test_embeddings_are_chunkwises_vectors():
     assert emb.embed_documents([]) == [] and emb.name.startswith("hashing")
     with pytest.raises(api.ConfigError):
         ChunkwiseEmbeddings("none")
+
+
+def test_embeddings_default_is_the_model_a_new_store_is_built_with():
+    # a default ChunkwiseEmbeddings must query a default-built store with its own vectors' backend
+    assert ChunkwiseEmbeddings().name == api.make_embedder(api.DEFAULT_EMBEDDER).name

@@ -151,3 +151,15 @@ def test_missing_llamaindex_gives_the_install_hint(monkeypatch):
     monkeypatch.delitem(sys.modules, "chunkwise.integrations.llamaindex")
     with pytest.raises(ImportError, match=r"pip install 'chunkwise\[llamaindex\]'"):
         importlib.import_module("chunkwise.integrations.llamaindex")
+
+
+def test_from_options_takes_access_tags_as_the_constructor_and_the_other_splitters_do():
+    text = "# Pay\n\nPayroll runs on the 25th.\n"
+    doc = Document(text=text, metadata={"file_path": "pay.md"})
+    built = ChunkwiseNodeParser.from_options(size=64, acl="staff", acl_map={"ops/**": ["sre"]})
+    direct = ChunkwiseNodeParser(size=64, acl="staff", acl_map={"ops/**": ["sre"]})
+    records = api.chunk_text(text, doc_id="pay.md", size=64, acl="staff")
+    nodes = built.get_nodes_from_documents([doc])
+    assert [n.node_id for n in nodes] == [n.node_id for n in direct.get_nodes_from_documents([doc])]
+    assert [n.node_id for n in nodes] == [r.chunk_id for r in records]
+    assert all(n.metadata["acl"] == "staff" and not n.metadata["reasons"] for n in nodes)

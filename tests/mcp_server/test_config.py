@@ -48,3 +48,13 @@ def test_cli_refuses_with_one_line_and_exit_2(mcp_store, tmp_path, args, words):
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("chunkwise: error:") and words in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and done.stdout == ""
+
+
+def test_the_ready_line_says_where_groups_come_from_in_the_flags_words(capsys):
+    from chunkwise.mcp.start import _ready
+
+    _ready(False, {"store": "index.db", "model": "m@1", "auth": "groups"})
+    line = capsys.readouterr().err
+    assert line.rstrip().endswith("groups from --groups") and "from groups" not in line, line
+    _ready(True, {"store": "index.db", "model": "m@1", "auth": "groups"})
+    assert '"auth": "groups"' in capsys.readouterr().err  # the machine's form is unchanged

@@ -66,7 +66,7 @@ def test_tool_arguments_cannot_widen_the_groups(mcp_store):
 
 
 def test_bad_arguments_and_unknown_tools_are_protocol_errors(mcp_store):
-    bad = [("search", {}), ("search", {"query": ""}), ("search", {"query": "x", "k": 0}),
+    bad = [("search", {}), ("search", {"query": ""}), ("search", {"query": "  "}), ("search", {"query": "x", "k": 0}),
            ("search", {"query": "x", "k": 51}), ("search", {"query": "x", "k": "five"}),
            ("search", {"query": "x", "mode": "magic"}), ("search", {"query": "x" * 4001}),
            ("search", {"query": "x", "budget": 0}), ("search", {"query": "x", "per": "page"}), ("search", {"query": "x", "filters": {"updated_after": "soon"}}),

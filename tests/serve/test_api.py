@@ -210,10 +210,14 @@ def test_limits_and_validation(header_server):
                      headers={"content-type": "application/json"})
         assert big.status_code == 413 and big.json()["error"]["code"] == "body_too_large"
         for bad in ({"query": ""}, {"query": "x", "k": 0}, {"query": "x", "mode": "fuzzy"}, {"query": "x", "mdoe": "bm25"},
-                    {"query": "\ud800"}, {"query": "x", "budget": -1}):
+                    {"query": "\ud800"}, {"query": "x", "budget": -1}, {"query": "   "}):
             r = c.post("/search", content=json.dumps(bad), headers={"content-type": "application/json"})
             assert r.status_code == 400, (bad, r.text)
-        assert c.post("/search", content=b"{not json", headers={"content-type": "application/json"}).status_code == 400
+        for body in (b"{not json", b"[1]", b'"rollback"'):  # said as what it is, not as pydantic's "0: JSON decode error"
+            r = c.post("/search", content=body, headers={"content-type": "application/json"})
+            error = r.json()["error"]
+            assert r.status_code == 400 and error["param"] is None, (body, r.text)
+            assert "send a JSON object" in error["message"] and "0:" not in error["message"], (body, r.text)
 
 
 def test_health_openapi_and_headers(header_server):

@@ -26,6 +26,7 @@ BODIES = [
     {"query": "rollback deploy", "k": 0},                         # invalid: 400 from the validator
     {"query": "rollback deploy", "groups": ["finance"]},          # groups in the body: refused
     {"query": "", "k": 2},
+    {"query": "  \t ", "k": 2},                                  # blank: refused by the retriever (400)
     {"query": "rollback deploy", "mode": "semantic"},
     {"query": "x" * 5000},
 ]

@@ -126,8 +126,10 @@ def test_dry_run_writes_nothing(tmp_path, db_location):
     (root / "a.md").write_text(GUIDE, encoding="utf-8")
     s = ingest([root], db_location, CONFIG, dry_run=True, acl=("public",))
     assert s.added > 0 and s.in_store == 0
-    if is_pg(db_location) or os.path.exists(db_location):  # a server database exists; a file may not be made
+    if is_pg(db_location):  # a server database exists
         assert query(db_location, "SELECT count(*) FROM chunks")[0][0] == 0
+    else:  # "without writing": not even a new store's file (a later real run could be mistaken for a re-run)
+        assert not os.path.exists(db_location) and os.listdir(tmp_path) == ["kb"]
     assert ingest([root], db_location, CONFIG, acl=("public",)).added == s.added  # what the dry run said
 
 

@@ -17,6 +17,8 @@ from chunkwise.cli.output import counted, emit_json, emit_jsonl, preview, safe, 
 from chunkwise.cli.progress import IngestBar
 from chunkwise.cli.ranking import add_ranking_flags, ranking_options, rerank_options
 from chunkwise.cli.results import print_search, use_color
+from chunkwise.errors import about
+
 
 def _file_limits(p: argparse.ArgumentParser) -> None:
     """``--file-memory``/``--file-timeout``: the contained worker's limits per file (ingest, chunk, audit)."""
@@ -143,7 +145,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                            embed_mode=args.embed_mode or settings.get("embed_mode", "auto"), acl=acl, acl_map=acl_map,
                            dry_run=args.dry_run, reconfigure=args.reconfigure, timeout=args.wait,
                            include=args.include, exclude=args.exclude, strict=args.strict,
-                           warn=lambda message: bar.write(f"warning: {message}"), progress=bar,
+                           warn=lambda message: bar.write(f"warning: {safe(message)}"), progress=bar,
                            executor=executor)
     if args.json:
         emit_json(stats.to_dict())
@@ -159,7 +161,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(stats.skipped.items(), key=lambda kv: (-kv[1], kv[0])))
             print(f"not read: {safe(kinds)}" + ("" if args.strict else " (--strict makes these errors)"))
         for err in stats.errors:
-            print(f"error: {safe(err['path'])}: {safe(err['error'])}", file=sys.stderr)
+            print(f"error: {safe(about(err['path'], err['error']))}", file=sys.stderr)
     return 1 if stats.errors else 0
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Sequence
 
 from chunkwise.config import DEFAULT_EMBEDDER, ChunkConfig
-from chunkwise.errors import ConfigError
+from chunkwise.errors import ConfigError, about
 from chunkwise.evaluate import metrics as m
 from chunkwise.evaluate.golden import GoldenQuestion
 from chunkwise.retrieve.passages import DEFAULT_PASSAGE_BUDGET
@@ -109,7 +109,7 @@ def evaluate_chunking(chunk: ChunkConfig, runs: Sequence[tuple[str, str]], docs:
     if embedder is None:
         embedder = make_eval_embedder(settings.embedder)
     stats = ingest([docs], db, chunk, embedder=embedder, acl=(EVAL_GROUP,))
-    notes = [f"ingest error: {e['path']}: {e['error']}" for e in stats.errors]
+    notes = [f"ingest error: {about(e['path'], e['error'])}" for e in stats.errors]
     stored = _stored_chunks(db)
     ranges = [(d, s, e) for d, s, e, *_ in stored]
     spans = [s for q in questions for s in q.spans]

@@ -173,13 +173,14 @@ class ChunkwiseRetriever(BaseRetriever):
 class ChunkwiseEmbeddings(Embeddings):
     """LangChain ``Embeddings`` with a chunkwise embedder (the vectors ``chunkwise ingest`` stores)::
 
-        ChunkwiseEmbeddings("minilm")  # or "hashing", "minilm-onnx", "openai:URL" with model=
+        ChunkwiseEmbeddings()  # the model a new store is built with (minilm-onnx-int8); or "minilm",
+                               # "hashing", "minilm-onnx", "openai:URL" with model=
 
     Queries and documents are embedded alike (chunkwise's models are symmetric). The model loads on
     first use; a text over the model's token limit raises unless ``allow_truncation=True``.
     """
 
-    def __init__(self, embedder: str = "minilm", *, model: str | None = None, batch_size: int | None = None,
+    def __init__(self, embedder: str = api.DEFAULT_EMBEDDER, *, model: str | None = None, batch_size: int | None = None,
                  allow_truncation: bool = False) -> None:
         made = api.make_embedder(embedder, batch_size=batch_size, allow_truncation=allow_truncation, model=model)
         if made is None:

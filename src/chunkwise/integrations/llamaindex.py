@@ -86,7 +86,8 @@ class ChunkwiseNodeParser(NodeParser):
 
     @classmethod
     def from_options(cls, config: api.ChunkConfig | None = None, **options: Any) -> "ChunkwiseNodeParser":
-        return cls(config, chunk_options=options)
+        access = {k: options.pop(k) for k in ("acl", "acl_map") if k in options}  # tags, not chunk options
+        return cls(config, chunk_options=options, **access)
 
     @classmethod
     def class_name(cls) -> str:

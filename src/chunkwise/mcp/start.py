@@ -86,7 +86,8 @@ def run(db: str, transport: str = "stdio", *, groups: str | None = None, tokens:
 def _ready(ready_json: bool, info: dict) -> None:
     """The ready line, on stderr: over stdio, stdout belongs to the protocol."""
     line = json.dumps(info) if ready_json else (f"chunkwise mcp: {info.get('url') or 'stdio'}  store {info['store']}  "
-                                                f"model {info['model'] or 'none'}  groups from {info['auth']}")
+                                                f"model {info['model'] or 'none'}  groups from "
+                                                + ("--groups" if info["auth"] == "groups" else info["auth"]))
     print(line, file=sys.stderr, flush=True)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from chunkwise.errors import DependencyError, InputError
+from chunkwise.errors import ConfigError, DependencyError, InputError
 from chunkwise.types import Document
 
 
@@ -81,12 +81,22 @@ def iter_documents(paths, root: str | Path | None = None, max_bytes: int = 50_00
 
 
 def load_document(path: str | Path, options=None) -> Document:
-    """One file -> Document, raising InputError when it cannot be used."""
-    for item in iter_documents([path], options=options):
-        if isinstance(item, SourceFailure):
-            raise InputError(item.error)
-        return item
-    raise InputError(f"{path}: no such file")
+    """One file -> Document, raising InputError when it cannot be used. A folder, or a glob that
+    matches several files, is a ConfigError: taking its first file would pass for the whole."""
+    if Path(path).is_dir():
+        raise ConfigError(f"{path} is a folder: name one file in it (chunk, audit and ingest take folders)")
+    items = iter_documents([path], options=options)
+    try:
+        item = next(items, None)
+        if item is not None and not Path(path).exists() and next(items, None) is not None:
+            raise ConfigError(f"{path} matches several files: name one file (chunk, audit and ingest take globs)")
+    finally:
+        items.close()
+    if item is None:
+        raise InputError(f"{path}: no such file")
+    if isinstance(item, SourceFailure):
+        raise InputError(item.error)
+    return item
 
 
 class ReadSource:

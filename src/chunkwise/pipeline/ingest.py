@@ -23,6 +23,7 @@ import contextlib
 import itertools
 import json
 import os
+import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -33,7 +34,7 @@ from chunkwise.access import AccessTags, parse_acl_map
 from chunkwise.config import ChunkConfig
 from chunkwise.enrich.records import RECORD_FORMAT
 from chunkwise.enrich.versions import RECIPE as VERSIONS_RECIPE
-from chunkwise.errors import ChunkwiseError, ConfigError, StoreWriteError
+from chunkwise.errors import ChunkwiseError, ConfigError, StoreWriteError, about
 from chunkwise.pipeline.chunk import make_chunker
 from chunkwise.pipeline.embed import EmbedStage
 from chunkwise.pipeline.packing import PackingPreparer
@@ -153,7 +154,8 @@ def ingest(
     # A store that does not exist yet is not created for a run that cannot start.
     fresh = isinstance(db, (str, os.PathLike)) and not is_server_url(db) and not os.path.exists(db)
     planned = setup({}, os.fspath(db), eager=True) if fresh else None
-    with open_store(db, timeout=timeout) as store, contextlib.ExitStack() as scope:
+    with _target(db, fresh and dry_run) as target, open_store(target, timeout=timeout) as store, \
+            contextlib.ExitStack() as scope:
         stored = store.settings()
         r = planned if planned is not None and not stored else setup(stored, store.location)
         config, embedder, late, model, late_params = r.config, r.embedder, r.late, r.model, r.late_params
@@ -210,7 +212,7 @@ def ingest(
                     continue
                 stats.errors.extend({"path": item.task.rel, "error": p} for p in item.problems)
                 for message in item.warnings:
-                    note(f"{item.task.rel}: {message}")
+                    note(about(item.task.rel, message))
                 try:
                     write.write(item, vectors, repair=embed.repair)
                 except StoreWriteError:  # a full disk fails the run, not each remaining document
@@ -278,6 +280,17 @@ def _stages(executor, preparer, tasks, embed, progress, store, write, timeout):
         return prepare_and_embed(executor, preparer, tasks, embed, progress)
     spec = WriteSpec(store.opens_with, write.root, write.inputs, write.now, write.model, write.embedding, timeout)
     return ((item, {}) for item in executor.prepare_embed_write(preparer, tasks, embed, spec, progress))
+
+
+@contextlib.contextmanager
+def _target(db, empty: bool):
+    """``db``, or for a dry run against a store not made yet an empty one in a temporary folder:
+    a dry run writes nothing, not even the new store's file."""
+    if not empty:
+        yield db
+        return
+    with tempfile.TemporaryDirectory(prefix="chunkwise-dry-run-") as folder:
+        yield os.path.join(folder, "store.db")
 
 
 def _scope(store, path: Path, dry_run: bool) -> tuple[str, str, bool]:

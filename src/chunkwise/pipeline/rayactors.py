@@ -15,7 +15,7 @@ import logging
 import threading
 from typing import Iterable
 
-from chunkwise.errors import ChunkwiseError, StoreWriteError
+from chunkwise.errors import ChunkwiseError, StoreWriteError, about
 from chunkwise.sandbox.outcome import Limits
 
 log = logging.getLogger(__name__)
@@ -131,7 +131,7 @@ class Write:
             if got is None:  # what the store lacks of the vectors made with the document
                 ((_, got),) = embed.run([item]) if self.embedder is not None else ((item, {}),)
             stats = IngestStats(errors=[{"path": item.task.rel, "error": p} for p in item.problems],
-                                warnings=[f"{item.task.rel}: {w}" for w in item.warnings])
+                                warnings=[about(item.task.rel, w) for w in item.warnings])
             write = WriteStage(store, root=spec.root, inputs=spec.inputs, now=spec.now, model=spec.model,
                                embedding=spec.embedding, stats=stats)
             try:

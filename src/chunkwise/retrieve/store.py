@@ -351,6 +351,8 @@ class Retriever:
         ``per="document"``: ``k`` counts distinct documents, results grouped by document, each
         document's best passage first (retrieve/per_document.py)."""
         groups = check_groups(groups)
+        if not query.strip():  # dense would still rank something: passages that answer nothing
+            raise ConfigError("the query is empty: give the words to search for")
         if per not in PER:
             raise ConfigError(f"unknown per choice {per!r}; use one of: {', '.join(PER)}")
         if versions not in VERSIONS:

@@ -66,6 +66,9 @@ def create_app(engine: Engine, auth: GroupSource, *, max_body: int = MAX_BODY, m
             return _error(400, "\"groups\" in the body are not accepted by this server (its groups come from the "
                                "gateway header or the bearer token); leave the field out", "invalid_request_error",
                           "groups_in_body", "groups")
+        if first.get("type") == "json_invalid" or not loc:  # pydantic would say "0: JSON decode error"
+            return _error(400, "the request body is not a JSON object: send a JSON object (Content-Type: "
+                               "application/json)", "invalid_request_error", "invalid_request")
         return _error(400, f"{param + ': ' if param else ''}{first.get('msg', 'invalid')}", "invalid_request_error",
                       "invalid_request", param)
 
