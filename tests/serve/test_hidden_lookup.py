@@ -104,7 +104,8 @@ def test_withheld_reads_no_hidden_row(store):
 
 
 def test_the_index_follows_every_write(store, tmp_path):
-    """``chunk_access`` is kept by triggers: re-tagging and removing rows change what a caller reads."""
+    """``chunk_access`` follows every write (inserted rows by the store, schema 11; re-tagging and
+    removals by triggers): re-tagging and removing rows change what a caller reads."""
     from chunkwise.store import open_store
 
     with open_store(str(store)) as s:

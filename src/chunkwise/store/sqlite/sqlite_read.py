@@ -280,13 +280,18 @@ class ReadMixin:
         missing = 0
         if models and models != ["none"]:
             missing = q("SELECT count(*) FROM chunks WHERE embed_key NOT IN (SELECT embed_key FROM vectors)").fetchone()[0]
+        # One pass over the chunks for the per-row counts (ingest counts after every run that writes, in
+        # the single writer: a scan per count took 0.045 s of CPU on 10,812 chunks, one scan 0.014 s).
+        chunks, ready, servable, empty_text, missing_acl = q(
+            "SELECT count(*), coalesce(sum(quality = 'ready'), 0), coalesce(sum(acl_index != ''), 0),"
+            " coalesce(sum(trim(text) = ''), 0), coalesce(sum(acl IN ('', '[]')), 0) FROM chunks").fetchone()
         return StoreCounts(
-            chunks=self.count(),
-            ready=q("SELECT count(*) FROM chunks WHERE quality = 'ready'").fetchone()[0],
-            servable=q("SELECT count(*) FROM chunks WHERE acl_index != ''").fetchone()[0],
+            chunks=chunks,
+            ready=ready,
+            servable=servable,
             duplicate_ids=q("SELECT count(*) - count(DISTINCT chunk_id) FROM chunks").fetchone()[0],
-            empty_text=q("SELECT count(*) FROM chunks WHERE trim(text) = ''").fetchone()[0],
-            missing_acl=q("SELECT count(*) FROM chunks WHERE acl IN ('', '[]')").fetchone()[0],
+            empty_text=empty_text,
+            missing_acl=missing_acl,
             review_reasons=reasons,
             embed_models=models,
             missing_vectors=missing,
