@@ -161,3 +161,12 @@ def test_an_empty_query_is_refused_not_answered_with_arbitrary_passages(tmp_path
     out = cli("search", query, "--db", db, "--groups", "staff")
     one_line(out, 2, "empty")
     assert out.stdout == ""
+
+
+@pytest.mark.parametrize("command", ["chunk", "audit", "extract"])
+def test_a_path_that_names_nothing_is_a_usage_error(tmp_path, command):
+    """A typo in PATH is exit 2 and one line, as in ``ingest``, not one failed file (exit 1); a
+    real file beside it is not needed to see it."""
+    one_line(cli(command, str(tmp_path / "nosuch.md")), 2, "nosuch.md: no such file or folder")
+    (tmp_path / "real.md").write_text("# Real\n\nThe ledger freezes at noon.\n", encoding="utf-8")
+    assert cli(command, str(tmp_path / "real.md")).returncode == 0

@@ -4,6 +4,7 @@ extracted text that every chunk's ``start_char``/``end_char`` index, as it is be
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 
@@ -41,6 +42,8 @@ def _block(doc, b) -> dict:
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
+    if not os.path.lexists(args.path) and not set("*?[").intersection(args.path):  # a typo: exit 2, as ingest
+        raise api.ConfigError(f"{args.path}: no such file or folder")
     doc = api.load_document(args.path, api.ExtractOptions(docx_comments=args.docx_comments))
     if args.json:
         emit_json({
