@@ -221,8 +221,8 @@ class PostgresStore(DocumentWrites, PostgresReads):
                              f"ingest needs a writable primary") from None
         except (errors.DiskFull, errors.OutOfMemory) as exc:  # class 53: insufficient resources
             raise StoreWriteError(f"cannot write {self.location}: the server is out of space or memory "
-                                  f"({' '.join(str(exc).split())[:200]}); the document being written was rolled "
-                                  f"back, the store holds what was written before") from None
+                                  f"({' '.join(str(exc).split())[:200]}); what was written since the last commit "
+                                  f"was rolled back: run ingest again to write it") from None
         except errors.InsufficientPrivilege as exc:
             raise StoreError(f"{self.location}: permission denied ({' '.join(str(exc).split())[:200]}); "
                              f"grant the ingest role write access") from None

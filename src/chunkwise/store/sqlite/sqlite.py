@@ -462,8 +462,8 @@ def _translate(exc: sqlite3.Error, path: str) -> Exception:
     if "not a database" in msg or "malformed" in msg:
         return StoreError(f"{path} is not a usable chunkwise store ({msg}); choose another --db path")
     if "disk is full" in msg or "disk I/O error" in msg:
-        return StoreWriteError(f"cannot write {path}: {msg} (is the disk full or a file size limit reached?); the "
-                               f"document being written was rolled back, the store holds what was written before")
+        return StoreWriteError(f"cannot write {path}: {msg} (is the disk full or a file size limit reached?); what was "
+                               f"written since the last commit was rolled back: run ingest again to write it")
     if "unable to open" in msg:
         return StoreError(f"--db {path}: cannot open it ({msg}); check the path and its folder's permissions")
     return exc
