@@ -32,13 +32,12 @@ class Spool:
 
     __slots__ = ("_file", "size")
 
-    def __init__(self, path: str, unlink: bool = True) -> None:
+    def __init__(self, path: str) -> None:
         self._file = open(path, "rb")  # noqa: SIM115 — closed when the pack is collected
-        if unlink:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
         self.size = os.fstat(self._file.fileno()).st_size
 
     def __getitem__(self, span: slice) -> bytes:
@@ -72,25 +71,6 @@ class RecordPack(Sequence):
         out = RecordPack(b"", self._ends)
         out._path = path
         return out
-
-    def local(self) -> RecordPack:
-        """This pack readable in this process although ``spooled`` (or ``PackWriter.done``) made it
-        for another: its file opened in place, not unlinked (``discard`` removes it when the pack
-        is not sent after all); any other pack is itself."""
-        if self._path is None:
-            return self
-        out = RecordPack(Spool(self._path, unlink=False), self._ends)
-        out._path = self._path
-        return out
-
-    def discard(self) -> None:
-        """Remove the file of a pack spooled for another process but not sent (nothing to do for
-        any other pack)."""
-        if self._path is not None:
-            try:
-                os.unlink(self._path)
-            except OSError:
-                pass
 
     @classmethod
     def writer(cls, directory: str | None = None) -> PackWriter:
@@ -209,14 +189,6 @@ class KeyedPack(Mapping):
 
     def spooled(self, directory: str | None = None) -> KeyedPack:
         return KeyedPack(self._keys, self._pack.spooled(directory))
-
-    def local(self) -> KeyedPack:
-        """This mapping readable in this process (``RecordPack.local``)."""
-        return KeyedPack(self._keys, self._pack.local())
-
-    def discard(self) -> None:
-        """Remove the file of its values' pack if spooled but not sent (``RecordPack.discard``)."""
-        self._pack.discard()
 
     def __reduce__(self):
         return (KeyedPack, (self._keys, self._pack))
