@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chunkwise.cli.main import main
 from chunkwise.extract.builder import TextBuilder, table_cells
@@ -100,3 +102,20 @@ def test_extract_takes_one_file_and_refuses_a_folder_or_a_glob_of_several(tmp_pa
     assert cap.out == "" and "one file" in cap.err and len(cap.err.splitlines()) == 1, cap.err
     (tmp_path / "b.md").unlink()
     assert main(["extract", str(tmp_path / "*.md")]) == 0 and "first" in capsys.readouterr().out  # one match: that file
+
+
+@given(st.lists(st.sampled_from([0, 0, 1, 3, 10]), max_size=10), st.data())
+def test_the_page_of_an_unpaged_block_is_found_by_binary_search(lengths, data):
+    """``extract --json`` finds a PPTX block's slide by binary search: the same page as the first
+    page that holds its start (or starts there, an empty page included), for every offset."""
+    from types import SimpleNamespace
+
+    from chunkwise.cli.extract import _page_at
+
+    pages, at = [], 0
+    for n, length in enumerate(lengths):
+        pages.append(SimpleNamespace(number=n + 1, start=at, end=at + length))
+        at += length
+    x = data.draw(st.integers(0, at + 1))
+    first = next((p.number for p in pages if p.start <= x < p.end or p.start == x), None)
+    assert _page_at(SimpleNamespace(pages=pages), [p.start for p in pages], x) == first

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from bisect import bisect_left
 import re
 import sys
 
@@ -22,7 +23,16 @@ def terminal_safe(text: str) -> str:
                        text)
 
 
-def _block(doc, b) -> dict:
+def _page_at(doc, starts: list[int], at: int) -> int | None:
+    """The number of the page holding offset ``at`` (pages in order): a binary search, as a PPTX's
+    blocks carry no page and a deck may have thousands of slides."""
+    i = bisect_left(starts, at)  # the first page starting at or after ``at``
+    if i and doc.pages[i - 1].start <= at < doc.pages[i - 1].end:
+        return doc.pages[i - 1].number
+    return doc.pages[i].number if i < len(starts) and starts[i] == at else None
+
+
+def _block(doc, b, starts: list[int]) -> dict:
     """One block as ``extract --json`` shows it: its span, kind and heading level; the page it starts
     on (a paged source: PDF, slides); where it is on its pages (PDF: ``boxes``, [page, x0, top, x1,
     bottom] in points from the page's top left); a table's cells, header row first."""
@@ -31,7 +41,7 @@ def _block(doc, b) -> dict:
         out["role"] = b.meta["role"]
     page = b.meta.get("page")
     if page is None and doc.pages:
-        page = next((p.number for p in doc.pages if p.start <= b.start < p.end or p.start == b.start), None)
+        page = _page_at(doc, starts, b.start)
     if page is not None:
         out["page"] = page
     if b.meta.get("boxes"):
@@ -46,11 +56,12 @@ def cmd_extract(args: argparse.Namespace) -> int:
         raise api.ConfigError(f"{args.path}: no such file or folder")
     doc = api.load_document(args.path, api.ExtractOptions(docx_comments=args.docx_comments))
     if args.json:
+        starts = [p.start for p in doc.pages]
         emit_json({
             "source": doc.source, "doc_id": doc.doc_id, "media_type": doc.media_type, "sha256": doc.sha256,
             "chars": len(doc.text), "body_start": doc.body_start, "metadata": doc.metadata,
             "warnings": list(doc.warnings), "text": doc.text,
-            "blocks": [_block(doc, b) for b in doc.blocks],
+            "blocks": [_block(doc, b, starts) for b in doc.blocks],
             "pages": [{"number": p.number, "start": p.start, "end": p.end, "needs_ocr": p.needs_ocr}
                       for p in doc.pages],
         })
