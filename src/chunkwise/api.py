@@ -236,8 +236,6 @@ def row_security(db, *, reader: str | None = None, revoke: str | None = None, of
     SELECT through them only; ``revoke``: take a role's access away; ``off``: turn it off (refused
     while a reader remains). Nothing asked: how it is. Changes need the tables' owner in ``db``;
     idempotent. Returns a ``RowSecurity`` (``.to_dict()``)."""
-    from chunkwise.store import open_store
-
     if not is_store_url(db):
         raise ConfigError(f"--db {db}: row-level security is for postgresql:// stores; a SQLite file has no roles "
                           f"(whoever may read the file reads every row: protect it with file permissions)")
@@ -246,8 +244,12 @@ def row_security(db, *, reader: str | None = None, revoke: str | None = None, of
                                  or any(ord(ch) < 32 or ord(ch) == 127 for ch in role)):
             raise ConfigError(f"{flag} {role!r}: not a PostgreSQL role name (1-63 bytes, no control characters)")
     change = reader is not None or revoke is not None or off
-    with open_store(db, readonly=not change, create=change) as store:
-        return store.row_security(reader=reader, revoke=revoke, off=off)
+    # PostgreSQL's own administration, not part of the storage interface (store/base.py): the
+    # backend's class is opened by name, so no ``Store`` is asked for what only one backend has.
+    from chunkwise.store.postgres.postgres import PostgresStore
+
+    with PostgresStore(str(db), readonly=not change, create=change) as pg:
+        return pg.row_security(reader=reader, revoke=revoke, off=off)
 
 
 def caller_groups(groups) -> tuple[str, ...]:

@@ -5,6 +5,7 @@ line on stderr (no traceback) and exit code 1; what the store holds is whole (ea
 has all its chunks and postings); running the command again finishes the job."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,100 @@ def test_a_restart_during_search_gives_one_line_and_the_next_search_works(own_pg
     monkeypatch.setattr(PostgresReads, "lexical_stats", stats)
     assert main(search + ["--json"]) == 0
     assert '"chunk_id"' in capsys.readouterr().out
+
+
+def _state(url: str) -> dict:
+    """What a store holds, by content (row keys, timestamps and run ids differ between two stores):
+    documents, chunks, vectors, postings, the dense rows, the summed statistics and version links."""
+    import psycopg
+
+    with psycopg.connect(url) as con:
+        con.execute("SET search_path = chunkwise, public")
+
+        def rows(sql: str) -> list:
+            return sorted(tuple(r) for r in con.execute(sql).fetchall())
+
+        return {
+            "documents": rows("SELECT doc_id, path, source_version, inputs, chunk_count, title FROM documents"),
+            "chunks": rows("SELECT chunk_id, doc_id, embed_key, acl, quality, servable, lex_len, text FROM chunks"),
+            "vectors": rows("SELECT embed_key, model, dim FROM vectors"),
+            "postings": rows("SELECT p.lexeme, c.chunk_id, p.len, p.f0, p.f1, p.f2 FROM postings p"
+                             " JOIN chunks c ON c.key = p.key"),
+            "term_df": rows("SELECT t.lexeme, a.acl, sum(t.df) FROM term_df t JOIN acl_sets a ON a.id = t.set_id"
+                            " GROUP BY t.lexeme, a.acl HAVING sum(t.df) <> 0"),
+            "dense": rows("SELECT c.chunk_id, d.acl FROM dense d JOIN chunks c ON c.key = d.key"),
+            "acl_stats": rows("SELECT acl, sum(rows), sum(total_len) FROM acl_stats GROUP BY acl"
+                              " HAVING sum(rows) <> 0 OR sum(total_len) <> 0"),
+            "links": rows("SELECT newer, older, how FROM version_links"),
+            "settings": rows("SELECT key, value FROM settings"),
+        }
+
+
+def _children() -> list:
+    """This process's live children, but multiprocessing's resource tracker (one per process, for its
+    lifetime: not a run's)."""
+    import psutil
+
+    return [p for p in psutil.Process().children(recursive=True) if p.is_running() and p.status() != "zombie"
+            and "resource_tracker" not in " ".join(p.cmdline())]
+
+
+@pytest.mark.parametrize("where", ["write", "walk"])
+def test_a_restart_during_a_two_worker_ingest_leaves_whole_documents_and_a_rerun_converges(
+        own_pg, tmp_path, monkeypatch, capsys, where):
+    """``--workers 2`` (documents prepared and embedded, with ``hashing``, in two worker processes; the
+    main process walks the folder and writes): the restart cuts the main process's connection as it
+    starts the fifth document's write, or as the walk asks whether the eighth file's id is free
+    (files in flight in the workers). The run stops with one line, its workers are gone, a search
+    right then serves only whole documents, and the re-run ends in the state a clean run on another
+    database reaches."""
+    import importlib
+
+    import psycopg
+
+    from chunkwise.store.postgres.postgres import PostgresStore
+    from chunkwise.store.writing import DocumentWrites
+
+    url = own_pg.get_uri(OWN_DB)
+    with psycopg.connect(own_pg.get_uri(), autocommit=True) as admin:
+        admin.execute("CREATE DATABASE own_clean")
+    clean = own_pg.get_uri("own_clean")
+    docs = _docs(tmp_path / "docs")
+    before = {p.pid for p in _children()}
+    owner, method, nth = (DocumentWrites, "write_streamed", 5) if where == "write" else (PostgresStore, "doc_id_owner", 8)
+    real, calls = getattr(owner, method), []
+
+    def restarting(self, *a, **k):  # the nth call finds the server restarted
+        calls.append(1)
+        if len(calls) == nth:
+            restart(own_pg)
+        return real(self, *a, **k)
+
+    def ingest(db: str) -> list[str]:
+        return ["ingest", str(docs), "--db", db, "--embedder", "hashing", "--workers", "2", "--acl", "team"]
+
+    monkeypatch.setattr(owner, method, restarting)
+    monkeypatch.setattr(importlib.import_module("chunkwise.pipeline.ingest"), "largest_first", iter)  # the walk drawn file by file, as the pool asks
+    assert main(ingest(url)) == 1
+    _one_line_error(capsys)
+    left = [(p.pid, p.cmdline()) for p in _children() if p.pid not in before]
+    assert not left, f"the run's worker processes outlived it: {left}"
+    stored, broken = _holdings(url)
+    assert broken == [] and stored == (4 if where == "write" else stored) < DOCS
+    if stored:
+        search = ["search", "harbour tide", "--db", url, "--groups", "team", "--k", "50", "--json"]
+        assert main(search) == 0  # the default mode: BM25, as no run has recorded a model yet
+        hits = json.loads(capsys.readouterr().out)["results"]
+        with psycopg.connect(url) as con:
+            whole = {d for d, in con.execute("SELECT doc_id FROM chunkwise.documents").fetchall()}
+        assert hits and {h["doc_id"] for h in hits} <= whole
+        assert main(search + ["--mode", "dense"]) == 2  # says why, not "ingested with --embedder none"
+        assert "no ingest has finished on this store yet" in json.loads(capsys.readouterr().out)["error"]
+
+    monkeypatch.setattr(owner, method, real)
+    assert main(ingest(url)) == 0
+    assert _holdings(url) == (DOCS, [])
+    assert main(ingest(clean)) == 0
+    capsys.readouterr()
+    resumed, fresh = _state(url), _state(clean)
+    assert resumed == fresh and len(fresh["chunks"]) > DOCS and fresh["vectors"] and fresh["postings"]

@@ -15,7 +15,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
-from chunkwise import api
+from chunkwise.errors import ConfigError
 from chunkwise.mcp import tools
 
 URI_PREFIX = "chunkwise://document/"
@@ -92,7 +92,7 @@ def build_server(engine, fixed_groups: tuple[str, ...] | None = None, *, name: s
         if params.name == "search":
             try:
                 found = await engine.call(engine.search, args.query, groups, **options)
-            except api.ConfigError as exc:  # what the store cannot serve (dense without vectors): the caller's to fix
+            except ConfigError as exc:  # what the store cannot serve (dense without vectors): the caller's to fix
                 raise _invalid(str(exc)) from None
             return _result(tools.search_answer(found))
         document = await engine.call(engine.document, args.doc_id, groups)

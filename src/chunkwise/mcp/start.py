@@ -12,15 +12,15 @@ import importlib.util
 import json
 import sys
 
-from chunkwise import api
-from chunkwise.api import ConfigError, DependencyError
+from chunkwise.access import caller_groups
+from chunkwise.errors import ConfigError, DependencyError
 
 INSTALL_HINT = "pip install 'chunkwise[mcp]'"
 MAX_BODY = 1024 * 1024  # an MCP request is a query and a few options
 
 
 def fixed_groups(groups: str | None) -> tuple[str, ...]:
-    value = api.caller_groups(groups or "")
+    value = caller_groups(groups or "").tags  # the one tag grammar (what the facade's caller_groups returns)
     if not value:
         raise ConfigError("--groups: name at least one group (e.g. --groups sre,oncall); a caller without a "
                           "group may see nothing")

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from chunkwise import api
+from chunkwise.errors import ConfigError
 from chunkwise.serve.models import FilterArgs, Text  # Text: a str that must be valid UTF-8 (no lone surrogates)
 
 MAX_QUERY = 4000
@@ -85,7 +85,7 @@ def search_options(args: SearchArgs) -> dict[str, Any]:
     if args.filters is not None:
         try:  # the library's checks (a reversed date range included), as for every entry point
             options["filters"] = args.filters.to_filters()
-        except api.ConfigError as exc:
+        except ConfigError as exc:
             raise ArgumentError(str(exc)) from None
     return options
 

@@ -262,16 +262,8 @@ class WriteStage:
         transaction. ``repair(doc, keys)``: vectors for needed keys the store lost since they were
         checked. Raises ChunkwiseError for this document only."""
         plan = DocumentPlan(self, doc, vectors, self.BATCH_RECORDS)
-        if self.dry_run:
-            state = self.store.document_states(self.root, doc.task.rel).get(doc.task.rel)
-            if plan.begin(state):
-                old_ids = set(self.store.chunk_keys_of(state.doc_id)) if state else set()
-                seen: set[str] = set()
-                for part in plan.parts():
-                    seen.update(part.ids)
-                    kept = [cid for cid in part.ids if cid in old_ids]
-                    plan.diff(self.store.records_among(state.doc_id, kept) if kept else {}, part)
-                plan.removal([cid for cid in old_ids if cid not in seen])
+        if self.dry_run:  # the write's own walk through the plan, nothing applied: the real run's counts
+            self.store.write_streamed(self.row(doc), plan, dry_run=True)
             self.stats.merge(plan.stats)
             return
         self.store.write_streamed(self.row(doc), plan)

@@ -124,7 +124,11 @@ class Retriever:
         self.bm25_backend = bm25
         self.field_weights = FieldWeights.parse(field_weights)
         self.fusion = Fusion.parse(fusion)
-        self.model = self.store.settings().get("embedder", "none")
+        settings = self.store.settings()
+        self.model = settings.get("embedder", "none")
+        # No run has finished on this store (ingest records its model at the end): a first run that
+        # stopped part-way (a PostgreSQL restart, a kill) left whole documents, vectors maybe among them.
+        self.unrecorded = "embedder" not in settings
         # Late-chunked vectors live in their base model's space: queries are embedded by the base model.
         query_model = self.model.split("+", 1)[0]
         if embedder == "auto":
@@ -224,6 +228,10 @@ class Retriever:
             self.fts.warm()
 
     def _query_vector(self, query: str):
+        if self.embedder is None and self.unrecorded:
+            raise ConfigError("no ingest has finished on this store yet (a first run stopped part-way, or none "
+                              "ran), so the model of its vectors is not recorded: run chunkwise ingest on it to "
+                              "finish, or use --mode bm25")
         if self.embedder is None:
             raise ConfigError("this store has no vectors (ingested with --embedder none): use --mode bm25, "
                               "or re-ingest with --embedder hashing|minilm")

@@ -12,10 +12,12 @@ that fresh state, and applies the result in the same transaction. A second write
 store's timeout) and then gets ``StoreBusy``; readers never block. That protocol is written once,
 for every backend, in ``store.writing``.
 
-Three protocols, so each caller sees only what it needs: ``Store`` (27 methods: documents, writes,
+Three protocols, so each caller sees only what it needs: ``Store`` (29 methods: documents, writes,
 vectors, runs, reads) with typed ``Capabilities`` instead of probing for methods, and the
 backend's ranker — ``LocalRanker`` (SQLite: term lookups and rows for in-memory indexes) or
 ``ServerRanker`` (PostgreSQL: BM25F and nearest neighbours inside the server) — as ``store.ranker``.
+Every method the library calls on a store is declared here, and each backend's class has these
+members with these signatures (tests/store/test_protocol.py checks both, and scans the callers).
 """
 from __future__ import annotations
 
@@ -223,6 +225,21 @@ class StoreCounts:
     stale_search_rows: int = 0  # PostgreSQL's ``dense`` rows that disagree with their chunks and vectors
 
 
+class DocumentPlan(Protocol):
+    """A document written a batch of records at a time (``Store.write_streamed``; ingest's is
+    ``pipeline.write.DocumentPlan``)."""
+
+    def begin(self, state: DocumentState | None) -> bool:
+        """Whether to write (False: unchanged); resets what a retried write counted."""
+    def parts(self) -> Iterator:
+        """The new records, a batch at a time (each chunk id once over all batches); a batch's
+        ``ids`` are its chunk ids."""
+    def diff(self, old: dict[str, dict], part) -> DocumentDiff:
+        """A batch's difference against ``old``, the stored records of its ids that are kept."""
+    def removal(self, removed: list[str]) -> DocumentDiff:
+        """The stored chunk ids no batch held, to delete."""
+
+
 class LocalRanker(Protocol):
     """What an in-process ranker reads (``Capabilities.native_search`` False: SQLite). BM25 runs on
     the backend's lexical index one term at a time (retrieve/fts.py), or on the servable rows loaded
@@ -284,7 +301,7 @@ class ServerRanker(Protocol):
 
 
 class Store(Protocol):
-    """One index: 27 methods, four typed attributes. Every method is its own short transaction unless
+    """One index: 29 methods, four typed attributes. Every method is its own short transaction unless
     stated otherwise. What differs between backends is stated, not probed: ``capabilities``; how a
     backend ranks is its ``ranker`` (``LocalRanker`` or ``ServerRanker``, by ``capabilities.native_search``)."""
 
@@ -306,14 +323,23 @@ class Store(Protocol):
     def documents(self, doc_ids: Iterable[str] | None = None) -> list[DocumentRow]:
         """Every document (or those of ``doc_ids`` that exist), by doc_id: who holds an id, which
         version a document is at."""
+    def doc_id_owner(self, doc_id: str) -> tuple[str, str] | None:
+        """(root, path) of the document holding ``doc_id``, or None: whether an id is free (ingest
+        asks once per walked file, so not the whole ``documents`` row)."""
     def records_of(self, doc_id: str) -> dict[str, dict]:
         """chunk_id -> record of one document's stored chunks."""
     def write_document(self, doc: DocumentRow,
                        decide: Callable[[DocumentState | None, dict[str, dict]], DocumentDiff | None]) -> DocumentDiff | None:
         """In one write transaction holding the document: read its state and records, call ``decide``
         (pure; may raise to abort), apply the diff it returns (None: write nothing). Returns it.
-        Written once for every backend (store/writing.py), with ``write_streamed``: the same write a
-        batch of records at a time (ingest's; a big document is never held whole)."""
+        Written once for every backend (store/writing.py)."""
+    def write_streamed(self, doc: DocumentRow, plan: DocumentPlan, *, dry_run: bool = False) -> bool:
+        """``write_document`` a batch of records at a time (ingest's: a big document is never held
+        whole), in the same one transaction: ``plan.begin`` decides on the fresh state, each batch's
+        diff is taken against the stored records of its kept ids, then the ids no batch held are
+        removed. Returns whether anything was written (False: unchanged). ``dry_run``: the same
+        reads and the same calls of ``plan`` (its counts are the real run's), nothing written, no
+        lock taken. Written once for every backend (store/writing.py)."""
     def remove_missing(self, root: str, prefix: str, seen: set[str], *, dry_run: bool = False) -> int:
         """Delete the documents under ``root``/``prefix`` whose path is not in ``seen`` (and their
         chunks and version links); returns the chunks removed (``dry_run``: would remove)."""
@@ -375,6 +401,6 @@ class Store(Protocol):
         """The quality gate's counts over the whole store (not for a ``filtered_reads`` role)."""
 
 
-__all__ = ["Capabilities", "DocumentDiff", "DocumentRow", "DocumentState", "LocalRanker", "Postings", "ServableRows",
-           "ServerRanker", "Store", "StoreBusy", "StoreCounts", "StoredChunk", "VersionLink", "kept_links",
+__all__ = ["Capabilities", "DocumentDiff", "DocumentPlan", "DocumentRow", "DocumentState", "LocalRanker", "Postings",
+           "ServableRows", "ServerRanker", "Store", "StoreBusy", "StoreCounts", "StoredChunk", "VersionLink", "kept_links",
            "servable_columns", "tie_ranks"]

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-from typing import Callable, ContextManager, Iterator, Protocol, Sequence
+from typing import Callable, ContextManager, Iterable, Iterator, Protocol, Sequence
 
 from chunkwise.access import AccessTags
 from chunkwise.errors import IdentityConflict
-from chunkwise.store.base import DocumentDiff, DocumentRow, DocumentState, VersionLink, kept_links
+from chunkwise.store.base import DocumentDiff, DocumentPlan, DocumentRow, DocumentState, VersionLink, kept_links
 
 TEXT_COLUMNS = ("text", "embed_text")  # stored in their own columns (analysed for lexical search), not in the JSON
 
@@ -46,7 +46,7 @@ class WritePrimitives(Protocol):
     def _drop_unused(self, keys: set[str]) -> None: ...
     def _replace_links(self, links: Sequence[VersionLink]) -> None: ...
     def document_states(self, root: str, prefix: str = "") -> dict[str, DocumentState]: ...
-    def documents(self) -> list[DocumentRow]: ...
+    def documents(self, doc_ids: Iterable[str] | None = None) -> list[DocumentRow]: ...
 
 
 def _nothing() -> None:
@@ -78,18 +78,31 @@ def missing_chunks(states: dict[str, DocumentState], seen: set[str]) -> list[Doc
     return [s for p, s in states.items() if p not in seen]
 
 
-class DocumentPlan(Protocol):
-    """A document written a batch of records at a time (``pipeline.write.DocumentPlan``)."""
-
-    def begin(self, state: DocumentState | None) -> bool:
-        """Whether to write (False: unchanged); resets what a retried write counted."""
-    def parts(self) -> Iterator:
-        """The new records, a batch at a time (each chunk id once over all batches); a batch's
-        ``ids`` are its chunk ids."""
-    def diff(self, old: dict[str, dict], part) -> DocumentDiff:
-        """A batch's difference against ``old``, the stored records of its ids that are kept."""
-    def removal(self, removed: list[str]) -> DocumentDiff:
-        """The stored chunk ids no batch held, to delete."""
+def _streamed(store: WritePrimitives, doc: DocumentRow, plan: DocumentPlan,
+              apply: Callable[[DocumentRow | None, DocumentDiff], None] | None) -> bool:
+    """``write_streamed``'s walk: ``apply`` each diff (None: a dry run, nothing written)."""
+    state = store._state_at(doc.root, doc.path)
+    check_owner(doc, store.doc_id_owner(doc.doc_id))
+    if not plan.begin(state):
+        return False
+    stored = store.chunk_keys_of(state.doc_id) if state else {}
+    if apply is not None and state is not None and state.doc_id != doc.doc_id:  # its id changed: replace it whole
+        store._delete_document(state.doc_id)  # (chunk ids hash the doc id: none is kept)
+    seen: set[str] = set()
+    row: DocumentRow | None = doc  # the documents row is written once, with the first batch
+    for part in plan.parts():
+        seen.update(part.ids)
+        kept = [cid for cid in part.ids if cid in stored]
+        diff = plan.diff(store.records_among(state.doc_id, kept) if kept else {}, part)
+        if apply is not None:
+            apply(row, diff)
+        row = None
+    removal = plan.removal([cid for cid in stored if cid not in seen])
+    if apply is not None and (removal.removed or row is not None):
+        apply(row, removal)
+    if apply is not None and stored:
+        store._drop_unused(set(stored.values()))
+    return True
 
 
 class DocumentWrites:
@@ -119,33 +132,18 @@ class DocumentWrites:
             self._drop_unused({r["embed_key"] for r in old.values()})
             return diff
 
-    def write_streamed(self: WritePrimitives, doc: DocumentRow, plan: DocumentPlan) -> bool:
+    def write_streamed(self: WritePrimitives, doc: DocumentRow, plan: DocumentPlan, *, dry_run: bool = False) -> bool:
         """``write_document`` with the diff taken a batch at a time, in the same one transaction (a
         crash or an error mid-document leaves nothing of it written): what is held is the stored
         ids and embed keys and one batch of records, never the whole document. Returns whether
-        anything was written (False: ``plan.begin`` found it unchanged)."""
+        anything was written (False: ``plan.begin`` found it unchanged). ``dry_run``: the same
+        walk through ``plan`` with nothing applied, outside any transaction (one path: a dry run
+        counts what this write would do)."""
+        if dry_run:
+            return _streamed(self, doc, plan, None)
         with self.atomic():
             self._lock_document(doc)
-            state = self._state_at(doc.root, doc.path)
-            check_owner(doc, self.doc_id_owner(doc.doc_id))
-            if not plan.begin(state):
-                return False
-            stored = self.chunk_keys_of(state.doc_id) if state else {}
-            if state is not None and state.doc_id != doc.doc_id:  # its id changed (front matter): replace it whole
-                self._delete_document(state.doc_id)  # (chunk ids hash the doc id: none is kept)
-            seen: set[str] = set()
-            row: DocumentRow | None = doc  # the documents row is written once, with the first batch
-            for part in plan.parts():
-                seen.update(part.ids)
-                kept = [cid for cid in part.ids if cid in stored]
-                self._apply(row, plan.diff(self.records_among(state.doc_id, kept) if kept else {}, part))
-                row = None
-            removal = plan.removal([cid for cid in stored if cid not in seen])
-            if removal.removed or row is not None:
-                self._apply(row, removal)
-            if stored:
-                self._drop_unused(set(stored.values()))
-            return True
+            return _streamed(self, doc, plan, self._apply)
 
     def remove_missing(self: WritePrimitives, root: str, prefix: str, seen: set[str], *, dry_run: bool = False) -> int:
         """Delete the documents under ``root``/``prefix`` whose path is not in ``seen`` (their chunks,
