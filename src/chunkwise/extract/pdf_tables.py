@@ -38,6 +38,7 @@ from contextlib import contextmanager
 from typing import NamedTuple
 
 from chunkwise.extract import pdf_aligned
+from chunkwise.extract.pdf_cells import table_text
 from chunkwise.extract.pdf_dedupe import dedupe_chars
 
 MIN_RULES = 3  # a booktabs table draws three rules (a 2x2 grid at least six)
@@ -292,7 +293,7 @@ def _ruled(page) -> list[Table]:
 
 
 def _rows(table) -> list[list[str]]:
-    rows = [[_cell(c) for c in row] for row in table.extract(**_directions(table))]
+    rows = [[_cell(c) for c in row] for row in table_text(table, **_directions(table))]
     return right_to_left_columns([r for r in rows if any(r)])
 
 
