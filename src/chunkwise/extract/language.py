@@ -6,9 +6,9 @@ from functools import lru_cache
 
 @lru_cache(maxsize=1)
 def _identifier():
-    from langid.langid import LanguageIdentifier, model
+    from chunkwise.extract.langid_model import identifier
 
-    ident = LanguageIdentifier.from_modelstring(model, norm_probs=True)
+    ident = identifier(norm_probs=True)  # langid's model, decoded once per machine (langid_model)
     # Only living languages a document corpus plausibly holds: langid's full set (97) labels short
     # technical English as Latin or Esperanto now and then.
     ident.set_languages(LANGUAGES)
