@@ -275,7 +275,8 @@ def test_write_actors_write_the_local_store_and_the_driver_writes_nothing(tmp_pa
     assert unordered(tmp_path / "local.db") == unordered(tmp_path / "ray.db")
     (docs / "part0" / "doc03.md").write_text("# Runbook 3\n\nOnly one step is left now.\n", encoding="utf-8")
     (docs / "part1" / "doc04.md").unlink()
-    again_local, again = run(docs, tmp_path / "local.db"), run(docs, tmp_path / "ray.db", ray_executor(writes="workers"))
+    again_local = run(docs, tmp_path / "local.db", limits=roomy)  # deep.md is retried: room on both sides
+    again = run(docs, tmp_path / "ray.db", ray_executor(writes="workers", limits=roomy), limits=roomy)
     assert again.to_dict() == again_local.to_dict() and again.added and again.removed
     assert unordered(tmp_path / "local.db") == unordered(tmp_path / "ray.db")
 
@@ -305,14 +306,18 @@ def test_on_postgresql_write_actors_write_what_a_local_run_writes(tmp_path, clus
     corpus(docs, 12)
     (docs / "deep.md").write_text(NESTED, encoding="utf-8")
     local_url, ray_url = pg_databases.new(), pg_databases.new()
-    local = run(docs, local_url)
+    # Under 256 MB whether markdown-it-pyrs overflows its stack (a crash) or cannot allocate it (a
+    # panic: the Python parser takes over) depends on how large the worker's process already is;
+    # with room deep.md crashes on both sides.
+    roomy = Limits(memory_mb=2048, seconds=120)
+    local = run(docs, local_url, limits=roomy)
 
     def not_here(self, *a, **kw):
         raise AssertionError("the driver wrote a document")
 
     with monkeypatch.context() as m:
         m.setattr(WriteStage, "write", not_here)
-        remote = run(docs, ray_url, ray_executor())
+        remote = run(docs, ray_url, ray_executor(limits=roomy), limits=roomy)
     assert remote.to_dict() == local.to_dict() and local.added > 12
     assert [e["path"] for e in remote.errors] == ["deep.md"]
     assert rows(local_url) == rows(ray_url) and rows(ray_url)["vectors"]

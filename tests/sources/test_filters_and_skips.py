@@ -118,7 +118,7 @@ def test_extract_prints_the_text_offsets_point_into(tmp_path, capsys):
     assert main(["extract", str(path)]) == 0
     shown = capsys.readouterr().out
     assert "\x1b" not in shown and "\x07" not in shown and "\\x1b]0;pwned\\x07" in shown
-    assert main(["extract", str(tmp_path / "missing.md")]) == 1
+    assert main(["extract", str(tmp_path / "missing.md")]) == 2  # a PATH that names nothing: a usage error, as in ingest
 
 
 @pytest.mark.parametrize("raw, label", [
