@@ -67,7 +67,7 @@ def test_memory_blow_up_is_refused_at_the_limit(pool, bad):
     bad = bomb() if bad == "bomb" else bad
     out = list(pool.map([GOOD[0], bad, GOOD[1], bad, GOOD[2]]))
     assert [o.ok for o in out] == [True, False, True, False, True]
-    assert out[1].failure.kind == "memory"
+    assert out[1].failure.kind == "memory", (out[1].failure, out[3].failure)  # the detail, should it flake again
     assert out[1].failure.reason.startswith("over the 256 MB memory limit (MemoryError")
     assert values([out[0], out[2], out[4]]) == values(run(parse_rs, GOOD[:3], workers=1))
 
@@ -200,3 +200,34 @@ def test_no_items_start_no_process(monkeypatch):
 
     monkeypatch.setattr(processes.Processes, "__init__", lambda *a, **k: (_ for _ in ()).throw(AssertionError))
     assert list(Pool(task, workers=2).map([])) == []
+
+
+def test_what_filled_memory_is_freed_before_the_failure_is_formatted(monkeypatch):
+    """A MemoryError's frames hold what filled memory; formatting its traceback reads source files
+    and may need memory itself (in CI the 'grow' item once came back as a crash, not 'memory'). The
+    frames are cleared first: by the time the traceback is formatted, the hog is gone."""
+    import traceback
+    import weakref
+
+    from chunkwise.sandbox.outcome import call
+
+    class Hog:
+        pass
+
+    seen = {}
+
+    def fill(_):
+        hog = Hog()
+        seen["ref"] = weakref.ref(hog)
+        raise MemoryError("no room")
+
+    real = traceback.format_exc
+
+    def format_exc(*a, **kw):
+        seen["alive"] = seen["ref"]() is not None
+        return real(*a, **kw)
+
+    monkeypatch.setattr(traceback, "format_exc", format_exc)
+    value, failure = call(fill, None)
+    assert value is None and failure.kind == "memory" and "fill" in failure.detail
+    assert seen["alive"] is False

@@ -113,6 +113,8 @@ def call(fn, item) -> tuple[Any, Failure | None]:
     except PASS_THROUGH:
         raise
     except BaseException as exc:  # noqa: BLE001 — a Rust panic is a BaseException; it is this item's failure
+        if isinstance(exc, MemoryError):  # the failed frames' locals hold what filled memory: freed before
+            traceback.clear_frames(exc.__traceback__)  # formatting (which reads source files) can need any
         return None, exception_failure(exc, traceback.format_exc(limit=-8))
 
 
