@@ -51,9 +51,19 @@ def _block(doc, b, starts: list[int]) -> dict:
     return out
 
 
+def existing(paths) -> None:
+    """A PATH that names nothing (and is no glob) is a usage error, exit 2, as in ``ingest``: a typo
+    is not one failed file."""
+    for raw in paths:
+        if not os.path.lexists(raw) and not _GLOB.intersection(raw):
+            raise api.ConfigError(f"{raw}: no such file or folder")
+
+
+_GLOB = frozenset("*?[")
+
+
 def cmd_extract(args: argparse.Namespace) -> int:
-    if not os.path.lexists(args.path) and not set("*?[").intersection(args.path):  # a typo: exit 2, as ingest
-        raise api.ConfigError(f"{args.path}: no such file or folder")
+    existing([args.path])
     doc = api.load_document(args.path, api.ExtractOptions(docx_comments=args.docx_comments))
     if args.json:
         starts = [p.start for p in doc.pages]

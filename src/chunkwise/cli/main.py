@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import os
 import sys
 from functools import partial
 from pathlib import Path
@@ -13,7 +12,7 @@ from chunkwise.api import HEADERS, STRATEGIES, UNITS, ChunkConfig, ChunkwiseErro
 from chunkwise.cli.evaluate import cmd_eval
 from chunkwise.cli.chunk_options import (_CHUNK_FLAGS, _DEFAULTS, _PASSAGE_HELP, _SEMANTIC_FLAGS, _chunk_options,
                                          _passage_budget, _positive)
-from chunkwise.cli.extract import add_extract_parser, add_path_filters
+from chunkwise.cli.extract import add_extract_parser, add_path_filters, existing
 from chunkwise.cli.output import counted, emit_json, emit_jsonl, preview, safe, table
 from chunkwise.cli.progress import IngestBar
 from chunkwise.cli.ranking import add_ranking_flags, ranking_options, rerank_options
@@ -44,21 +43,10 @@ def _config(args: argparse.Namespace) -> ChunkConfig:
     )
 
 
-def _existing(paths) -> None:
-    """A PATH that names nothing (and is no glob) is a usage error, exit 2, as in ``ingest``: a typo
-    is not one failed file."""
-    for raw in paths:
-        if not os.path.lexists(raw) and not _GLOB.intersection(raw):
-            raise ConfigError(f"{raw}: no such file or folder")
-
-
-_GLOB = frozenset("*?[")
-
-
 def cmd_chunk(args: argparse.Namespace) -> int:
     """Each file through the preparation ingest runs (``pipeline/doors.py``): with ``--json`` the
     records ingest would store, ids and access tags included."""
-    _existing(args.paths)
+    existing(args.paths)
     config = _config(args)
     acl = api.AccessTags.parse(args.acl, "--acl") if args.acl is not None else api.AccessTags()
     preparer = api.door_preparer(config, acl=acl, acl_map=api.load_acl_map(args.acl_map) if args.acl_map else {})
@@ -112,7 +100,7 @@ def _ocr_cell(r) -> str:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    _existing(args.paths)
+    existing(args.paths)
     rows = list(api.audit(args.paths, max_bytes=args.max_bytes, include=args.include, exclude=args.exclude,
                           limits=_limits(args)))
     failed = sum(r.status == "error" for r in rows)
