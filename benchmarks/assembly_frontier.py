@@ -66,7 +66,7 @@ class Focus:
 
     def __init__(self, r: Retriever, texts: dict[str, str]) -> None:
         self.r, self.texts, self.df, self.n = r, texts, {}, 0
-        for c in r.store.iter_chunks():
+        for c in r.store.chunks():
             self.n += 1
             for t in set(analyze(c.record["text"])):
                 self.df[t] = self.df.get(t, 0) + 1
@@ -121,7 +121,7 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         ingest([args.docs], db, chunk, embedder=embedder, acl=(EVAL_GROUP,))
         with Retriever(db, embedder=embedder) as r:
-            groups = sorted({t for c in r.store.iter_chunks() for t in c.acl}) or [EVAL_GROUP]
+            groups = sorted({t for c in r.store.chunks() for t in c.acl}) or [EVAL_GROUP]
             lists = ranked_lists(r, questions, groups, db.with_suffix(f".{Path(args.golden).stem}.ranks.pkl"))
             print(f"{spec}: ingested and ranked in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
             focus = None

@@ -75,7 +75,8 @@ def write(store, docs, vecs) -> None:
                 at += len(records)
                 store._apply(DocumentRow(path=doc_row["doc_id"], **doc_row),
                              DocumentDiff(added=records, vectors=vectors, vector_model=MODEL))
-    store.finish_run(store.start_run("2024-06-05T00:00:00Z"), "2024-06-05T00:00:00Z", {}, {"embedder": MODEL})
+    with store.run("2024-06-05T00:00:00Z") as finish:
+        finish("2024-06-05T00:00:00Z", {}, {"embedder": MODEL})
 
 
 def callers(kind: str, count: int, used: list[str], seed: int) -> list[tuple[str, ...]]:

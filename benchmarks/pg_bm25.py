@@ -58,7 +58,7 @@ def _copy_slice(job: tuple[str, str, int, int]) -> int:
         con.execute("SET search_path = chunkwise, public")
         con.execute("CREATE TEMP TABLE stage (" + ", ".join(f"{n} {t}" for n, t in _COLUMNS) + ")")
         rows = src.db.execute("SELECT c.rowid FROM chunks c WHERE c.rowid >= ? AND c.rowid < ?", (lo, hi)).fetchall()
-        got = src.chunks_by_key([r[0] for r in rows])
+        got = {c.key: c for c in src.chunks(keys=[r[0] for r in rows])}
         with con.cursor() as cur:
             with cur.copy("COPY stage FROM STDIN (FORMAT BINARY)") as copy:
                 copy.set_types([t for _, t in _COLUMNS])
@@ -227,7 +227,7 @@ def measure(engines: dict, queries, k: int) -> dict:
                 out[name]["wall"].append(time.perf_counter() - t0)
                 out[name]["cpu"].append(time.process_time() - c0 + _server_cpu(backend.get(name)) - s0)
                 with r.store.as_caller(g):  # a reader sees rows only as a caller
-                    rows = r.store.chunks_by_key([key for key, _ in got])
+                    rows = {c.key: c for c in r.store.chunks(keys=[key for key, _ in got])}
                 ids[name].append([(rows[key].record["chunk_id"], score) for key, score in got])
     finally:
         for r in opened.values():

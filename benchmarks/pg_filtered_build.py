@@ -14,7 +14,7 @@ pseudo-words: real row widths, so an exact scan pays real heap reads), 384-d vec
 model's dimension) around one set of 2,000 random centres for every row (the hidden rows lie in the
 same neighbourhoods as the caller's: the hard case for a filtered walk), loaded by binary COPY from
 two processes with the secondary indexes dropped and rebuilt; the HNSW index is the store's own
-(``finish_run``), built with ``maintenance_work_mem`` large enough for its graph.
+(``Store.run``'s finish), built with ``maintenance_work_mem`` large enough for its graph.
 
     PYTHONPATH=src .venv/bin/python benchmarks/pg_filtered_build.py --pgdata DIR/pgdata
 """
@@ -71,7 +71,7 @@ def _load_batch(b: int) -> tuple[int, int, np.ndarray]:
 
 def load(url: str, batches: range, seed: int, memory_gb: int) -> None:
     """The batches into the store at ``url``: secondary and HNSW indexes dropped, rows written by two
-    processes, indexes rebuilt, per-tag-set statistics summed again, HNSW built by ``finish_run``."""
+    processes, indexes rebuilt, per-tag-set statistics summed again, HNSW built by ``Store.run``'s finish."""
     import multiprocessing
 
     from chunkwise.store import open_store
@@ -128,7 +128,8 @@ def _finish(store, schema: dict, memory_gb: int, t0: float) -> None:
     print(f"  loaded in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     db.execute("VACUUM ANALYZE")
     t1 = time.perf_counter()
-    store.finish_run(store.start_run("2024-06-05T00:00:00Z"), "2024-06-05T00:00:00Z", {}, {"embedder": "x"})
+    with store.run("2024-06-05T00:00:00Z") as finish:
+        finish("2024-06-05T00:00:00Z", {}, {"embedder": "x"})
     print(f"  HNSW build {time.perf_counter() - t1:.0f} s", file=sys.stderr, flush=True)
 
 

@@ -55,7 +55,7 @@ def _caller(percent: int) -> list[str]:
 def write(url: str, first_batch: int, n: int, seed: int, hidden: bool) -> np.ndarray:
     """``n`` chunks in batches (document numbers from ``first_batch``: a second call adds new
     documents); tags ``b<d % 100>``, or ``HIDDEN_TAG`` for every row when ``hidden``. The HNSW index
-    is dropped first and rebuilt by ``finish_run`` (one build, not 10x n single inserts); the
+    is dropped first and rebuilt by ``Store.run``'s finish (one build, not 10x n single inserts); the
     per-tag-set statistics are summed again. Returns a sample of the written vectors."""
     from chunkwise.store import open_store
 
@@ -85,7 +85,8 @@ def write(url: str, first_batch: int, n: int, seed: int, hidden: bool) -> np.nda
         store.db.execute("SET maintenance_work_mem = '1GB'")
         store.db.execute("ANALYZE")
         t0 = time.perf_counter()
-        store.finish_run(store.start_run("2024-06-05T00:00:00Z"), "2024-06-05T00:00:00Z", {}, {"embedder": "x"})
+        with store.run("2024-06-05T00:00:00Z") as finish:
+            finish("2024-06-05T00:00:00Z", {}, {"embedder": "x"})
         print(f"  HNSW build {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     return np.vstack(samples)
 

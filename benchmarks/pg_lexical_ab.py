@@ -55,7 +55,7 @@ def main() -> int:
                 t0 = time.perf_counter()
                 got = r.rank(q, g, args.k, mode)
                 walls.append(time.perf_counter() - t0)
-                rows = r.store.chunks_by_key([key for key, _ in got])
+                rows = {c.key: c for c in r.store.chunks(keys=[key for key, _ in got])}
                 digest.update(json.dumps([[rows[key].record["chunk_id"], round(s, 9)] for key, s in got]).encode())
             w = np.array(walls) * 1e3
             out[mode] = {"p50_ms": float(np.percentile(w, 50)), "p95_ms": float(np.percentile(w, 95)),

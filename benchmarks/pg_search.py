@@ -179,7 +179,8 @@ def load(url: str, n: int, seed: int, loader: str, processes: int = 2):
         loaded = time.perf_counter() - t0
         store.db.execute("ANALYZE")
         t1 = time.perf_counter()
-        store.finish_run(store.start_run("2024-06-05T00:00:00Z"), "2024-06-05T00:00:00Z", {}, {"embedder": MODEL})
+        with store.run("2024-06-05T00:00:00Z") as finish:
+            finish("2024-06-05T00:00:00Z", {}, {"embedder": MODEL})
         built = time.perf_counter() - t1
         size = store.db.execute("SELECT pg_database_size(current_database())").fetchone()[0]
         index = store.db.execute("SELECT pg_relation_size('vectors_hnsw')").fetchone()[0]

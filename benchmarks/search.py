@@ -143,8 +143,9 @@ def build_store(path: Path, n: int, seed: int = SEED, batch: int = 20_000) -> tu
             made += len(keys)
             rate = made / (time.perf_counter() - t0)
             print(f"  {path.name}: {made:,}/{n:,} chunks, {rate:,.0f} chunks/s", file=sys.stderr, flush=True)
-        store.finish_run(store.start_run("2024-06-05T00:00:00Z"), "2024-06-05T00:00:00Z", {},
-                         {"embedder": MODEL, "generator": f"{GENERATOR} seed={seed} n={n}"})
+        with store.run("2024-06-05T00:00:00Z") as finish:
+            finish("2024-06-05T00:00:00Z", {},
+                   {"embedder": MODEL, "generator": f"{GENERATOR} seed={seed} n={n}"})
         store.db.execute("PRAGMA journal_mode=WAL")  # as ingest leaves a store
     tmp.rename(path)
     return time.perf_counter() - t0, time.process_time() - cpu0

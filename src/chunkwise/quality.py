@@ -72,7 +72,7 @@ def check(db: str | Path, strict: bool = False) -> CheckReport:
         if "config" in settings:
             config = ChunkConfig.from_json(settings["config"])
             sizer = build_chunker(config).sizer
-            sizes = sizer.count_many([c.record["embed_text"] for c in store.iter_chunks()])
+            sizes = sizer.count_many([c.record["embed_text"] for c in store.chunks()])
             r.oversized = sum(1 for n in sizes if n + sizer.overhead > config.size)
     for name, bad in (("duplicate chunk ids", r.duplicate_ids), ("empty chunks", r.empty_text),
                       ("chunks over the cap", r.oversized), ("chunks without a vector", r.missing_vectors),

@@ -79,7 +79,7 @@ def queue(db: str | Path, reasons: Iterable[str] = ()) -> list[ReviewItem]:
     wanted = set(reasons)
     out = []
     with _open(db) as store:
-        for c in store.iter_chunks():
+        for c in store.chunks():
             if c.quality != REVIEW:
                 continue
             r = c.record
@@ -108,6 +108,7 @@ def release(db: str | Path, chunk_ids: Sequence[str], *, timeout: float = 60.0) 
     access review, is a ConfigError and nothing is released."""
     from chunkwise.store import open_store
     from chunkwise.store.base import DocumentDiff
+    from chunkwise.store.writing import write_decided
 
     items = queue(db)
     chosen: dict[str, ReviewItem] = {}
@@ -141,5 +142,5 @@ def release(db: str | Path, chunk_ids: Sequence[str], *, timeout: float = 60.0) 
                 done.extend(r["chunk_id"] for r in updated)
                 return DocumentDiff(updated=updated) if updated else None
 
-            store.write_document(rows[doc_id], decide)
+            write_decided(store, rows[doc_id], decide)
     return Released(tuple(done))

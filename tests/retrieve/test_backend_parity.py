@@ -36,7 +36,7 @@ def pair(tmp_path_factory, pg_server):
 
 
 def named(r, ranked):
-    rows = r.store.chunks_by_key([k for k, _ in ranked])
+    rows = {c.key: c for c in r.store.chunks(keys=[k for k, _ in ranked])}
     return [rows[k].record["chunk_id"] for k, _ in ranked], [s for _, s in ranked]
 
 
@@ -112,6 +112,7 @@ def test_postgres_ranks_like_fts5_for_random_corpora_weights_and_callers(pg_serv
 
     from conftest import PgDatabases
     from chunkwise.store import DocumentDiff, DocumentRow, open_store
+    from chunkwise.store.writing import write_decided
 
     docs = data.draw(corpora)
     query = data.draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join))
@@ -128,7 +129,7 @@ def test_postgres_ranks_like_fts5_for_random_corpora_weights_and_callers(pg_serv
                     for d, (title, chunks) in enumerate(docs):
                         recs = [_record(f"d{d}", i, text, title, heading, acl)
                                 for i, (text, heading, acl) in enumerate(chunks)]
-                        store.write_document(DocumentRow(f"d{d}", "/r", f"d{d}", f"d{d}", "v", "i", title, "", "", "2026-01-01T00:00:00Z",
+                        write_decided(store, DocumentRow(f"d{d}", "/r", f"d{d}", f"d{d}", "v", "i", title, "", "", "2026-01-01T00:00:00Z",
                                                          len(recs)),
                                              lambda state, old, recs=recs: DocumentDiff(recs, (), (), {}, "none"))
                 with Retriever(db, embedder=None, field_weights=weights) as r:

@@ -7,6 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from chunkwise.retrieve import Retriever
 from chunkwise.store import DocumentDiff, DocumentRow, open_store
+from chunkwise.store.writing import write_decided
 
 WORDS = ["page", "pages", "paged", "paging", "run", "runs", "running", "café", "CAFE", "deploy", "rollback",
          "Owner", "owners", "the", "budget", "naïve", "naive", "42x"]
@@ -41,7 +42,7 @@ def test_fts5_and_sparse_rank_alike(data):
             store.add_root("/r")
             for d, (title, chunks) in enumerate(docs):
                 recs = [_record(f"d{d}", i, text, title, heading, acl) for i, (text, heading, acl) in enumerate(chunks)]
-                store.write_document(DocumentRow(f"d{d}", "/r", f"d{d}", f"d{d}", "v", "i", title, "", "", "2026-01-01T00:00:00Z", len(recs)),
+                write_decided(store, DocumentRow(f"d{d}", "/r", f"d{d}", f"d{d}", "v", "i", title, "", "", "2026-01-01T00:00:00Z", len(recs)),
                                      lambda state, old, recs=recs: DocumentDiff(recs, (), (), {}, "none"))
         got = {}
         for engine in ("fts5", "sparse"):

@@ -41,7 +41,7 @@ def _observe(db):
     for bm25 in ("fts5", "sparse"):
         with Retriever(db, bm25=bm25) as r:
             for q in QUERIES:
-                out[bm25, q, "rank"] = [(r.store.chunks_by_key([i])[i].record["chunk_id"], round(s, 6))
+                out[bm25, q, "rank"] = [(next(r.store.chunks(keys=[i])).record["chunk_id"], round(s, 6))
                                         for i, s in r.rank(q, ["staff"], 10, "bm25")]
                 for mode in ("bm25", "dense", "hybrid"):
                     for expand in ("none", "neighbours", "parent"):

@@ -17,6 +17,7 @@ from chunkwise.retrieve import Retriever
 from chunkwise.retrieve.fusion import rrf
 from chunkwise.retrieve.ties import best_first, settle
 from chunkwise.store import DocumentDiff, DocumentRow, open_store
+from chunkwise.store.writing import write_decided
 from backends import key_to_chunk
 from conftest import BACKENDS, PgDatabases, module_location
 from test_engines_agree import TAGS, WORDS, _record, corpora
@@ -181,16 +182,16 @@ def _store(db, docs, order, emb):
     """``docs`` (title, [(text, heading, tags)]) written in ``order``, vectors of the hashing embedder."""
     with open_store(db) as store:
         store.add_root("/r")
-        run = store.start_run("2026-01-01T00:00:00Z")
-        for d in order:
-            title, chunks = docs[d]
-            recs = [_record(f"d{d}", i, text, title, heading, acl) for i, (text, heading, acl) in enumerate(chunks)]
-            for r in recs:
-                r["embed_model"], r["embed_key"] = emb.name, "k-" + r["embed_text"]
-            vectors = {r["embed_key"]: [float(x) for x in emb.embed([r["embed_text"]])[0]] for r in recs}
-            store.write_document(DocumentRow(f"d{d}", "/r", f"d{d}", f"d{d}", "v", "i", title, "", "", "2026-01-01T00:00:00Z", len(recs)),
-                                 lambda state, old, recs=recs, vectors=vectors: DocumentDiff(recs, (), (), vectors, emb.name))
-        store.finish_run(run, "2026-01-01T00:01:00Z", {}, {"embedder": emb.name})
+        with store.run("2026-01-01T00:00:00Z") as finish:
+            for d in order:
+                title, chunks = docs[d]
+                recs = [_record(f"d{d}", i, text, title, heading, acl) for i, (text, heading, acl) in enumerate(chunks)]
+                for r in recs:
+                    r["embed_model"], r["embed_key"] = emb.name, "k-" + r["embed_text"]
+                vectors = {r["embed_key"]: [float(x) for x in emb.embed([r["embed_text"]])[0]] for r in recs}
+                write_decided(store, DocumentRow(f"d{d}", "/r", f"d{d}", f"d{d}", "v", "i", title, "", "", "2026-01-01T00:00:00Z", len(recs)),
+                                     lambda state, old, recs=recs, vectors=vectors: DocumentDiff(recs, (), (), vectors, emb.name))
+            finish("2026-01-01T00:01:00Z", {}, {"embedder": emb.name})
 
 
 @settings(max_examples=15, deadline=None)

@@ -114,11 +114,11 @@ def test_the_index_follows_every_write(store, tmp_path):
         assert rows == servable > 0
         with s.db:
             s.db.execute("UPDATE chunks SET acl = '[\"hr\"]', acl_index = 'g6872' WHERE doc_id = 'open.md'")
-        assert s.visible_records("open.md", ["staff"]) == []
-        assert len(s.visible_records("open.md", ["hr"])) >= 30
+        assert s.records_of("open.md", ["staff"]) == {}
+        assert len(s.records_of("open.md", ["hr"])) >= 30
         with s.db:
             s.db.execute("DELETE FROM chunks WHERE doc_id = 'open.md'")
-        assert s.visible_records("open.md", ["hr"]) == []
+        assert s.records_of("open.md", ["hr"]) == {}
         assert s.db.execute("SELECT count(*) FROM chunk_access WHERE doc_id = 'open.md'").fetchone()[0] == 0
 
 
@@ -134,12 +134,12 @@ def test_postgres_filters_inside_the_lookup(pg_url, tmp_path):
            acl_map={"secret.md": ["finance"], "mixed.md": ["staff"]})
     retriever = api.open_retriever(pg_url)
     try:
-        assert retriever.store.visible_records("secret.md", ["staff"]) == []
-        assert retriever.store.visible_records("no-such.md", ["staff"]) == []
+        assert retriever.store.records_of("secret.md", ["staff"]) == {}
+        assert retriever.store.records_of("no-such.md", ["staff"]) == {}
         assert api.visible_document(retriever, "secret.md", ["staff"]) is None
-        staff = retriever.store.visible_records("mixed.md", ["staff"])
+        staff = list(retriever.store.records_of("mixed.md", ["staff"]).values())
         assert staff and all("finance" not in r["text"] for r in staff)
-        assert len(retriever.store.visible_records("mixed.md", ["finance"])) >= 10
+        assert len(retriever.store.records_of("mixed.md", ["finance"])) >= 10
     finally:
         retriever.close()
 

@@ -32,7 +32,7 @@ def test_boxes_round_trip_through_the_store_and_search(tmp_path, db_location):
     try:
         [doc] = [d.doc_id for d in store.documents()]
         stored = store.records_of(doc)
-        visible = store.visible_records(doc, ["public"])
+        visible = list(store.records_of(doc, ["public"]).values())
     finally:
         store.close()
     assert {cid: tuple(tuple(b) for b in r["boxes"]) for cid, r in stored.items()} == made

@@ -12,7 +12,7 @@ import pytest
 from chunkwise import ids
 from chunkwise.errors import IdentityConflict, StoreTimeout
 from chunkwise.store import DocumentDiff, DocumentRow, VersionLink, open_store
-from chunkwise.store.writing import DocumentWrites
+from chunkwise.store.writing import DocumentWrites, write_decided
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ def write(store, doc, recs, **kw):
         vectors = {r["embed_key"]: vec(r["embed_text"]) for r in added + updated}
         return DocumentDiff(added, updated, removed, vectors, "m@1")
 
-    diff = store.write_document(row(doc, recs, **kw), decide)
+    diff = write_decided(store, row(doc, recs, **kw), decide)
     return diff, calls
 
 
@@ -85,11 +85,11 @@ def test_the_protocol_is_narrow_and_every_backend_implements_it(store):
     def methods(proto):
         return {n for n, v in vars(proto).items() if callable(v) and not n.startswith("_")}
 
-    # 25th: visible_count (a search's withheld positions, issue 25); 26th, 27th: batch and time_limit
-    # (issue 26: what callers probed for with getattr, now declared and implemented by every backend);
-    # 28th, 29th: write_streamed and doc_id_owner, which ingest called without the protocol naming them
-    # (test_protocol.py now fails on any such call)
-    assert len(methods(Store)) <= 29
+    # 29 until the eighth session (issue 26 item 1) folded them to 22: write_streamed into
+    # write_document (write_decided is a plan over it), visible_records into records_of(doc_id, groups),
+    # visible_count into count(doc_id, groups), missing_vectors into vectors(keys, values=False),
+    # start_run and finish_run into run(now), chunks_by_key, document_chunks and iter_chunks into chunks()
+    assert len(methods(Store)) <= 22
     for name in methods(Store):
         assert callable(getattr(store, name)), name
     ranker = ServerRanker if store.capabilities.native_search else LocalRanker
@@ -128,7 +128,7 @@ def test_write_rewrite_idempotently_then_change(store):
     assert store.document_states("/r")["a.md"].source_version == "v2"
     assert gen is None or store.generation() > gen
     # the vectors the removed chunks used are collected in the same transaction
-    assert store.missing_vectors([ids.embed_key("m@1", "page the owner")]) == {ids.embed_key("m@1", "page the owner")}
+    assert store.vectors([ids.embed_key("m@1", "page the owner")], values=False) == {}
 
 
 def test_identity_id_change_and_conflict(store):
@@ -154,7 +154,7 @@ def test_remove_missing_dry_run_then_for_real(store):
     assert store.remove_missing("/r", "ops/", {"ops/a.md"}) == 1
     assert set(store.document_states("/r")) == {"ops/a.md", "hr/c.md"}
     assert store.remove_missing("/r", "", {"ops/a.md", "hr/c.md"}) == 0
-    assert store.missing_vectors([ids.embed_key("m@1", "gamma")])  # its vector went with it
+    assert not store.vectors([ids.embed_key("m@1", "gamma")], values=False)  # its vector went with it
     assert store.remove_missing("/r", "", set()) == 3 and store.count() == 0 and store.documents() == []
 
 
@@ -185,13 +185,13 @@ def test_vectors_runs_and_settings(store):
     recs = records("a.md", ["one", "two"])
     write(store, "a.md", recs)
     k1, k2 = (r["embed_key"] for r in recs)
-    assert store.missing_vectors([k1, k2, "nope"]) == {"nope"}
+    assert store.vectors([k1, k2, "nope"], values=False) == {k1: None, k2: None}  # keys only
     got = store.vectors([k1, "nope"])
     assert set(got) == {k1} and got[k1] == pytest.approx(vec("one"), rel=1e-6)
     store.put_vectors("m@1", [("stray", [1.0, 0.0, 0.0])])
-    run = store.start_run("2026-01-01T00:00:00Z")
-    assert store.finish_run(run, "2026-01-01T00:01:00Z", {"added": 2}, {"embedder": "m@1"}) == 1
-    assert store.settings()["embedder"] == "m@1" and store.missing_vectors(["stray"]) == {"stray"}
+    with store.run("2026-01-01T00:00:00Z") as finish:
+        assert finish("2026-01-01T00:01:00Z", {"added": 2}, {"embedder": "m@1"}) == 1
+    assert store.settings()["embedder"] == "m@1" and store.vectors(["stray"], values=False) == {}
 
 
 def test_reads_counts_and_chunks(store):
@@ -202,21 +202,21 @@ def test_reads_counts_and_chunks(store):
     assert (c.chunks, c.ready, c.servable, c.missing_acl, c.vectors, c.orphan_vectors) == (3, 2, 2, 1, 3, 0)
     assert store.count() == 3
     assert [d.doc_id for d in store.documents()] == ["a.md", "b.md"]
-    chunks = list(store.iter_chunks())
+    chunks = list(store.chunks())
     assert [ch.record["text"] for ch in chunks] == ["kept words", "more kept words", "nobody may read"]
     assert [d.source_version for d in store.documents(["zz", "b.md", "a.md"])] == ["v1", "v1"]
     assert [d.doc_id for d in store.documents(["zz", "b.md", "a.md"])] == ["a.md", "b.md"]
     assert store.documents([]) == []
-    by_key = store.chunks_by_key([ch.key for ch in chunks])
+    by_key = {c.key: c for c in store.chunks(keys=[ch.key for ch in chunks])}
     assert {k: v.record["chunk_id"] for k, v in by_key.items()} == {ch.key: ch.record["chunk_id"] for ch in chunks}
-    assert [ch.record["chunk_index"] for ch in store.document_chunks("a.md")] == [0, 1]
-    assert [r["text"] for r in store.visible_records("a.md", ["staff"])] == ["kept words", "more kept words"]
-    assert store.visible_records("a.md", ["hr"]) == [] and store.visible_records("b.md", ["staff"]) == []
+    assert [ch.record["chunk_index"] for ch in store.chunks(doc_id="a.md")] == [0, 1]
+    assert [r["text"] for r in store.records_of("a.md", ["staff"]).values()] == ["kept words", "more kept words"]
+    assert store.records_of("a.md", ["hr"]) == {} and store.records_of("b.md", ["staff"]) == {}
     assert {t for ch in chunks for t in ch.acl} == {"staff"} and store.ranker.has_vectors()
 
 
 def _texts(store, keys):
-    chunks = store.chunks_by_key([int(k) for k in keys])
+    chunks = {c.key: c for c in store.chunks(keys=[int(k) for k in keys])}
     return sorted(chunks[int(k)].record["text"] for k in keys)
 
 

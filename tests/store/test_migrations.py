@@ -72,7 +72,7 @@ def test_store_is_reanalysed_with_stems_and_fields(tmp_path, written_at):
         assert max(n for (n,) in store.db.execute("SELECT number FROM migrations")) == LATEST
         page = analyze("page")[0]
         found = store.term_matches(page, ["sre"])
-        ids = {store.chunks_by_key([int(k)])[int(k)].record["chunk_id"]: tuple(tf) for k, tf in zip(found.keys, found.tf)}
+        ids = {next(store.chunks(keys=[int(k)])).record["chunk_id"]: tuple(tf) for k, tf in zip(found.keys, found.tf)}
         assert ids == {"c1": (1.0, 0.0, 0.0), "c2": (0.0, 1.0, 0.0)}  # not finance's c3
         assert store.servable_rows(lexical=True).lexical[0] == LexicalFields.of("We paged the owner.", "Ops", ["Escalation"])
         assert store.term_count(analyze("escalation")[0], ["sre"], ("heading",)) == 1
@@ -112,7 +112,7 @@ def test_postgres_store_at_schema_2_is_reanalysed_with_stems_and_fields(pg_url):
     with PostgresStore(pg_url) as store:
         page = analyze("page")[0]
         found = store.term_matches(page, ["sre"])
-        ids = {store.chunks_by_key([int(k)])[int(k)].record["chunk_id"]: tuple(tf) for k, tf in zip(found.keys, found.tf)}
+        ids = {next(store.chunks(keys=[int(k)])).record["chunk_id"]: tuple(tf) for k, tf in zip(found.keys, found.tf)}
         assert ids == {"c0": (1.0, 0.0, 0.0), "c1": (0.0, 1.0, 0.0)}  # "paged" and "Paging" both found as "page"
         assert store.servable_rows(lexical=True).lexical[0] == LexicalFields.of("We paged the owner.", "Ops", ["Escalation"])
         assert store.term_count(analyze("escalation")[0], ["sre"], ("heading",)) == 1

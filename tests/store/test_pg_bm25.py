@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from chunkwise.lexical import FIELDS
 from chunkwise.retrieve import Retriever
 from chunkwise.store import DocumentDiff, DocumentRow, open_store
+from chunkwise.store.writing import write_decided
 from chunkwise.store.postgres import pg_bm25
 from conftest import PgDatabases
 
@@ -49,7 +50,7 @@ def _write(store, docs) -> None:
             return DocumentDiff([r for r in recs if r["chunk_id"] not in old], [r for r in recs if r["chunk_id"] in old],
                                 [c for c in old if c not in new], {}, "none")
 
-        store.write_document(DocumentRow(f"d{d}", "/r", f"d{d}", f"d{d}", "v", "i", f"d{d}", "", "",
+        write_decided(store, DocumentRow(f"d{d}", "/r", f"d{d}", f"d{d}", "v", "i", f"d{d}", "", "",
                                          "2026-01-01T00:00:00Z", len(recs)), decide)
 
 
@@ -109,7 +110,7 @@ def test_pruned_postgres_bm25_ranks_like_sqlite(pg_server, data):
                         got = []
                         for r in (a, b):
                             ranked = r.rank(q, groups, k, "bm25")
-                            rows = r.store.chunks_by_key([key for key, _ in ranked])
+                            rows = {c.key: c for c in r.store.chunks(keys=[key for key, _ in ranked])}
                             got.append(([rows[key].record["chunk_id"] for key, _ in ranked], [s for _, s in ranked]))
                         assert got[0][0] == got[1][0], (q, groups, k, budget, probe_cost)
                         assert got[1][1] == pytest.approx(got[0][1], rel=1e-6, abs=1e-9)
@@ -150,9 +151,9 @@ def test_triggers_follow_updates_deletes_and_review(pg_url):
     with open_store(pg_url) as store:
         _write(store, [(["red"], [("w1 w2", True), ("w2 w3 w3", True)]), (["red", "blue"], [("w1", True)])])
         recs = [_record("d0", 0, "w5 w2", ["blue"]), _record("d0", 1, "w3", ["red"], ready=False)]
-        store.write_document(DocumentRow("d0", "/r", "d0", "d0", "v2", "i", "d0", "", "", "2026-01-01T00:00:00Z", 2),
+        write_decided(store, DocumentRow("d0", "/r", "d0", "d0", "v2", "i", "d0", "", "", "2026-01-01T00:00:00Z", 2),
                              lambda state, old: DocumentDiff((), recs, (), {}, "none"))
-        store.write_document(DocumentRow("d1", "/r", "d1", "d1", "v2", "i", "d1", "", "", "2026-01-01T00:00:00Z", 0),
+        write_decided(store, DocumentRow("d1", "/r", "d1", "d1", "v2", "i", "d1", "", "", "2026-01-01T00:00:00Z", 0),
                              lambda state, old: DocumentDiff((), (), list(old), {}, "none"))
         assert store.lexical_df(["w1", "w2", "w3", "w5"], ["red"]) == {"w1": 0, "w2": 0, "w3": 0, "w5": 0}
         assert store.lexical_df(["w1", "w2", "w3", "w5"], ["blue"]) == {"w1": 0, "w2": 1, "w3": 0, "w5": 1}

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from chunkwise.cli.main import main
 from chunkwise.store import DocumentDiff, DocumentRow, open_store
+from chunkwise.store.writing import write_decided
 from conftest import PgDatabases
 from rls import as_reader, drop_role, groups_json, new_role, role_url
 
@@ -33,7 +34,7 @@ def _put(store, doc: str, records: list[dict], vectors: dict) -> None:
         added = [r for r in records if r["chunk_id"] not in old]
         updated = [r for r in records if r["chunk_id"] in old]
         return DocumentDiff(added, updated, tuple(c for c in old if c not in ids), vectors, "test")
-    store.write_document(DocumentRow(doc, "/r", doc, doc, "v", "i", doc, "", "", "2026-01-01T00:00:00Z",
+    write_decided(store, DocumentRow(doc, "/r", doc, doc, "v", "i", doc, "", "", "2026-01-01T00:00:00Z",
                                      len(records)), diff)
 
 

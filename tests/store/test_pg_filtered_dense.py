@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from chunkwise.cli.main import main
 from chunkwise.retrieve.server import dense_rank
 from chunkwise.store import DocumentDiff, DocumentRow, open_store
+from chunkwise.store.writing import write_decided
 from conftest import PgDatabases
 from rls import drop_role, new_role, role_url
 
@@ -28,20 +29,20 @@ def _write(db: str, prefix: str, vectors: np.ndarray, tags: list[str], per_doc: 
     """Documents of ``per_doc`` chunks, one chunk per row of ``vectors``, tagged ``tags``."""
     with open_store(db) as store:
         store.add_root("/r")
-        run = store.start_run("2026-01-01T00:00:00Z")
-        for start in range(0, len(vectors), per_doc):
-            doc = f"{prefix}{start // per_doc}"
-            recs, vecs = [], {}
-            for i, v in enumerate(vectors[start:start + per_doc]):
-                key = f"{doc}-{i}"
-                recs.append({"chunk_id": key, "doc_id": doc, "source_uri": doc, "chunk_index": i, "heading_path": [],
-                             "start_char": i, "end_char": i + 1, "page": None, "acl": tags, "embed_model": "test",
-                             "embed_key": key, "text": f"chunk {key}", "embed_text": f"chunk {key}", "size": 1,
-                             "title": doc, "quality": "ready", "reasons": []})
-                vecs[key] = [float(x) for x in v]
-            store.write_document(DocumentRow(doc, "/r", doc, doc, "v", "i", doc, "", "", "2026-01-01T00:00:00Z", len(recs)),
-                                 lambda state, old, recs=recs, vecs=vecs: DocumentDiff(recs, (), (), vecs, "test"))
-        store.finish_run(run, "2026-01-01T00:01:00Z", {}, {"embedder": "test"})
+        with store.run("2026-01-01T00:00:00Z") as finish:
+            for start in range(0, len(vectors), per_doc):
+                doc = f"{prefix}{start // per_doc}"
+                recs, vecs = [], {}
+                for i, v in enumerate(vectors[start:start + per_doc]):
+                    key = f"{doc}-{i}"
+                    recs.append({"chunk_id": key, "doc_id": doc, "source_uri": doc, "chunk_index": i, "heading_path": [],
+                                 "start_char": i, "end_char": i + 1, "page": None, "acl": tags, "embed_model": "test",
+                                 "embed_key": key, "text": f"chunk {key}", "embed_text": f"chunk {key}", "size": 1,
+                                 "title": doc, "quality": "ready", "reasons": []})
+                    vecs[key] = [float(x) for x in v]
+                write_decided(store, DocumentRow(doc, "/r", doc, doc, "v", "i", doc, "", "", "2026-01-01T00:00:00Z", len(recs)),
+                                     lambda state, old, recs=recs, vecs=vecs: DocumentDiff(recs, (), (), vecs, "test"))
+            finish("2026-01-01T00:01:00Z", {}, {"embedder": "test"})
 
 
 def _ranked(url: str, query: np.ndarray, groups, owner: str) -> list[str]:

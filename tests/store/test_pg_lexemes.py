@@ -54,5 +54,5 @@ def test_a_word_over_the_lexeme_limit_is_found_on_postgres(tmp_path, pg_url):
     with Retriever(pg_url) as r:
         for word, doc in ((long_word, "a.md"), (short, "b.md")):
             hits = r.rank(word, ["staff"], 5, "bm25")
-            rows = r.store.chunks_by_key([k for k, _ in hits])
+            rows = {c.key: c for c in r.store.chunks(keys=[k for k, _ in hits])}
             assert [rows[k].record["doc_id"].rsplit("/", 1)[-1] for k, _ in hits] == [doc]

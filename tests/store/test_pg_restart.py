@@ -53,7 +53,7 @@ def test_a_restart_during_ingest_stops_cleanly_and_a_rerun_completes(own_pg, tmp
 
     url = own_pg.get_uri(OWN_DB)
     docs = _docs(tmp_path / "docs")
-    write, calls = DocumentWrites.write_streamed, []
+    write, calls = DocumentWrites.write_document, []
 
     def restarting(self, *a, **k):  # the fifth document's write finds the server restarted
         calls.append(1)
@@ -61,14 +61,14 @@ def test_a_restart_during_ingest_stops_cleanly_and_a_rerun_completes(own_pg, tmp
             restart(own_pg)
         return write(self, *a, **k)
 
-    monkeypatch.setattr(DocumentWrites, "write_streamed", restarting)
+    monkeypatch.setattr(DocumentWrites, "write_document", restarting)
     args = ["ingest", str(docs), "--db", url, "--embedder", "none", "--workers", "1", "--acl", "team"]
     assert main(args) == 1
     _one_line_error(capsys)
     stored, broken = _holdings(url)
     assert stored == 4 and broken == []  # the four committed documents, whole; nothing of the fifth
 
-    monkeypatch.setattr(DocumentWrites, "write_streamed", write)
+    monkeypatch.setattr(DocumentWrites, "write_document", write)
     assert main(args) == 0
     stored, broken = _holdings(url)
     assert stored == DOCS and broken == []
@@ -155,7 +155,7 @@ def test_a_restart_during_a_two_worker_ingest_leaves_whole_documents_and_a_rerun
     clean = own_pg.get_uri("own_clean")
     docs = _docs(tmp_path / "docs")
     before = {p.pid for p in _children()}
-    owner, method, nth = (DocumentWrites, "write_streamed", 5) if where == "write" else (PostgresStore, "doc_id_owner", 8)
+    owner, method, nth = (DocumentWrites, "write_document", 5) if where == "write" else (PostgresStore, "doc_id_owner", 8)
     real, calls = getattr(owner, method), []
 
     def restarting(self, *a, **k):  # the nth call finds the server restarted

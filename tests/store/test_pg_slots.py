@@ -9,6 +9,7 @@ import json
 
 from backends import consistent, query
 from chunkwise.store import DocumentDiff, DocumentRow, open_store
+from chunkwise.store.writing import write_decided
 
 
 def _record(doc, i, text, acl):
@@ -27,7 +28,7 @@ def _write(store, doc: str, acl, texts) -> None:
         return DocumentDiff([r for r in recs if r["chunk_id"] not in old], [r for r in recs if r["chunk_id"] in old],
                             [c for c in old if c not in new], {}, "none")
 
-    store.write_document(DocumentRow(doc, "/r", doc, doc, f"v{len(texts)}", "i", doc, "", "", "2026-01-01T00:00:00Z",
+    write_decided(store, DocumentRow(doc, "/r", doc, doc, f"v{len(texts)}", "i", doc, "", "", "2026-01-01T00:00:00Z",
                                      len(recs)), decide)
 
 

@@ -199,11 +199,11 @@ def test_a_broken_query_leaks_nothing_under_row_security(secured, monkeypatch):
     with open_store(owner, readonly=True) as a, open_store(reader, readonly=True) as b:
         term = query_terms("salary")[0]
         keys = {int(k) for k in a.lexical_postings([term], ["hr"])[term].keys}
-        mine_ok = {c.record["chunk_id"] for c in a.chunks_by_key(list(keys)).values()}
+        mine_ok = {c.record["chunk_id"] for c in a.chunks(keys=list(keys))}
         assert mine_ok - allowed  # leaked on the owner's connection
         theirs_keys = [int(k) for k in b.lexical_postings([term], ["hr"])[term].keys]
         with b.as_caller(["hr"]):
-            assert {c.record["chunk_id"] for c in b.chunks_by_key(theirs_keys).values()} <= allowed
+            assert {c.record["chunk_id"] for c in b.chunks(keys=theirs_keys)} <= allowed
         assert {(l.newer, l.older) for l in b.version_links(None, ["hr"])} == expected(owner, groups)["version_links"]
 
 

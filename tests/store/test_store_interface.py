@@ -4,6 +4,7 @@ session's pgserver PostgreSQL)."""
 import pytest
 
 from chunkwise.store import DocumentDiff, DocumentRow, StoreBusy, VersionLink, open_store
+from chunkwise.store.writing import write_decided
 from chunkwise.errors import IdentityConflict
 
 
@@ -35,7 +36,7 @@ def put(store, doc, records, vectors=None, **kw):
         removed = [c for c in old if c not in {r["chunk_id"] for r in records}]
         return DocumentDiff(added, updated, removed, vectors or {}, "m@1")
 
-    return store.write_document(row(doc, n=len(records), **kw), decide)
+    return write_decided(store, row(doc, n=len(records), **kw), decide)
 
 
 def test_documents_records_and_diffs(store):
@@ -49,7 +50,7 @@ def test_documents_records_and_diffs(store):
     [held] = store.documents(["a.md", "b.md"])
     assert (held.doc_id, held.root, held.path) == ("a.md", "/r", "a.md")
     seen = []
-    assert store.write_document(row("a.md"), lambda state, old: seen.append((state, old)) or None) is None
+    assert write_decided(store, row("a.md"), lambda state, old: seen.append((state, old)) or None) is None
     assert seen[0][0].source_version == "v1" and set(seen[0][1]) == {"a.md-0", "a.md-1"}
     put(store, "a.md", [record("a.md", 0, "rollback the deploy")])  # one chunk removed
     assert set(store.records_of("a.md")) == {"a.md-0"} and store.count() == 1
@@ -61,12 +62,12 @@ def test_documents_records_and_diffs(store):
 def test_vectors_and_runs(store):
     store.add_root("/r")
     put(store, "a.md", [record("a.md", 0, "one"), record("a.md", 1, "two")], {"k-one": [0.5, 0.5]})
-    assert store.missing_vectors(["k-one", "k-two"]) == {"k-two"}
+    assert store.vectors(["k-one", "k-two"], values=False) == {"k-one": None}
     assert store.vectors(["k-one", "k-two"]) == {"k-one": [0.5, 0.5]}
     store.put_vectors("m@1", [("k-two", [1.0, 0.0]), ("k-unused", [0.0, 1.0])])
-    run = store.start_run("2026-01-01T00:00:00Z")
-    assert store.finish_run(run, "2026-01-01T00:01:00Z", {"added": 2}, {"embedder": "m@1"}) == 1  # the unused vector collected
-    assert store.settings()["embedder"] == "m@1" and store.missing_vectors(["k-unused"]) == {"k-unused"}
+    with store.run("2026-01-01T00:00:00Z") as finish:
+        assert finish("2026-01-01T00:01:00Z", {"added": 2}, {"embedder": "m@1"}) == 1  # the unused vector collected
+    assert store.settings()["embedder"] == "m@1" and store.vectors(["k-unused"], values=False) == {}
 
 
 def test_retrieval_primitives_filter_inside_the_query(store):
@@ -76,7 +77,7 @@ def test_retrieval_primitives_filter_inside_the_query(store):
                         record("a.md", 2, "rollback notes", acl=("sre",), quality="review")],
         {"k-rollback steps": [1.0, 0.0], "k-rollback budget": [0.0, 1.0]})
     hits = store.ranker.term_matches("rollback", ["sre"])
-    chunks = store.chunks_by_key([int(k) for k in hits.keys])
+    chunks = {c.key: c for c in store.chunks(keys=[int(k) for k in hits.keys])}
     assert [chunks[int(k)].record["chunk_id"] for k in hits.keys] == ["a.md-0"]  # not finance's, not the review chunk
     assert len(store.ranker.term_matches("rollback", [])) == 0
     assert store.ranker.term_count("rollback") == 3 and store.ranker.term_count("rollback", ["sre"]) == 1
@@ -87,10 +88,10 @@ def test_retrieval_primitives_filter_inside_the_query(store):
     assert len(servable.keys) == 2 and servable.vectors.shape == (2, 2) and sorted(servable.tags) == [("finance",),
                                                                                                        ("sre",)]
     assert sorted(servable.texts) == ["rollback budget", "rollback steps"]
-    assert [c.record["chunk_index"] for c in store.document_chunks("a.md")] == [0, 1, 2]
+    assert [c.record["chunk_index"] for c in store.chunks(doc_id="a.md")] == [0, 1, 2]
     assert [d.source_version for d in store.documents(["a.md", "zz"])] == ["v1"]
-    assert store.ranker.has_vectors() and {t for c in store.iter_chunks() for t in c.acl} == {"sre", "finance"}
-    assert [c.record["chunk_id"] for c in store.iter_chunks()] == ["a.md-0", "a.md-1", "a.md-2"]
+    assert store.ranker.has_vectors() and {t for c in store.chunks() for t in c.acl} == {"sre", "finance"}
+    assert [c.record["chunk_id"] for c in store.chunks()] == ["a.md-0", "a.md-1", "a.md-2"]
 
 
 def test_lexical_fields_are_analysed_once_and_matched_per_field(store):
@@ -109,7 +110,7 @@ def test_lexical_fields_are_analysed_once_and_matched_per_field(store):
     page = analyze("paged")[0]
     assert analyze("pages") == analyze("PAGING") == [page] and analyze("café") == analyze("CAFE")
     both = store.ranker.term_matches(page, ["runs", "running"])
-    by_id = {store.chunks_by_key([int(k)])[int(k)].record["chunk_id"]: (length, tuple(tf))
+    by_id = {next(store.chunks(keys=[int(k)])).record["chunk_id"]: (length, tuple(tf))
              for k, length, tf in zip(both.keys, both.lengths, both.tf)}
     # body, title, heading counts ("Pager" stems to its own term); body lengths in analysed terms
     assert by_id == {"a.md-0": (len(analyze(recs[0]["text"])), (2.0, 1.0, 0.0)),
@@ -133,7 +134,7 @@ def test_gate_counts_and_documents(store):
     c = store.counts()
     assert (c.chunks, c.ready, c.servable, c.missing_acl, c.missing_vectors, c.orphan_vectors) == (2, 1, 1, 1, 1, 0)
     assert c.review_reasons == {"missing_acl": 1} and c.embed_models == ["m@1"]
-    assert sorted(c.record["embed_text"] for c in store.iter_chunks()) == ["kept", "nobody"]
+    assert sorted(c.record["embed_text"] for c in store.chunks()) == ["kept", "nobody"]
     [doc] = store.documents()
     assert (doc.doc_id, doc.root, doc.path, doc.chunk_count) == ("a.md", "/r", "a.md", 2)
     assert store.remove_missing("/r", "", set(), dry_run=True) == 2 and store.remove_missing("/r", "", set()) == 2
@@ -247,11 +248,11 @@ def test_server_search_primitives_filter_inside_the_query(store):
         matched, found = top(["h"], [1.0], ["sre"], 2.5, 1, 1.2, 0.75, ("heading",), (1.0, 2.0, 1.5))
         assert matched == 2 and all(v[1] == {"h": (0, 0, 1)} for v in found.values())
     keys, matrix = store.ranker.dense_candidates([1.0, 0.05], ["sre"], 1)
-    rows = store.chunks_by_key(keys)
+    rows = {c.key: c for c in store.chunks(keys=keys)}
     assert rows[keys[0]].record["chunk_id"] == "a.md-0" and matrix.shape == (len(keys), 2)
     assert all(rows[k].quality == "ready" for k in keys)
     keys, _ = store.ranker.dense_candidates([1.0, 0.0], ["finance"], 5)
-    assert [store.chunks_by_key(keys)[k].record["chunk_id"] for k in keys] == ["a.md-1"]
+    assert [{c.key: c for c in store.chunks(keys=keys)}[k].record["chunk_id"] for k in keys] == ["a.md-1"]
     assert store.ranker.dense_candidates([1.0, 0.0], ["nobody"], 5)[0] == []
     put(store, "a.md", [record("a.md", 1, "rollback budget", acl=("finance", "sre"))])  # two chunks removed
     assert store.ranker.lexical_stats(["sre"]) == (1, 2.0) and store.ranker.lexical_stats(["legal"]) == (0, 1.0)

@@ -93,7 +93,7 @@ def _stored_chunks(db) -> list[tuple[str, int, int, str, str, int]]:
 
     with open_store(db, readonly=True) as store:
         return [(c.source_uri, c.record["start_char"], c.record["end_char"], c.record["text"], c.record["chunk_id"],
-                 c.record["size"]) for c in store.iter_chunks()]
+                 c.record["size"]) for c in store.chunks()]
 
 
 def evaluate_chunking(chunk: ChunkConfig, runs: Sequence[tuple[str, str]], docs: str | Path,
@@ -131,7 +131,7 @@ def evaluate_chunking(chunk: ChunkConfig, runs: Sequence[tuple[str, str]], docs:
                    rerank_depth=settings.rerank_depth) as r:
         # Evaluation scores chunking, not permissions: ask as a reader holding every tag in the store
         # (front matter ``acl`` replaces the eval tag on some documents).
-        groups = sorted({t for c in r.store.iter_chunks() for t in c.acl}) or [EVAL_GROUP]
+        groups = sorted({t for c in r.store.chunks() for t in c.acl}) or [EVAL_GROUP]
         for mode, expand in runs:
             results, answers, seconds, tokens = [], [], [], []
             for q in questions:

@@ -76,7 +76,7 @@ class EmbedStage:
             known = getattr(item.records, "embed_keys", None)  # encoded by a worker: no record decoded
             keys = {k: i for i, k in enumerate(known if known is not None else (r["embed_key"] for r in item.records))}
             fresh = [k for k in keys if k not in wanted]
-            missing = self.store.missing_vectors(fresh) if fresh else set()
+            missing = set(fresh).difference(self.store.vectors(fresh, values=False)) if fresh else set()
             carried = Carried(item.vectors, {k for k in missing if k in item.vectors})
             if carried:
                 self.texts_embedded += len(carried)
@@ -135,6 +135,6 @@ class EmbedStage:
         concurrent run collected them): embedded again so no chunk is left without one."""
         if self.embedder is None or not keys:
             return {}
-        missing = self.store.missing_vectors(keys)
+        missing = set(keys).difference(self.store.vectors(keys, values=False))
         where = {r["embed_key"]: i for i, r in enumerate(doc.records)}
         return self.encode({k: (doc, where[k]) for k in missing if k in where})

@@ -178,7 +178,7 @@ def ingest(
         preparer = Preparer(settings, r.chunker, split=getattr(executor, "shares", 1))
         warm = (lambda: None) if pooled(config) else preparer.warm_up  # workers warm up themselves
         scope.enter_context(session(executor))
-        run = None if dry_run else store.start_run(now)
+        finish = None if dry_run else scope.enter_context(store.run(now))
         embed = EmbedStage(store, None if dry_run else (late or embedder), late=late, on_embedded=progress.embedded)
         prepared = 0  # documents read and written this run (none: the version links cannot have changed)
         for raw in paths:
@@ -229,7 +229,7 @@ def ingest(
             for message in unresolved:
                 note(message)
         if not dry_run:
-            store.finish_run(run, _now(), stats.to_dict(), {
+            finish(_now(), stats.to_dict(), {
                 "config": config.to_json(), "fingerprint": config.fingerprint(), "embedder": model,
                 "tool_version": __version__})
         # The store's servability is counted when this run changed it (a no-op run leaves the last

@@ -49,8 +49,8 @@ class Prepare:
 class _NothingStored:
     """The vector lookup of a worker that cannot open the store: every key is embedded."""
 
-    def missing_vectors(self, keys) -> set[str]:
-        return set(keys)
+    def vectors(self, keys, *, values: bool = True) -> dict:
+        return {}
 
 
 class Embed:

@@ -7,7 +7,7 @@ kept; a kept chunk is re-embedded only when its embed_key changed and its metada
 place; a document whose bytes and inputs are unchanged is skipped.
 
 Streamed (issue 25, item 9): a document is written ``BATCH_RECORDS`` records at a time inside its
-one transaction (``Store.write_streamed``). Its records arrive packed from the worker
+one transaction (``Store.write_document``). Its records arrive packed from the worker
 (``pipeline.pack``) and are decoded a batch at a time; the diff against the stored document is
 taken per batch from the stored chunk ids and embed keys (small) and the stored records of that
 batch's kept ids only. So the writer never holds every record dict of a big document, and the
@@ -135,7 +135,7 @@ class Batch:
 
 
 class DocumentPlan:
-    """One document's streamed write (``Store.write_streamed`` drives it inside the transaction):
+    """One document's streamed write (``Store.write_document`` drives it inside the transaction):
     ``begin`` decides whether to write at all, ``parts`` yields the new records a batch at a time,
     ``diff`` takes a batch's difference against the stored records of its kept ids, ``removal`` the
     ids no batch held. ``begin`` resets what was counted: a retried write starts again.
@@ -263,10 +263,10 @@ class WriteStage:
         checked. Raises ChunkwiseError for this document only."""
         plan = DocumentPlan(self, doc, vectors, self.BATCH_RECORDS)
         if self.dry_run:  # the write's own walk through the plan, nothing applied: the real run's counts
-            self.store.write_streamed(self.row(doc), plan, dry_run=True)
+            self.store.write_document(self.row(doc), plan, dry_run=True)
             self.stats.merge(plan.stats)
             return
-        self.store.write_streamed(self.row(doc), plan)
+        self.store.write_document(self.row(doc), plan)
         self._wrote()
         self.stats.merge(plan.stats)
         lost = sorted(plan.needed - set(vectors))

@@ -53,11 +53,11 @@ class VisibleDocument:
 
 def visible_document(store, doc_id: str, groups) -> VisibleDocument | None:
     """The records of ``doc_id`` that ``groups`` may see, or ``None`` when there are none. The store
-    filters inside its lookup (``visible_records``: no hidden row is read, so hidden and absent take
-    the same time); the one visibility rule is checked again on what comes back."""
+    filters inside its lookup (``records_of`` given the groups: no hidden row is read, so hidden and
+    absent take the same time); the one visibility rule is checked again on what comes back."""
     groups = check_groups(groups)
     with store.as_caller(groups):  # a secured PostgreSQL store shows only these groups' rows
-        stored = store.visible_records(doc_id, groups)
+        stored = store.records_of(doc_id, groups).values()
         records = [r for r in stored if permitted(r.get("acl") or (), r.get("quality", ""), groups)]
         if not records:
             return None
@@ -91,7 +91,7 @@ def visible_documents(store, groups, *, after: str | None = None, limit: int = 1
         for row in sorted(store.documents(), key=lambda r: r.doc_id):  # code point order on every backend
             if after is not None and row.doc_id <= after:
                 continue
-            seen = [c for c in store.document_chunks(row.doc_id) if permitted(c.acl, c.quality, groups)]
+            seen = [c for c in store.chunks(doc_id=row.doc_id) if permitted(c.acl, c.quality, groups)]
             if not seen:
                 continue
             if len(out) == limit:

@@ -174,13 +174,13 @@ class Retriever:
         return found[0].source_version if found else None
 
     def doc_chunks(self, doc_id: str) -> list[Item]:
-        return [_item(c) for c in self.store.document_chunks(doc_id)]
+        return [_item(c) for c in self.store.chunks(doc_id=doc_id)]
 
     def permitted_counts(self, doc_ids, groups) -> dict[str, tuple[int, int]]:
         """doc_id -> (chunks ``groups`` may read, chunks the document holds) for ``withheld``. The
         document row is read only for a document the caller may see a chunk of (as
         ``visible_document`` does), so a hidden id costs what an absent one costs: (0, 0) both."""
-        seen = {d: self.store.visible_count(d, groups) for d in sorted(set(doc_ids))}
+        seen = {d: self.store.count(d, groups) for d in sorted(set(doc_ids))}
         shown = [d for d, n in seen.items() if n]
         totals = {d.doc_id: d.chunk_count for d in self.store.documents(shown)} if shown else {}
         return {d: (n, totals.get(d, 0) if n else 0) for d, n in seen.items()}
@@ -325,7 +325,7 @@ class Retriever:
         if not ranked:
             return []
         with self.as_caller(groups):
-            rows = self.store.chunks_by_key([r for r, _ in ranked])
+            rows = {c.key: c for c in self.store.chunks(keys=[r for r, _ in ranked])}
         out = []
         for rowid, score in ranked:
             row = rows.get(rowid)

@@ -12,7 +12,7 @@ that fresh state, and applies the result in the same transaction. A second write
 store's timeout) and then gets ``StoreBusy``; readers never block. That protocol is written once,
 for every backend, in ``store.writing``.
 
-Three protocols, so each caller sees only what it needs: ``Store`` (29 methods: documents, writes,
+Three protocols, so each caller sees only what it needs: ``Store`` (22 methods: documents, writes,
 vectors, runs, reads) with typed ``Capabilities`` instead of probing for methods, and the
 backend's ranker — ``LocalRanker`` (SQLite: term lookups and rows for in-memory indexes) or
 ``ServerRanker`` (PostgreSQL: BM25F and nearest neighbours inside the server) — as ``store.ranker``.
@@ -226,8 +226,8 @@ class StoreCounts:
 
 
 class DocumentPlan(Protocol):
-    """A document written a batch of records at a time (``Store.write_streamed``; ingest's is
-    ``pipeline.write.DocumentPlan``)."""
+    """A document written a batch of records at a time (``Store.write_document``; ingest's is
+    ``pipeline.write.DocumentPlan``; a whole-document ``decide`` is ``store.writing.write_decided``'s)."""
 
     def begin(self, state: DocumentState | None) -> bool:
         """Whether to write (False: unchanged); resets what a retried write counted."""
@@ -300,8 +300,13 @@ class ServerRanker(Protocol):
         that many exist (the retriever re-scores them with ``retrieve.dense.exact_scores``)."""
 
 
+# What ``Store.run`` yields: ``finish(now, stats, settings)`` closes the run (records settings and
+# stats, drops vectors no chunk uses) and returns how many vectors it dropped.
+FinishRun = Callable[[str, dict, Mapping[str, str]], int]
+
+
 class Store(Protocol):
-    """One index: 29 methods, four typed attributes. Every method is its own short transaction unless
+    """One index: 22 methods, four typed attributes. Every method is its own short transaction unless
     stated otherwise. What differs between backends is stated, not probed: ``capabilities``; how a
     backend ranks is its ``ranker`` (``LocalRanker`` or ``ServerRanker``, by ``capabilities.native_search``)."""
 
@@ -326,20 +331,18 @@ class Store(Protocol):
     def doc_id_owner(self, doc_id: str) -> tuple[str, str] | None:
         """(root, path) of the document holding ``doc_id``, or None: whether an id is free (ingest
         asks once per walked file, so not the whole ``documents`` row)."""
-    def records_of(self, doc_id: str) -> dict[str, dict]:
-        """chunk_id -> record of one document's stored chunks."""
-    def write_document(self, doc: DocumentRow,
-                       decide: Callable[[DocumentState | None, dict[str, dict]], DocumentDiff | None]) -> DocumentDiff | None:
-        """In one write transaction holding the document: read its state and records, call ``decide``
-        (pure; may raise to abort), apply the diff it returns (None: write nothing). Returns it.
-        Written once for every backend (store/writing.py)."""
-    def write_streamed(self, doc: DocumentRow, plan: DocumentPlan, *, dry_run: bool = False) -> bool:
-        """``write_document`` a batch of records at a time (ingest's: a big document is never held
-        whole), in the same one transaction: ``plan.begin`` decides on the fresh state, each batch's
-        diff is taken against the stored records of its kept ids, then the ids no batch held are
-        removed. Returns whether anything was written (False: unchanged). ``dry_run``: the same
-        reads and the same calls of ``plan`` (its counts are the real run's), nothing written, no
-        lock taken. Written once for every backend (store/writing.py)."""
+    def records_of(self, doc_id: str, groups: Sequence[str] | None = None) -> dict[str, dict]:
+        """chunk_id -> record of one document's stored chunks. With ``groups``: only those the groups
+        may be served, the filter inside the lookup, so a document the caller may not see is read by
+        the same path, at the same cost, as an absent one (the retriever's ``get``)."""
+    def write_document(self, doc: DocumentRow, plan: DocumentPlan, *, dry_run: bool = False) -> bool:
+        """The one write path: in one write transaction holding the document, ``plan.begin`` decides
+        on its fresh state, each batch's diff is taken against the stored records of its kept ids,
+        then the ids no batch held are given to ``plan.removal`` (a big document is never held
+        whole). Returns whether anything was written (False: unchanged). ``dry_run``: the same reads
+        and the same calls of ``plan`` (its counts are the real run's), nothing written, no lock
+        taken. Written once for every backend (store/writing.py, with ``write_decided`` for a pure
+        ``decide`` over the whole document)."""
     def remove_missing(self, root: str, prefix: str, seen: set[str], *, dry_run: bool = False) -> int:
         """Delete the documents under ``root``/``prefix`` whose path is not in ``seen`` (and their
         chunks and version links); returns the chunks removed (``dry_run``: would remove)."""
@@ -357,19 +360,19 @@ class Store(Protocol):
         so a version the caller cannot see is never reported. ``groups`` None: unfiltered (the gate)."""
 
     # -- vectors -------------------------------------------------------------------------------
-    def missing_vectors(self, keys: Iterable[str]) -> set[str]:
-        """The embed keys among ``keys`` that have no stored vector."""
-    def vectors(self, keys: Iterable[str]) -> dict[str, list[float]]:
-        """Stored vectors by embed key (keys without one are absent)."""
+    def vectors(self, keys: Iterable[str], *, values: bool = True) -> dict[str, list[float] | None]:
+        """Stored vectors by embed key (keys without one are absent). ``values`` False: which keys
+        have one, each value None, no vector read (what embedding asks before it embeds)."""
     def put_vectors(self, model: str, items: Sequence[tuple[str, Sequence[float]]]) -> None:
         """Store vectors outside a document write (repairs a key a concurrent run collected)."""
 
     # -- settings and runs ---------------------------------------------------------------------
     def settings(self) -> dict[str, str]:
         """What the last ingest recorded: config (JSON), fingerprint, embedder, tool_version."""
-    def start_run(self, now: str) -> int: ...
-    def finish_run(self, run_id: int, now: str, stats: dict, settings: Mapping[str, str]) -> int:
-        """Close a run: record settings and stats, drop vectors no chunk uses (returns how many)."""
+    def run(self, now: str) -> ContextManager[FinishRun]:
+        """Context manager: records a run started at ``now`` and yields its ``finish(now, stats,
+        settings)``, which records settings and stats and drops vectors no chunk uses (returns how
+        many). A run left without ``finish`` (an error) stays open, unfinished, as a crash leaves it."""
 
     # -- reads ---------------------------------------------------------------------------------
     def generation(self) -> int | None:
@@ -383,24 +386,19 @@ class Store(Protocol):
         """Context manager: the reads inside are those of a caller holding ``groups`` (PostgreSQL:
         one read-only snapshot with the groups set for row-level security; SQLite: nothing to do).
         The retriever runs each search in one; reads that take ``groups`` open one themselves."""
-    def visible_records(self, doc_id: str, groups: Sequence[str]) -> list[dict]:
-        """The records of one document that ``groups`` may be served, the filter inside the lookup:
-        a document the caller may not see is read by the same path, at the same cost, as an absent one."""
-    def visible_count(self, doc_id: str, groups: Sequence[str]) -> int:
-        """How many chunks of one document ``groups`` may be served, by ``visible_records``' path
-        (no hidden row read): with the document row's ``chunk_count`` it says whether the caller may
-        read the whole document (retrieve/positions.py)."""
-    def chunks_by_key(self, keys: Sequence[int]) -> dict[int, StoredChunk]: ...
-    def document_chunks(self, doc_id: str) -> list[StoredChunk]:
-        """A document's chunks in order (neighbours, parents)."""
-    def iter_chunks(self) -> Iterator[StoredChunk]:
-        """Every chunk, by source_uri then chunk_index (evaluation and the gate read what was stored)."""
-    def count(self) -> int:
-        """Chunks in the store."""
+    def chunks(self, *, doc_id: str | None = None, keys: Sequence[int] | None = None) -> Iterator[StoredChunk]:
+        """Stored chunks: with ``doc_id``, that document's in order (neighbours, parents); with
+        ``keys``, the rows among them that exist (the retriever's hits; any order); with neither,
+        every chunk by source_uri then chunk_index (evaluation and the gate read what was stored)."""
+    def count(self, doc_id: str | None = None, groups: Sequence[str] | None = None) -> int:
+        """Chunks in the store; with ``doc_id``, in that document; with ``groups`` too, only those
+        the groups may be served, by ``records_of``' filtered path (no hidden row read): with the
+        document row's ``chunk_count`` it says whether the caller may read the whole document
+        (retrieve/positions.py). ``groups`` needs a ``doc_id``."""
     def counts(self) -> StoreCounts:
         """The quality gate's counts over the whole store (not for a ``filtered_reads`` role)."""
 
 
-__all__ = ["Capabilities", "DocumentDiff", "DocumentPlan", "DocumentRow", "DocumentState", "LocalRanker", "Postings",
-           "ServableRows", "ServerRanker", "Store", "StoreBusy", "StoreCounts", "StoredChunk", "VersionLink", "kept_links",
-           "servable_columns", "tie_ranks"]
+__all__ = ["Capabilities", "DocumentDiff", "DocumentPlan", "DocumentRow", "DocumentState", "FinishRun", "LocalRanker",
+           "Postings", "ServableRows", "ServerRanker", "Store", "StoreBusy", "StoreCounts", "StoredChunk", "VersionLink",
+           "kept_links", "servable_columns", "tie_ranks"]

@@ -5,19 +5,21 @@ its id is not held by another path, let the caller's pure ``decide`` take the se
 replace the document whole when its id changed, apply, collect the vectors its old chunks used)
 and a copy per backend drifts. A backend supplies only the primitives that differ — its
 transaction (``atomic``), its locks, and the statements — through ``WritePrimitives``; the mixin
-``DocumentWrites`` turns them into ``Store.write_document``, ``remove_missing`` and
-``relink_versions``. ``chunk_meta`` and ``document_values`` are the row shapes both backends
+``DocumentWrites`` turns them into ``Store.write_document``, ``remove_missing``, ``relink_versions``
+and ``run``; ``write_decided`` is a write whose pure ``decide`` sees the whole stored document. ``chunk_meta`` and ``document_values`` are the row shapes both backends
 store, so a record is split into columns the same way everywhere.
 """
 from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-from typing import Callable, ContextManager, Iterable, Iterator, Protocol, Sequence
+from dataclasses import dataclass
+from typing import Callable, ContextManager, Iterable, Iterator, Mapping, Protocol, Sequence
 
 from chunkwise.access import AccessTags
 from chunkwise.errors import IdentityConflict
-from chunkwise.store.base import DocumentDiff, DocumentPlan, DocumentRow, DocumentState, VersionLink, kept_links
+from chunkwise.store.base import (DocumentDiff, DocumentPlan, DocumentRow, DocumentState, FinishRun, Store, VersionLink,
+                                  kept_links)
 
 TEXT_COLUMNS = ("text", "embed_text")  # stored in their own columns (analysed for lexical search), not in the JSON
 
@@ -32,7 +34,6 @@ class WritePrimitives(Protocol):
         """Exclude document writes (removals, relinking) for the rest of the transaction."""
     def _state_at(self, root: str, path: str) -> DocumentState | None: ...
     def doc_id_owner(self, doc_id: str) -> tuple[str, str] | None: ...
-    def records_of(self, doc_id: str) -> dict[str, dict]: ...
     def chunk_keys_of(self, doc_id: str) -> dict[str, str]:
         """chunk_id -> embed_key of a document's chunks (no texts, no records: small)."""
     def records_among(self, doc_id: str, chunk_ids: Sequence[str]) -> dict[str, dict]:
@@ -47,6 +48,9 @@ class WritePrimitives(Protocol):
     def _replace_links(self, links: Sequence[VersionLink]) -> None: ...
     def document_states(self, root: str, prefix: str = "") -> dict[str, DocumentState]: ...
     def documents(self, doc_ids: Iterable[str] | None = None) -> list[DocumentRow]: ...
+    def _start_run(self, now: str) -> int: ...
+    def _finish_run(self, run_id: int, now: str, stats: dict, settings: Mapping[str, str]) -> int:
+        """Record settings and stats, drop vectors no chunk uses (returns how many)."""
 
 
 def _nothing() -> None:
@@ -80,7 +84,7 @@ def missing_chunks(states: dict[str, DocumentState], seen: set[str]) -> list[Doc
 
 def _streamed(store: WritePrimitives, doc: DocumentRow, plan: DocumentPlan,
               apply: Callable[[DocumentRow | None, DocumentDiff], None] | None) -> bool:
-    """``write_streamed``'s walk: ``apply`` each diff (None: a dry run, nothing written)."""
+    """``write_document``'s walk: ``apply`` each diff (None: a dry run, nothing written)."""
     state = store._state_at(doc.root, doc.path)
     check_owner(doc, store.doc_id_owner(doc.doc_id))
     if not plan.begin(state):
@@ -106,7 +110,7 @@ def _streamed(store: WritePrimitives, doc: DocumentRow, plan: DocumentPlan,
 
 
 class DocumentWrites:
-    """``Store.write_document``, ``write_streamed``, ``remove_missing`` and ``relink_versions`` over
+    """``Store.write_document``, ``remove_missing``, ``relink_versions`` and ``run`` over
     ``WritePrimitives``, and ``batch`` for a backend without ``batched_writes``."""
 
     @contextmanager
@@ -114,31 +118,17 @@ class DocumentWrites:
         """Every write commits on its own: nothing to group, nothing to commit."""
         yield _nothing
 
+    @contextmanager
+    def run(self: WritePrimitives, now: str) -> Iterator[FinishRun]:
+        run_id = self._start_run(now)
+        yield lambda finished, stats, settings: self._finish_run(run_id, finished, stats, settings)
 
-    def write_document(self: WritePrimitives, doc: DocumentRow,
-                       decide: Callable[[DocumentState | None, dict[str, dict]], DocumentDiff | None]
-                       ) -> DocumentDiff | None:
-        with self.atomic():
-            self._lock_document(doc)
-            state = self._state_at(doc.root, doc.path)
-            check_owner(doc, self.doc_id_owner(doc.doc_id))
-            old = self.records_of(state.doc_id) if state else {}
-            diff = decide(state, old)
-            if diff is None:
-                return None
-            if state is not None and state.doc_id != doc.doc_id:  # its id changed (front matter): replace it whole
-                self._delete_document(state.doc_id)
-            self._apply(doc, diff)
-            self._drop_unused({r["embed_key"] for r in old.values()})
-            return diff
-
-    def write_streamed(self: WritePrimitives, doc: DocumentRow, plan: DocumentPlan, *, dry_run: bool = False) -> bool:
-        """``write_document`` with the diff taken a batch at a time, in the same one transaction (a
-        crash or an error mid-document leaves nothing of it written): what is held is the stored
-        ids and embed keys and one batch of records, never the whole document. Returns whether
-        anything was written (False: ``plan.begin`` found it unchanged). ``dry_run``: the same
-        walk through ``plan`` with nothing applied, outside any transaction (one path: a dry run
-        counts what this write would do)."""
+    def write_document(self: WritePrimitives, doc: DocumentRow, plan: DocumentPlan, *, dry_run: bool = False) -> bool:
+        """The diff taken a batch at a time, in one transaction (a crash or an error mid-document
+        leaves nothing of it written): what is held is the stored ids and embed keys and one batch
+        of records, never the whole document. Returns whether anything was written (False:
+        ``plan.begin`` found it unchanged). ``dry_run``: the same walk through ``plan`` with nothing
+        applied, outside any transaction (one path: a dry run counts what this write would do)."""
         if dry_run:
             return _streamed(self, doc, plan, None)
         with self.atomic():
@@ -165,3 +155,46 @@ class DocumentWrites:
             links = kept_links(derive(docs), {d.doc_id for d in docs})
             self._replace_links(links)
             return links
+
+
+Decide = Callable[[DocumentState | None, dict[str, dict]], DocumentDiff | None]
+
+
+@dataclass(frozen=True)
+class _Whole:
+    """The one batch of a ``_Decided`` write. Its ``ids`` are empty: ``begin`` read the stored
+    records already, so no kept record is read again, and ``removal`` keeps every unnamed id."""
+
+    ids: tuple[str, ...] = ()
+
+
+class _Decided:
+    """A ``DocumentPlan`` whose pure ``decide`` takes the difference against the whole stored
+    document: ``begin`` reads the document's records inside the write (its lock held) and decides;
+    one batch applies the diff; ids the diff does not name are kept (it removes what it lists)."""
+
+    def __init__(self, store: Store, decide: Decide) -> None:
+        self.store, self.decide, self.diff_made = store, decide, None
+
+    def begin(self, state: DocumentState | None) -> bool:
+        old = self.store.records_of(state.doc_id) if state else {}
+        self.diff_made = self.decide(state, old)
+        return self.diff_made is not None
+
+    def parts(self) -> Iterator[_Whole]:
+        yield _Whole()
+
+    def diff(self, old: dict[str, dict], part: _Whole) -> DocumentDiff:
+        return self.diff_made
+
+    def removal(self, removed: list[str]) -> DocumentDiff:
+        return DocumentDiff()
+
+
+def write_decided(store: Store, doc: DocumentRow, decide: Decide) -> DocumentDiff | None:
+    """``store.write_document`` with a pure ``decide(state, old records)`` over the whole document
+    (review's release; tests): in one write transaction holding the document it reads the state and
+    records, calls ``decide`` (may raise to abort), applies the diff it returns (None: nothing
+    written). Returns that diff."""
+    plan = _Decided(store, decide)
+    return plan.diff_made if store.write_document(doc, plan) else None

@@ -262,7 +262,9 @@ class PostgresStore(DocumentWrites, PostgresReads):
         row = self.db.execute("SELECT root, path FROM documents WHERE doc_id = %s", (doc_id,)).fetchone()
         return tuple(row) if row else None
 
-    def records_of(self, doc_id: str) -> dict[str, dict]:
+    def records_of(self, doc_id: str, groups: Sequence[str] | None = None) -> dict[str, dict]:
+        if groups is not None:
+            return self._visible_records(doc_id, groups)
         rows = self.db.execute("SELECT chunk_id, record, text, embed_text FROM chunks WHERE doc_id = %s", (doc_id,))
         return {cid: {**rec, "text": text, "embed_text": embed} for cid, rec, text, embed in rows}
 
@@ -379,12 +381,10 @@ class PostgresStore(DocumentWrites, PostgresReads):
                             " (SELECT 1 FROM chunks c WHERE c.embed_key = v.embed_key)", (sorted(keys),))
 
     # -- vectors -------------------------------------------------------------------------------
-    def missing_vectors(self, keys: Iterable[str]) -> set[str]:
-        keys = set(keys)
-        found = {k for (k,) in self.db.execute("SELECT embed_key FROM vectors WHERE embed_key = ANY(%s)", (list(keys),))}
-        return keys - found
-
-    def vectors(self, keys: Iterable[str]) -> dict[str, list[float]]:
+    def vectors(self, keys: Iterable[str], *, values: bool = True) -> dict[str, list[float] | None]:
+        if not values:
+            return {k: None for (k,) in self.db.execute("SELECT embed_key FROM vectors WHERE embed_key = ANY(%s)",
+                                                         (list(set(keys)),))}
         rows = self.db.execute("SELECT embed_key, vector FROM vectors WHERE embed_key = ANY(%s)", (list(set(keys)),))
         return {k: [float(x) for x in as_array(v)] for k, v in rows}
 
@@ -402,7 +402,7 @@ class PostgresStore(DocumentWrites, PostgresReads):
                             " vector = excluded.vector", rows)
         dims = {r[2] for r in rows}
         if dims and self._hnsw_dim() not in (None, *dims):
-            self.db.execute("DROP INDEX IF EXISTS vectors_hnsw")  # another model's vectors: rebuilt by finish_run
+            self.db.execute("DROP INDEX IF EXISTS vectors_hnsw")  # another model's vectors: rebuilt by _finish_run
 
     def _ensure_hnsw(self) -> None:
         """An HNSW index (cosine) over the store's vectors, for its one dimension.
@@ -431,12 +431,12 @@ class PostgresStore(DocumentWrites, PostgresReads):
     def settings(self) -> dict[str, str]:
         return dict(self.db.execute("SELECT key, value FROM settings").fetchall())
 
-    def start_run(self, now: str) -> int:
+    def _start_run(self, now: str) -> int:
         with self.atomic() as db:
             return db.execute("INSERT INTO runs (started_at) VALUES (%s::timestamptz) RETURNING run_id",
                               (now,)).fetchone()[0]
 
-    def finish_run(self, run_id: int, now: str, stats: dict, settings: Mapping[str, str]) -> int:
+    def _finish_run(self, run_id: int, now: str, stats: dict, settings: Mapping[str, str]) -> int:
         with self.atomic() as db:
             dropped = db.execute("DELETE FROM vectors v WHERE NOT EXISTS (SELECT 1 FROM chunks c"
                                  " WHERE c.embed_key = v.embed_key)").rowcount

@@ -169,19 +169,21 @@ class PostgresReads:
         return ServableRows(keys, tags, out_texts if texts else None, matrix, fields if lexical else None,
                             tie_ranks(keys, order) if ranks else None)
 
-    def chunks_by_key(self, keys: Sequence[int]) -> dict[int, StoredChunk]:
-        rows = self.db.execute(_CHUNK_SQL + " WHERE c.key = ANY(%s)", ([int(k) for k in keys],))
-        return {r[0]: self._chunk(r) for r in rows}
+    def chunks(self, *, doc_id: str | None = None, keys: Sequence[int] | None = None) -> Iterator[StoredChunk]:
+        if keys is not None:
+            if doc_id is not None:
+                raise ValueError("chunks: a doc_id or keys, not both")
+            rows = self.db.execute(_CHUNK_SQL + " WHERE c.key = ANY(%s)", ([int(k) for k in keys],))
+            return iter({r[0]: self._chunk(r) for r in rows}.values())
+        if doc_id is None:
+            return (self._chunk(r) for r in self.db.execute(_CHUNK_SQL + ' ORDER BY d.source_uri COLLATE "C", c.chunk_index'))
+        rows = [self._chunk(r) for r in self.db.execute(_CHUNK_SQL + " WHERE c.doc_id = %s ORDER BY c.chunk_index", (doc_id,))]
+        if self.filtered_reads and rows:  # the chunks it may not see stand in as positions (``_hidden``)
+            rows = sorted([*rows, *self._hidden(doc_id, rows[0])], key=lambda c: c.record["chunk_index"])
+        return iter(rows)
 
     def chunk_ids(self, keys: Sequence[int]) -> dict[int, str]:
         return dict(self.db.execute("SELECT key, chunk_id FROM chunks WHERE key = ANY(%s)", ([int(k) for k in keys],)))
-
-    def document_chunks(self, doc_id: str) -> list[StoredChunk]:
-        rows = [self._chunk(r) for r in self.db.execute(
-            _CHUNK_SQL + " WHERE c.doc_id = %s ORDER BY c.chunk_index", (doc_id,))]
-        if self.filtered_reads and rows:
-            rows = sorted([*rows, *self._hidden(doc_id, rows[0])], key=lambda c: c.record["chunk_index"])
-        return rows
 
     def generation(self) -> int | None:
         """Grows with every statement that changes chunks or vectors (schema migration 8); None for a
@@ -190,17 +192,22 @@ class PostgresReads:
             return None
         return int(self.db.execute(GENERATION).fetchone()[0])  # a row per writer slot (pg_slots)
 
-    def visible_records(self, doc_id: str, groups) -> list[dict]:
+    def _visible_records(self, doc_id: str, groups) -> dict[str, dict]:
         """The records of ``doc_id`` that ``groups`` may be served: the permission filter is in the
         query, so a document the caller may not see gives the same empty answer by the same path
         as one that does not exist."""
         rows = self.db.execute(f"SELECT c.chunk_id, c.record, c.text, c.embed_text FROM chunks c"
                                f" WHERE c.doc_id = %(doc)s AND {_PERMITTED}", {"doc": doc_id, "groups": self._tags(groups)})
-        return [{**_record(rec), "text": text, "embed_text": embed} for _, rec, text, embed in rows]
+        return {cid: {**_record(rec), "text": text, "embed_text": embed} for cid, rec, text, embed in rows}
 
-    def visible_count(self, doc_id: str, groups) -> int:
-        """How many chunks of ``doc_id`` ``groups`` may be served: the permission filter is in the
-        query, the same path as ``visible_records``."""
+    def count(self, doc_id: str | None = None, groups: Sequence[str] | None = None) -> int:
+        """With ``groups``: the permission filter is in the query, the same path as ``records_of``'s."""
+        if doc_id is None:
+            if groups is not None:
+                raise ValueError("count: groups need a doc_id")
+            return self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        if groups is None:
+            return int(self.db.execute("SELECT count(*) FROM chunks WHERE doc_id = %s", (doc_id,)).fetchone()[0])
         return int(self.db.execute(f"SELECT count(*) FROM chunks c WHERE c.doc_id = %(doc)s AND {_PERMITTED}",
                                    {"doc": doc_id, "groups": self._tags(groups)}).fetchone()[0])
 
@@ -221,10 +228,6 @@ class PostgresReads:
         if self.filtered_reads:
             return bool(self.db.execute("SELECT chunkwise_has_vectors()").fetchone()[0])
         return self.db.execute(f"SELECT {HAS_VECTORS}").fetchone()[0]
-
-    def iter_chunks(self) -> Iterator[StoredChunk]:
-        return (self._chunk(r) for r in self.db.execute(
-            _CHUNK_SQL + ' ORDER BY d.source_uri COLLATE "C", c.chunk_index'))
 
     # -- server-side search (native_search) ------------------------------------------------------
     @contextmanager
@@ -432,9 +435,6 @@ class PostgresReads:
         return int(found.group(1)) if found else None
 
     # -- gate and manifest -----------------------------------------------------------------------
-    def count(self) -> int:
-        return self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-
     def counts(self) -> StoreCounts:
         def one(sql: str) -> int:
             return self.db.execute(sql).fetchone()[0]

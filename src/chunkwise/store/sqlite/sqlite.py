@@ -48,7 +48,7 @@ class SQLiteStore(DocumentWrites, ReadMixin):
         self.path = self.location = os.fspath(path)
         self.opens_with = os.path.abspath(self.path)  # what another process opens (its own working folder)
         self.readonly = readonly
-        self._wrote = False  # chunks or vectors written through this connection (finish_run's scan)
+        self._wrote = False  # chunks or vectors written through this connection (_finish_run's scan)
         self._timeout = timeout
         _inspect(self.path, readonly=readonly, create=create)
         self.db = self._connect(readonly)
@@ -281,7 +281,9 @@ class SQLiteStore(DocumentWrites, ReadMixin):
         row = self.db.execute("SELECT root, path FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
         return tuple(row) if row else None
 
-    def records_of(self, doc_id: str) -> dict[str, dict]:
+    def records_of(self, doc_id: str, groups: Sequence[str] | None = None) -> dict[str, dict]:
+        if groups is not None:
+            return self._visible_records(doc_id, groups)
         rows = self.db.execute("SELECT chunk_id, record, text, embed_text FROM chunks WHERE doc_id = ?", (doc_id,))
         return {cid: {**json.loads(rec), "text": text, "embed_text": embed} for cid, rec, text, embed in rows}
 
@@ -358,17 +360,15 @@ class SQLiteStore(DocumentWrites, ReadMixin):
             self._put_vectors(diff.vector_model, diff.vectors.items(), grown=bool(rows or diff.rows))
 
     # -- vectors -------------------------------------------------------------------------------
-    def missing_vectors(self, keys: Iterable[str]) -> set[str]:
-        """The keys without a stored vector (their keys are read, never their blobs)."""
-        missing = set(keys)
-        ordered = sorted(missing)
-        for i in range(0, len(ordered), 500):
-            part = ordered[i : i + 500]
-            missing.difference_update(k for (k,) in self.db.execute(
-                f"SELECT embed_key FROM vectors WHERE embed_key IN ({','.join('?' * len(part))})", part))
-        return missing
-
-    def vectors(self, keys: Iterable[str]) -> dict[str, list[float]]:
+    def vectors(self, keys: Iterable[str], *, values: bool = True) -> dict[str, list[float] | None]:
+        """``values`` False: the stored keys are read, never their blobs."""
+        if not values:
+            ordered, held = sorted(set(keys)), {}
+            for i in range(0, len(ordered), 500):
+                part = ordered[i : i + 500]
+                held.update((k, None) for (k,) in self.db.execute(
+                    f"SELECT embed_key FROM vectors WHERE embed_key IN ({','.join('?' * len(part))})", part))
+            return held
         return {k: list(struct.unpack(f"<{dim}f", blob)) for k, (dim, blob) in self._vector_rows(set(keys)).items()}
 
     def _vector_rows(self, keys: set[str]) -> dict[str, tuple[int, bytes]]:
@@ -405,11 +405,11 @@ class SQLiteStore(DocumentWrites, ReadMixin):
     def settings(self) -> dict[str, str]:
         return dict(self.db.execute("SELECT key, value FROM settings"))
 
-    def start_run(self, now: str) -> int:
+    def _start_run(self, now: str) -> int:
         with self.atomic() as db:
             return db.execute("INSERT INTO runs (started_at) VALUES (?)", (now,)).lastrowid
 
-    def finish_run(self, run_id: int, now: str, stats: dict, settings: Mapping[str, str]) -> int:
+    def _finish_run(self, run_id: int, now: str, stats: dict, settings: Mapping[str, str]) -> int:
         with self.atomic() as db:
             # A store that wrote no chunk and no vector since it was opened (a no-op re-ingest) skips
             # the scan of every vector: what it could drop was left by a run that crashed before

@@ -205,7 +205,17 @@ class ReadMixin:
         return ServableRows(keys, tags, out_texts if texts else None, matrix, fields if lexical else None,
                             tie_ranks(keys, order) if ranks else None)
 
-    def chunks_by_key(self, keys: Sequence[int]) -> dict[int, StoredChunk]:
+    def chunks(self, *, doc_id: str | None = None, keys: Sequence[int] | None = None) -> Iterator[StoredChunk]:
+        if keys is not None:
+            if doc_id is not None:
+                raise ValueError("chunks: a doc_id or keys, not both")
+            return iter(self._chunks_by_key(keys).values())
+        if doc_id is not None:
+            return iter([self._chunk(r) for r in self.db.execute(
+                _CHUNK_SQL + " WHERE c.doc_id = ? ORDER BY c.chunk_index", (doc_id,))])
+        return (self._chunk(r) for r in self.db.execute(_CHUNK_SQL + " ORDER BY d.source_uri, c.chunk_index"))
+
+    def _chunks_by_key(self, keys: Sequence[int]) -> dict[int, StoredChunk]:
         keys = list(keys)
         out: dict[int, StoredChunk] = {}
         for i in range(0, len(keys), 500):
@@ -223,11 +233,7 @@ class ReadMixin:
                                        part))
         return out
 
-    def document_chunks(self, doc_id: str) -> list[StoredChunk]:
-        return [self._chunk(r) for r in self.db.execute(_CHUNK_SQL + " WHERE c.doc_id = ? ORDER BY c.chunk_index",
-                                                        (doc_id,))]
-
-    def visible_records(self, doc_id: str, groups) -> list[dict]:
+    def _visible_records(self, doc_id: str, groups) -> dict[str, dict]:
         """The records of ``doc_id`` that ``groups`` may be served, found through ``chunk_access``
         (one seek of (tag, doc_id) per tag of the caller): only permitted rows are visited, so a
         document the caller may not see is read exactly like one that does not exist."""
@@ -239,11 +245,17 @@ class ReadMixin:
                                    f" (SELECT chunk FROM chunk_access WHERE doc_id = ? AND tag IN ({','.join('?' * len(part))}))",
                                    [doc_id, *part])
             found.update((cid, {**json.loads(rec), "text": text, "embed_text": embed}) for cid, rec, text, embed in rows)
-        return list(found.values())
+        return found
 
-    def visible_count(self, doc_id: str, groups) -> int:
-        """How many chunks of ``doc_id`` ``groups`` may be served, counted in ``chunk_access`` (its
-        (tag, doc_id) index only): hidden rows are never visited, as in ``visible_records``."""
+    def count(self, doc_id: str | None = None, groups: Sequence[str] | None = None) -> int:
+        """With ``groups``: counted in ``chunk_access`` (its (tag, doc_id) index only): hidden rows are
+        never visited, as in ``records_of(doc_id, groups)``."""
+        if doc_id is None:
+            if groups is not None:
+                raise ValueError("count: groups need a doc_id")
+            return self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        if groups is None:
+            return self.db.execute("SELECT count(*) FROM chunks WHERE doc_id = ?", (doc_id,)).fetchone()[0]
         tags = list(caller_groups(groups).tags)
         seen: set[int] = set()
         for i in range(0, len(tags), 500):
@@ -263,13 +275,7 @@ class ReadMixin:
         return self.db.execute("SELECT 1 FROM chunks c JOIN vectors v ON v.embed_key = c.embed_key"
                                " WHERE c.acl_index != '' LIMIT 1").fetchone() is not None
 
-    def iter_chunks(self) -> Iterator[StoredChunk]:
-        return (self._chunk(r) for r in self.db.execute(_CHUNK_SQL + " ORDER BY d.source_uri, c.chunk_index"))
-
     # -- gate and manifest -----------------------------------------------------------------------
-    def count(self) -> int:
-        return self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-
     def counts(self) -> StoreCounts:
         q = self.db.execute
         reasons: dict[str, int] = {}
