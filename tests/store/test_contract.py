@@ -321,3 +321,30 @@ def test_generation_grows_with_each_commit(store):
     assert second > first
     store.put_vectors("m@1", [("k", [1.0, 0.0, 0.0])])
     assert store.generation() > second
+
+
+def test_the_folded_reads_answer_as_the_reads_they_replaced(store):
+    """Issue 26 item 1 folded 29 methods to 22: each folded read gives, per mode, what its old method
+    gave (``records_of``/``count`` with groups: the filtered path; ``chunks`` by document, by key or
+    all; ``vectors`` without values: the keys only), and a mode that means nothing is refused."""
+    store.add_root("/r")
+    recs = records("a.md", ["one", "two", "three"])
+    recs[2] = {**recs[2], "acl": ["hr"]}
+    write(store, "a.md", recs)
+    write(store, "b.md", records("b.md", ["four"]))
+    assert store.count() == 4 and store.count("a.md") == 3 and store.count("zz.md") == 0
+    assert store.count("a.md", ["staff"]) == len(store.records_of("a.md", ["staff"])) == 2
+    assert store.count("a.md", ["nobody"]) == 0 and store.records_of("a.md", ["nobody"]) == {}
+    assert set(store.records_of("a.md", ["hr"])) == {recs[2]["chunk_id"]} and len(store.records_of("a.md")) == 3
+    by_doc = list(store.chunks(doc_id="a.md"))
+    assert [c.record["chunk_index"] for c in by_doc] == [0, 1, 2]
+    keys = [c.key for c in by_doc]
+    assert sorted(c.key for c in store.chunks(keys=[*keys, 10**9])) == sorted(keys)  # an absent key is left out
+    assert [c.record["doc_id"] for c in store.chunks()] == ["a.md", "a.md", "a.md", "b.md"]
+    k = recs[0]["embed_key"]
+    assert store.vectors([k, "nope"], values=False) == {k: None}
+    assert store.vectors([k, "nope"])[k] == pytest.approx(vec("one"), rel=1e-6)
+    with pytest.raises(ValueError):
+        store.count(groups=["staff"])
+    with pytest.raises(ValueError):
+        store.chunks(doc_id="a.md", keys=keys)

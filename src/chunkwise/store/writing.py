@@ -6,8 +6,9 @@ replace the document whole when its id changed, apply, collect the vectors its o
 and a copy per backend drifts. A backend supplies only the primitives that differ — its
 transaction (``atomic``), its locks, and the statements — through ``WritePrimitives``; the mixin
 ``DocumentWrites`` turns them into ``Store.write_document``, ``remove_missing``, ``relink_versions``
-and ``run``; ``write_decided`` is a write whose pure ``decide`` sees the whole stored document. ``chunk_meta`` and ``document_values`` are the row shapes both backends
-store, so a record is split into columns the same way everywhere.
+and ``run``; ``write_decided`` is a write whose pure ``decide`` sees the whole stored document.
+``chunk_meta`` and ``document_values`` are the row shapes both backends store, so a record is split
+into columns the same way everywhere.
 """
 from __future__ import annotations
 
