@@ -34,7 +34,8 @@ if action == "ingest":
     assert stats.added > 0
 with open_store(db, readonly=action == "dump") as store:
     chunks = sorted(({"record": c.record, "acl": list(c.acl), "quality": c.quality, "uri": c.source_uri}
-                     for c in store.chunks()), key=lambda c: c["record"]["chunk_id"])
+                     for c in (store.iter_chunks() if hasattr(store, "iter_chunks") else store.chunks())),
+                    key=lambda c: c["record"]["chunk_id"])  # the old code's name, then this one's (Store.chunks)
     keys = sorted({c["record"]["embed_key"] for c in chunks})
     vectors = {k: [round(x, 6) for x in v] for k, v in store.vectors(keys).items()}
     documents = [dataclasses.asdict(d) for d in store.documents()]
