@@ -232,9 +232,9 @@ def ingest(
             store.finish_run(run, _now(), stats.to_dict(), {
                 "config": config.to_json(), "fingerprint": config.fingerprint(), "embedder": model,
                 "tool_version": __version__})
-        # The store's servability is counted when this run changed it (a no-op run leaves the last
-        # run's verdict standing; chunkwise check counts afresh): counting is a scan of every chunk.
-        if not dry_run and (stats.added or stats.removed or stats.metadata_updated or stats.embedded):
+        # The store's servability is stated after every run, a no-op one too: a user re-running
+        # ingest is told again what is held (one scan of the chunks: 0.045 s of CPU on 10,812).
+        if not dry_run:
             counts = store.counts()
             if counts.chunks and counts.servable < counts.chunks:
                 reasons = ", ".join(f"{k} {v}" for k, v in sorted(counts.review_reasons.items()))
