@@ -167,6 +167,9 @@ def test_eval_says_which_embedder_and_refuses_vectors_it_cannot_make(corpus, cap
     assert "--embedder none stores no vectors" in err and "Traceback" not in err
     assert main(args + ["--mode", "bm25", "--embedder", "none", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["embedder"] == "none"
+    assert main(args + ["--mode", "bm25"]) == 0  # the default embedder is not loaded: BM25 embeds nothing
+    out = capsys.readouterr().out
+    assert "embedder: none (every run ranks by bm25: no vectors were made)" in out and "made every" not in out
     assert main(args + ["--mode", "dense"]) == 0
     out = capsys.readouterr().out
     assert "embedder: all-MiniLM-L6-v2-onnx-int8@1" in out  # the default model

@@ -67,7 +67,10 @@ def cmd_eval(args: argparse.Namespace, *, defaults: dict, chunk_flags: tuple) ->
 def _print_choice(data: dict, gate_k: int) -> None:
     """The embedder used, the chosen config with standard errors, and the paired comparisons."""
     n = data["questions"]["count"]
-    print(f"embedder: {data['embedder']} (made every stored and query vector)")
+    if data["embedder"] == "none":  # every run ranked by BM25: nothing was embedded, whatever --embedder says
+        print("embedder: none (every run ranks by bm25: no vectors were made)")
+    else:
+        print(f"embedder: {data['embedder']} (made every stored and query vector)")
     chosen = next(r for r in data["configs"] if r["name"] == data["chosen"])
     m, se = chosen["metrics"], chosen["se"]
     print(f"chosen on {n} {data['questions']['split']} question(s): {chosen['name']}  "
