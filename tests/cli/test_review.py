@@ -132,3 +132,9 @@ def test_a_no_op_reingest_still_says_what_is_held(tmp_path, capsys):
     second = json.loads(runs[1][1].out)
     assert (second["added"], second["removed"], second["embedded"], second["metadata_updated"]) == (0, 0, 0, 0)
     assert second["skipped_documents"] == 2 and second["unchanged"] == 3
+    # Every document fixed: the run that writes says nothing is held, and so does the no-op after it.
+    (docs / "broken.md").write_text("---\nacl: [a]\n---\n# Broken\n\nHeld quokka.\n", encoding="utf-8")
+    acl.write_text(json.dumps({"ok.md": ["a"], "untagged.md": ["a"]}), encoding="utf-8")
+    for _ in range(2):
+        code, out = run(capsys, *argv)
+        assert code == 0 and "never be served" not in out.err and "held" not in out.err
