@@ -93,3 +93,22 @@ def test_each_error_and_warning_names_its_file_once(tmp_path, capsys):
     assert code == 1
     assert "error: a/b.pdf: not a PDF" in err and "warning: a/f.md: front matter is not valid YAML" in err, err
     assert "a/b.pdf: a/b.pdf" not in err and "a/f.md: a/f.md" not in err, err
+
+
+def test_a_folder_with_nothing_to_read_is_a_warning_not_a_silent_success(tmp_path, capsys):
+    """Eighth session, helper frontdoor: an empty folder (or one of types chunkwise does not read) left
+    an empty store with exit 0 and not a word (a glob that matches nothing is an error already)."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "data.xyz").write_text("x", encoding="utf-8")
+    for path in ("empty", "other"):
+        capsys.readouterr()
+        assert main(["ingest", str(tmp_path / path), "--db", str(tmp_path / f"{path[:5]}.db"), "--acl", "staff",
+                     "--embedder", "none", "--json"]) == 0
+        err = capsys.readouterr().err
+        assert "no file chunkwise reads; the store holds no chunks" in err, (path, err)
+    (tmp_path / "other" / "a.md").write_text("# A\n\nRead.\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["ingest", str(tmp_path / "other"), "--db", str(tmp_path / "x.db"), "--acl", "staff",
+                 "--embedder", "none"]) == 0
+    assert "holds no chunks" not in capsys.readouterr().err

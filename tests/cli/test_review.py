@@ -108,3 +108,33 @@ def test_access_review_is_never_released(store, capsys):
 def test_a_missing_store_is_exit_2_and_creates_nothing(tmp_path, capsys):
     code, out = run(capsys, "review", "--db", str(tmp_path / "none.db"))
     assert code == 2 and not (tmp_path / "none.db").exists()
+
+
+def test_a_no_op_reingest_still_says_what_is_held(tmp_path, capsys):
+    """Each run tells the user what is held (eighth session, helper frontdoor): a document whose access
+    tags cannot be read is reported again, with the same error and exit status, and the store's
+    verdict (chunks never served: here a document no tag reaches, missing_acl) is stated again;
+    nothing held was written or re-embedded."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ok.md").write_text("---\nacl: [a]\n---\n# Ok\n\nServed walrus.\n", encoding="utf-8")
+    (docs / "broken.md").write_text("---\nacl: [\n---\n# Broken\n\nHeld quokka.\n", encoding="utf-8")
+    (docs / "untagged.md").write_text("# Untagged\n\nNo tags llama.\n", encoding="utf-8")
+    acl = tmp_path / "acl.json"
+    acl.write_text(json.dumps({"ok.md": ["a"]}), encoding="utf-8")
+    argv = ["ingest", str(docs), "--db", str(tmp_path / "s.db"), "--embedder", "none", "--acl-map", str(acl), "--json"]
+    runs = [run(capsys, *argv) for _ in range(2)]
+    for code, out in runs:
+        stats = json.loads(out.out)
+        assert code == 1 and [e["path"] for e in stats["errors"]] == ["broken.md"]
+        assert "broken.md: front matter" in out.err and "held for review" in out.err
+        assert "2 of its 3 chunks can never be served (missing_acl 1, unreadable_acl 1)" in out.err
+    second = json.loads(runs[1][1].out)
+    assert (second["added"], second["removed"], second["embedded"], second["metadata_updated"]) == (0, 0, 0, 0)
+    assert second["skipped_documents"] == 2 and second["unchanged"] == 3
+    # Every document fixed: the run that writes says nothing is held, and so does the no-op after it.
+    (docs / "broken.md").write_text("---\nacl: [a]\n---\n# Broken\n\nHeld quokka.\n", encoding="utf-8")
+    acl.write_text(json.dumps({"ok.md": ["a"], "untagged.md": ["a"]}), encoding="utf-8")
+    for _ in range(2):
+        code, out = run(capsys, *argv)
+        assert code == 0 and "never be served" not in out.err and "held" not in out.err

@@ -167,6 +167,9 @@ def test_eval_says_which_embedder_and_refuses_vectors_it_cannot_make(corpus, cap
     assert "--embedder none stores no vectors" in err and "Traceback" not in err
     assert main(args + ["--mode", "bm25", "--embedder", "none", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["embedder"] == "none"
+    assert main(args + ["--mode", "bm25"]) == 0  # the default embedder is not loaded: BM25 embeds nothing
+    out = capsys.readouterr().out
+    assert "embedder: none (every run ranks by bm25: no vectors were made)" in out and "made every" not in out
     assert main(args + ["--mode", "dense"]) == 0
     out = capsys.readouterr().out
     assert "embedder: all-MiniLM-L6-v2-onnx-int8@1" in out  # the default model
@@ -181,3 +184,20 @@ def test_eval_with_the_real_minilm_embeds_stored_and_query_vectors_with_it(corpu
     data = json.loads(capsys.readouterr().out)
     assert data["embedder"].startswith("all-MiniLM-L6-v2@") and data["settings"]["embedder"] == "minilm"
     assert data["configs"][0]["metrics"]["recall@5"] == 1.0  # MiniLM finds each policy fact densely
+
+
+def test_a_bad_golden_set_or_embedder_is_one_line_on_stderr(corpus, tmp_path, capsys):
+    """Eighth session, helper frontdoor: the "evaluating ..." banner was printed before the golden set
+    was read, so bad configuration came out as two lines."""
+    root, golden = corpus
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "q1", "question": "x"}\n', encoding="utf-8")
+    base = ["eval", "--docs", str(root), "--strategy", "sentences", "--size", "64", "--unit", "words"]
+    for args in (["--golden", str(bad), "--mode", "bm25"], ["--golden", str(tmp_path / "none.jsonl"), "--mode", "bm25"],
+                 ["--golden", str(golden), "--mode", "hybrid", "--embedder", "none"]):
+        capsys.readouterr()
+        assert main(base + args) == 2
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1 and err.startswith("chunkwise: error: "), err
+    assert main(base + ["--golden", str(golden), "--mode", "bm25"]) == 0
+    assert capsys.readouterr().err.startswith("evaluating 1 chunk config(s) x 1 retrieval run(s)")

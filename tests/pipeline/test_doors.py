@@ -133,3 +133,42 @@ def test_a_bad_config_is_a_config_error_not_a_failed_file(tmp_path):
         chunkwise.chunk_file(path, tokenizer=str(tmp_path / "nope.json"))
     with pytest.raises(api.InputError):
         chunkwise.chunk_file(tmp_path / "missing.md")
+
+
+def test_text_nested_deep_enough_to_crash_the_parser_is_an_input_error_not_a_dead_caller(tmp_path):
+    """markdown-it-pyrs overflows its stack on ~60,000 nested quotes; ``chunk_file`` runs in a contained
+    worker and says so, but ``chunk_text`` (and every splitter) parsed in the caller's process and
+    killed it with SIGSEGV (eighth session, helper frontdoor). Run in a child so the old behaviour
+    fails this test instead of killing pytest. A text nested less deep than that but past the check's
+    bound gets the same chunk ids from both doors."""
+    import os
+    import subprocess
+    import sys
+
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "src")
+    (tmp_path / "mid.md").write_text("> " * 1200 + "middle\n", encoding="utf-8")
+    code = f"""
+from chunkwise import api
+from chunkwise.errors import InputError
+try:
+    api.chunk_text("> " * 60000 + "deep\\n")
+except InputError as exc:
+    print("refused:", exc)
+text = open({str(tmp_path / "mid.md")!r}, encoding="utf-8").read()
+a, b = api.chunk_text(text, doc_id="mid.md"), api.chunk_file({str(tmp_path / "mid.md")!r})
+print("same:", [r.chunk_id for r in a] == [r.chunk_id for r in b] and len(a) > 0)
+"""
+    env = {**os.environ, "PYTHONPATH": os.path.abspath(src), "HF_HUB_OFFLINE": "1", "TIKTOKEN_CACHE_DIR": ""}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "refused: sha256:" in out.stdout and "worker crashed (SIGSEGV)" in out.stdout
+    assert "same: True" in out.stdout
+
+
+def test_the_depth_check_is_on_one_line_s_container_markup():
+    from chunkwise.pipeline.doors import DEEP_PREFIX, too_deep
+
+    assert too_deep("> " * (DEEP_PREFIX // 2 + 1) + "x\n") and too_deep("- " * (DEEP_PREFIX // 2 + 1) + "x\n")
+    assert too_deep("intro\n\n" + "1. " * 700 + "x\n")
+    assert not too_deep("> " * (DEEP_PREFIX // 2) + "x\n" * 50)  # 1,999 characters: just under the bound
+    assert not too_deep(" " * 5000 + "indented code\n") and not too_deep("word " * 5000)

@@ -29,13 +29,16 @@ def cmd_eval(args: argparse.Namespace, *, defaults: dict, chunk_flags: tuple) ->
         passage_budget=getattr(args, "passage_budget", evaluation.get("passage_budget", api.DEFAULT_PASSAGE_BUDGET)),
         **{key: value.spec() for key, value in ranking_options(args, conf.search).items()},
         granularity=args.granularity, **rerank_options(args))
-    if not args.json:
-        print(f"evaluating {len(configs)} chunk config(s) x {len(configs[0][1])} retrieval run(s) "
-              f"on {args.golden}, {settings.split} questions (budget {settings.budget} tokens, k {settings.k})",
-              file=sys.stderr)
+    banner = [f"evaluating {len(configs)} chunk config(s) x {len(configs[0][1])} retrieval run(s) on "
+              f"{safe(str(args.golden))}, {settings.split} questions (budget {settings.budget} tokens, k {settings.k})"]
+
+    def progress(c) -> None:  # the banner once the golden set is read: a bad one is one line, nothing before it
+        while banner:
+            print(banner.pop(), file=sys.stderr)
+        print(f"  {c.strategy} size {c.size} overlap {c.overlap} header {c.header}", file=sys.stderr)
+
     ev = api.run_eval(args.golden, args.docs, configs, settings, skipped=skipped,
-                  progress=None if args.json else (lambda c: print(f"  {c.strategy} size {c.size} overlap {c.overlap} "
-                                                                    f"header {c.header}", file=sys.stderr)))
+                      progress=None if args.json else progress)
     data = ev.to_dict()
     if args.out:
         command = "chunkwise " + " ".join(sys.argv[1:]) if sys.argv and "chunkwise" in sys.argv[0] else "chunkwise eval"
@@ -67,7 +70,10 @@ def cmd_eval(args: argparse.Namespace, *, defaults: dict, chunk_flags: tuple) ->
 def _print_choice(data: dict, gate_k: int) -> None:
     """The embedder used, the chosen config with standard errors, and the paired comparisons."""
     n = data["questions"]["count"]
-    print(f"embedder: {data['embedder']} (made every stored and query vector)")
+    if data["embedder"] == "none":  # every run ranked by BM25: nothing was embedded, whatever --embedder says
+        print("embedder: none (every run ranks by bm25: no vectors were made)")
+    else:
+        print(f"embedder: {data['embedder']} (made every stored and query vector)")
     chosen = next(r for r in data["configs"] if r["name"] == data["chosen"])
     m, se = chosen["metrics"], chosen["se"]
     print(f"chosen on {n} {data['questions']['split']} question(s): {chosen['name']}  "

@@ -149,6 +149,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                            include=args.include, exclude=args.exclude, strict=args.strict,
                            warn=lambda message: bar.write(f"warning: {safe(message)}"), progress=bar,
                            executor=executor)
+    if not stats.in_store and not stats.errors and not args.dry_run:  # a wrong or empty folder is not success in silence
+        print(f"warning: {safe(', '.join(map(str, args.paths)))}: no file chunkwise reads; the store holds no chunks",
+              file=sys.stderr)
     if args.json:
         emit_json(stats.to_dict())
     else:

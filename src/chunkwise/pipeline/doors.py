@@ -13,7 +13,8 @@ ingest would give it, and returns the records ``Preparer`` made:
 """
 from __future__ import annotations
 
-from dataclasses import replace
+import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
@@ -125,10 +126,44 @@ def records_of(prepared: Prepared) -> list[ChunkRecord]:
 
 
 def _records(preparer: Preparer, doc: Document, doc_id: str) -> list[ChunkRecord]:
+    """Prepared here (a text given directly is the caller's own), unless it is Markdown nested deep
+    enough to crash the parser: then in a contained worker, as a file is, so that crash is an
+    InputError (what ``chunk_file`` says of the same text in a file), not the caller's process."""
+    from chunkwise.pipeline.contained import contained_map
+
     if doc.doc_id == doc.source:  # no front matter id: the one the door gives
         doc = replace(doc, doc_id=doc_id)
     task = PrepareTask("", doc.source, doc.doc_id, doc.media_type, doc.sha256, len(doc.text))
-    return records_of(preparer.prepare_document(task, doc))
+    if not (preparer.settings.config.format == "markdown" and too_deep(doc.text)):
+        return records_of(preparer.prepare_document(task, doc))
+    for out in contained_map(_PrepareDocument(preparer), [(task, doc)],
+                             lambda item, failure: PrepareFailure(task, f"{task.rel}: {failure.reason}")):
+        if isinstance(out, PrepareFailure):
+            raise InputError(out.error)
+        return records_of(out)
+    raise AssertionError("unreachable: one item in, one out")  # pragma: no cover
+
+
+# markdown-it-pyrs recurses once per nesting level on the thread's stack: 60,000 nested quotes crash an
+# 8 MB main thread, 10,000 a 1 MB thread (3,000 did not). A line whose container markup (block quotes,
+# list items) at its start is this long is parsed in a worker. Possessive: linear on any line.
+DEEP_PREFIX = 2000  # characters ("> " per level: 1,000 levels)
+_CONTAINERS = re.compile(r"^(?:[ \t]*+(?:>|[-*+](?=[ \t])|\d{1,9}+[.)](?=[ \t])))++", re.M)
+
+
+def too_deep(text: str) -> bool:
+    """Whether some line of ``text`` opens ``DEEP_PREFIX`` characters of Markdown containers."""
+    return len(text) > DEEP_PREFIX and any(m.end() - m.start() >= DEEP_PREFIX for m in _CONTAINERS.finditer(text))
+
+
+@dataclass(frozen=True)
+class _PrepareDocument:
+    """``preparer.prepare_document`` of a ``(task, document)`` pair, in a worker (it pickles)."""
+
+    preparer: Preparer
+
+    def __call__(self, item: tuple[PrepareTask, Document]) -> Prepared:
+        return self.preparer.prepare_document(*item)
 
 
 def _text_document(text: str, source: str, config: ChunkConfig) -> Document | None:

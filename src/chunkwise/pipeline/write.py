@@ -83,6 +83,9 @@ class Written:
     vectors: int = 0
 
 
+HELD = "\x1fheld"  # appended to a held document's recorded inputs (``WriteStage.row``)
+
+
 def unchanged(state: DocumentState | None, source_version: str, inputs: str) -> bool:
     return state is not None and state.source_version == source_version and state.inputs == inputs
 
@@ -254,7 +257,11 @@ class WriteStage:
             self.commit()
 
     def row(self, doc: Prepared) -> DocumentRow:
-        return DocumentRow(doc.doc_id, self.root, doc.task.rel, doc.source_uri, doc.task.sha256, self.inputs,
+        """The document's catalogue row. A document with problems (its access tags cannot be read:
+        held in review) records inputs no run has, so every re-ingest prepares it again and reports
+        it again (its warning, its error, the exit status): never skipped in silence while held."""
+        inputs = self.inputs + HELD if doc.problems else self.inputs
+        return DocumentRow(doc.doc_id, self.root, doc.task.rel, doc.source_uri, doc.task.sha256, inputs,
                            doc.title, doc.author, doc.updated_at, self.now, len(doc.records), doc.versioning)
 
     def write(self, doc: Prepared, vectors: dict, repair=None) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import faulthandler
 import os
+import re
 import resource
 import signal
 import sys
@@ -126,10 +127,19 @@ def _run(fn, item, memory_mb: int | None, log, log_path: str, stderr: int) -> tu
     return failure is None, value if failure is None else failure, retire
 
 
+# What Rust's panic hook prints for a panic the item caught (markdown-it-pyrs on some pipe-table lines:
+# the Python parser took over and the file is fine); RUST_BACKTRACE is 0 here, so the note ends it.
+_RUST_PANIC = re.compile(rb"thread '[^'\n]*' panicked at .*?\nnote: run with `RUST_BACKTRACE=1`[^\n]*\n?", re.S)
+
+
 def _forward(log, fd: int) -> None:
+    """What an item that succeeded printed, to the user's stderr: warnings, never a native panic's
+    raw report (the item handled it; it is no message for the user)."""
     sys.stderr.flush()
     log.seek(0)
-    data = log.read()
+    data = _RUST_PANIC.sub(b"", log.read())
+    if not data:
+        return
     try:
         os.write(fd, data)
     except OSError:
