@@ -44,7 +44,7 @@ def contained(workers: int = 1, limits=None) -> Executor:
     # prepares while a big one runs elsewhere wait here in order, so the window is wide. Small
     # files cross to a worker several at a time (``sandbox.bundle``): each still runs alone there.
     return PoolExecutor(workers, failed, limits or Limits(), window=WINDOW_PER_WORKER * workers, isolate=True,
-                        bundle=(small_file, BUNDLE_FILES))
+                        bundle=(small_file, BUNDLE_FILES), fork_first=True)
 
 
 WINDOW_PER_WORKER = 32

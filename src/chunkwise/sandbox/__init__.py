@@ -139,8 +139,9 @@ class PoolExecutor:
 
     def __init__(self, workers: int, on_failure: Callable[[Any, Failure], Any], limits: Limits = Limits(),
                  window: int | None = None, isolate: bool = False,
-                 bundle: tuple[Callable[[Any], bool], int] | None = None):
+                 bundle: tuple[Callable[[Any], bool], int] | None = None, fork_first: bool = False):
         check_workers(workers)
+        self.fork_first = fork_first
         self.workers, self.on_failure, self.limits, self.window = workers, on_failure, limits, window
         self.isolate, self.bundle = isolate, bundle
         self.shares = workers  # the workers a split item's parts (``Fanout``) run on
@@ -153,7 +154,7 @@ class PoolExecutor:
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
         for out in run(fn, items, workers=self.workers, limits=self.limits, window=self.window, isolate=self.isolate,
-                       idle=self.on_idle, bundle=self.bundle):
+                       idle=self.on_idle, bundle=self.bundle, fork_first=self.fork_first):
             yield out.value if out.ok else self.on_failure(out.item, out.failure)
 
 
