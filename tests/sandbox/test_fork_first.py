@@ -45,7 +45,7 @@ def test_in_a_fresh_interpreter():
     here = os.path.dirname(os.path.abspath(__file__))
     src = os.path.join(here, "..", "..", "src")
     code = ("import sys; sys.path[:0] = [%r, %r]; import test_fork_first as t; assert t.fork_safe(t.LIMITS); "
-            "t.check_fork_then_spawn(); t.check_memory(); t.check_hostile(); t.check_unsafe_parents(); print('ok')"
+            "t.check_fork_then_spawn(); t.check_every_initial_worker_forked(); t.check_memory(); t.check_hostile(); t.check_unsafe_parents(); print('ok')"
             % (os.path.abspath(src), here))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
                          env={**os.environ, "PYTHONPATH": os.path.abspath(src)})
@@ -59,6 +59,28 @@ def check_fork_then_spawn():
     assert first.ok and first.value[0] is True and first.value[1] != os.getpid()
     assert not crash.ok and crash.failure.kind == "crash"
     assert after.ok and after.value[0] is False and after.value[1] not in (os.getpid(), first.value[1])
+
+
+class _Slow(Marked):
+    def __call__(self, item):
+        import time
+
+        time.sleep(0.2)  # long enough that both workers take items
+        return super().__call__(item)
+
+
+def check_every_initial_worker_forked():
+    """Ingest's pool (``pipeline.executors.contained``) asks for it: each of its initial workers
+    is a fork, not only the first (a spawned one pays ~0.4 s of imports before its first file)."""
+    from chunkwise.pipeline.executors import contained
+
+    assert contained(2).fork_first is True
+    fn = _Slow()
+    fn.inherited = True
+    with Pool(fn, workers=2, isolate=True, limits=LIMITS, fork_first=True) as pool:
+        values = [out.value for out in pool.map(range(8))]
+    assert all(inherited for inherited, _ in values), values
+    assert len({pid for _, pid in values}) == 2 and os.getpid() not in {pid for _, pid in values}
 
 
 class _CrashOn:

@@ -61,17 +61,32 @@ def _resolve(doc: DocumentRow, name: str, docs: Sequence[DocumentRow]) -> list[s
 
 
 def _candidates(infos: dict[str, VersionInfo]) -> list[tuple[str, str]]:
-    """Pairs of fingerprinted documents that agree on at least one whole band."""
-    buckets: dict[tuple, list[str]] = {}
+    """Pairs of fingerprinted documents that agree on at least one whole band.
+
+    Run once per ingest over every document of the store, serially at the end of the run: one table
+    per band (no ``(band, values)`` key built per band), bands cut by ``zip`` and an empty one told by
+    one tuple comparison (a signature's length is a multiple of ``BAND``; else sliced as before)."""
+    tables: list[dict[tuple, list[str]]] = []
+    empty = (EMPTY,) * BAND
     for doc_id in sorted(infos):
         sig = infos[doc_id].minhash
-        for n in range(0, len(sig), BAND):  # ``bands(sig)`` inline: run once per document of the store
-            part = sig[n : n + BAND]
-            if part.count(EMPTY) != len(part):
-                buckets.setdefault((n // BAND, part), []).append(doc_id)
+        if len(sig) % BAND:
+            parts = [sig[n : n + BAND] for n in range(0, len(sig), BAND)]
+        else:
+            parts = zip(*[iter(sig)] * BAND)
+        tables.extend({} for _ in range(-(-len(sig) // BAND) - len(tables)))
+        for table, part in zip(tables, parts):
+            if part == empty or (len(part) != BAND and part.count(EMPTY) == len(part)):  # no shingle: matches nothing
+                continue
+            members = table.get(part)
+            if members is None:
+                table[part] = [doc_id]
+            else:
+                members.append(doc_id)
     pairs: set[tuple[str, str]] = set()
-    for members in buckets.values():
-        for i, a in enumerate(members):
-            for b in members[i + 1 : i + 1 + _BUCKET]:
-                pairs.add((a, b))
+    for table in tables:
+        for members in table.values():
+            for i, a in enumerate(members):
+                for b in members[i + 1 : i + 1 + _BUCKET]:
+                    pairs.add((a, b))
     return sorted(pairs)

@@ -169,7 +169,7 @@ class Processes:
         self.closing = False
         self._serial = 0
         self.wake_r, self.wake_w = multiprocessing.Pipe(duplex=False)
-        self.workers = [self._start(fork=fork_first and i == 0 and fork_safe(limits)) for i in range(n)]
+        self.workers = [self._start(fork=fork_first and fork_safe(limits)) for _ in range(n)]  # replacements spawn
         self.thread = threading.Thread(target=self._feed, name="chunkwise-pool", daemon=True)
         self.thread.start()
 
