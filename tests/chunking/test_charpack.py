@@ -54,6 +54,23 @@ def test_rows_equal_the_generic_packer(text, top, finders, budget, chars, copies
     fast = charpack.pack_chars(text, 0, len(text), cuts, CHARS, budget, fine=fine, max_chars=max_chars)
     slow = pack_rows(text, 0, len(text), cuts, CHARS, budget, fine=fine, max_chars=max_chars)
     assert fast == slow
+    # Without the flags (what a chunker asks for characters): every field but ``exact`` the same.
+    bare = charpack.pack_chars(text, 0, len(text), cuts, CHARS, budget, fine=fine, max_chars=max_chars, flags=False)
+    assert [row[:5] + row[6:] for row in bare] == [row[:5] + row[6:] for row in slow]
+
+
+@settings(max_examples=150, deadline=None)
+@given(texts, st.lists(st.sampled_from([".", "?", "!", "。", "…", "x", "\u3000"]), min_size=1, max_size=4))
+def test_mark_ends_off_the_code_points_are_the_regex_scans(text, marks):
+    marks = tuple(marks)
+    assert recursive._mark_ends(text, marks) == boundaries.mark_ends(text, marks)
+    ascii_text = text.encode("ascii", "ignore").decode()  # the one-byte array
+    assert recursive._mark_ends(ascii_text, marks) == boundaries.mark_ends(ascii_text, marks)
+
+
+def test_mark_ends_of_a_text_with_a_lone_surrogate():
+    text = "a. b?\ud800 c!"
+    assert recursive._mark_ends(text, (".", "?", "!")) == [2, 5, 9]
 
 
 def test_merge_levels_is_merge_cuts():

@@ -4,9 +4,12 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from itertools import chain, repeat
 
+import numpy as np
+
 from chunkwise.chunking import boundaries
 from chunkwise.chunking.base import BaseChunker, Draft, drafts_from_rows
 from chunkwise.chunking import charpack
+from chunkwise.chunking.codes import char_codes
 from chunkwise.chunking.pack import pack_rows
 from chunkwise.types import Chunk
 from chunkwise.chunking.levels import Level
@@ -33,13 +36,15 @@ class _RowsChunker(BaseChunker):
     """A strategy whose drafts are one ``pack`` of the whole text: its rows go straight into chunks
     (``finalize_rows``), with no ``Piece`` or ``Draft`` per chunk."""
 
-    def rows(self, text: str, title: str) -> list[tuple]:  # pragma: no cover - abstract
+    def rows(self, text: str, title: str, flags: bool = True) -> list[tuple]:  # pragma: no cover - abstract
+        """``pack_rows``' rows of the whole text; ``flags=False``: see ``charpack.pack_chars``."""
         raise TypeError(f"{type(self).__name__} must implement rows()")
 
-    def pack_rows(self, text: str, cuts, budget: int, title: str, **kw) -> list[tuple]:
+    def pack_rows(self, text: str, cuts, budget: int, title: str, flags: bool = True, **kw) -> list[tuple]:
         # Characters without overlap: the same rows from the packer that counts by subtraction.
         chars = self.body_chars((), title)
-        rows = charpack.pack_chars(text, 0, len(text), cuts, self.sizer, budget, max_chars=chars, **kw)
+        rows = charpack.pack_chars(text, 0, len(text), cuts, self.sizer, budget, max_chars=chars, flags=flags,
+                                   **kw)
         return rows if rows is not None else pack_rows(text, 0, len(text), cuts, self.sizer, budget,
                                                        max_chars=chars, **kw)
 
@@ -48,15 +53,16 @@ class _RowsChunker(BaseChunker):
 
     def _chunk(self, text: str) -> list[Chunk]:
         title = self.title_of(text)
-        return self.finalize_rows(text, self.rows(text, title), title)
+        # ``finalize_rows`` reads a row's exactness only for an exact sizer (characters are not one).
+        return self.finalize_rows(text, self.rows(text, title, self.sizer.exact), title)
 
 
 class ParagraphsChunker(_RowsChunker):
     name = "paragraphs"
 
-    def rows(self, text: str, title: str) -> list[tuple]:
+    def rows(self, text: str, title: str, flags: bool = True) -> list[tuple]:
         budget, _ = self.body_budget((), title)
-        return self.pack_rows(text, boundaries.paragraphs(text), budget, title, overlap=self.config.overlap,
+        return self.pack_rows(text, boundaries.paragraphs(text), budget, title, flags, overlap=self.config.overlap,
                               fine=(boundaries.sentences,))
 
 
@@ -67,7 +73,7 @@ class RecursiveChunker(_RowsChunker):
 
     name = "recursive"
 
-    def rows(self, text: str, title: str) -> list[tuple]:
+    def rows(self, text: str, title: str, flags: bool = True) -> list[tuple]:
         budget, _ = self.body_budget((), title)
         found: list[tuple[Level, list[int]]] = []  # each separator's level and cut positions
         fine_seps: list[str] = []
@@ -86,7 +92,21 @@ class RecursiveChunker(_RowsChunker):
             cuts = charpack.merge_levels(found, 0, len(text))
         else:
             cuts = list(chain.from_iterable(zip(positions, repeat(level)) for level, positions in found))
-        return self.pack_rows(text, cuts, budget, title, overlap=self.config.overlap, fine=fine)
+        return self.pack_rows(text, cuts, budget, title, flags, overlap=self.config.overlap, fine=fine)
+
+
+def _mark_ends(text: str, marks: tuple[str, ...]) -> list[int]:
+    """``boundaries.mark_ends(text, marks)`` off the document's code points (``codes.char_codes``,
+    made once a document): one comparison a mark over an array, where a regex scan a mark makes a
+    ``Match`` a mark found (~2x the time on prose, where every sentence ends in one)."""
+    codes = char_codes(text)
+    if codes is None:  # lone surrogates
+        return boundaries.mark_ends(text, marks)
+    wanted = sorted({ord(m) for m in marks})
+    at = codes == wanted[0]
+    for c in wanted[1:]:
+        at |= codes == c
+    return (np.flatnonzero(at) + 1).tolist()
 
 
 def _sentence_finder(seps: tuple[str, ...]):
@@ -101,7 +121,7 @@ def _sentence_finder(seps: tuple[str, ...]):
 
         def find_marks(text: str, start: int, end: int) -> tuple[list[int], list[Level]]:
             if found[0] is not text:
-                found[:] = [text, boundaries.mark_ends(text, marks)]
+                found[:] = [text, _mark_ends(text, marks)]
             ends = found[1]
             inside = ends[bisect_right(ends, start) : bisect_left(ends, end)]
             return inside, [Level.SENTENCE] * len(inside)
