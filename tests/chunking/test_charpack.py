@@ -117,3 +117,23 @@ def test_the_chroma_corpora_chunk_as_before(monkeypatch):
         for name, text in chroma_texts().items():
             fast, slow = _chunks_both(monkeypatch, chunker, text)
             assert fast == slow, name
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b.", "\n", "\n\n", "\n \n", "\t", " ", "\r\n", "日", "\ud800"]), max_size=40)
+       .map("".join))
+def test_newlines_and_paragraphs_merge_as_merge_levels(text):
+    """The recursive chunker's usual pair of top levels ("\\n\\n", "\\n"), merged by hand, is
+    ``merge_levels``' merge (a text that starts with a newline or a blank line included)."""
+    lines = recursive._newlines(text)
+    assert lines == boundaries.literal_positions(text, "\n")
+    found = [(Level.BLOCK, boundaries.paragraph_starts(text)), (Level.LINE, lines)]
+    assert recursive._lines_and_blocks(found) == charpack.merge_levels(found, 0, len(text))
+    assert recursive._lines_and_blocks(found[::-1]) == charpack.merge_levels(found, 0, len(text))
+
+
+def test_a_text_that_opens_with_a_blank_line():
+    text = "\n\nab\n\n\ncd\n"
+    found = [(Level.BLOCK, boundaries.paragraph_starts(text)), (Level.LINE, recursive._newlines(text))]
+    assert recursive._lines_and_blocks(found) == ([1, 4, 5, 6, 9], [Level.LINE, Level.BLOCK, Level.LINE,
+                                                                    Level.LINE, Level.LINE])

@@ -77,6 +77,7 @@ class RecursiveChunker(_RowsChunker):
         budget, _ = self.body_budget((), title)
         found: list[tuple[Level, list[int]]] = []  # each separator's level and cut positions
         fine_seps: list[str] = []
+        blocks, newlines = False, False
         for sep in self.config.separators or DEFAULT_SEPARATORS:
             level = separator_level(sep)
             if level is None:
@@ -84,15 +85,45 @@ class RecursiveChunker(_RowsChunker):
             if level == Level.SENTENCE:
                 fine_seps.append(sep)
             elif level == Level.BLOCK:
+                blocks = True
                 found.append((level, boundaries.paragraph_starts(text)))
+            elif sep == "\n" and not newlines:
+                newlines = True
+                found.append((level, _newlines(text)))
             else:
                 found.append((level, boundaries.literal_positions(text, sep)))
         fine = (_sentence_finder(tuple(fine_seps)),) if fine_seps else ()
-        if charpack.fits(self.sizer, self.config.overlap):  # merged already: no pair per cut
+        if blocks and newlines and len(found) == 2:  # the usual pair: every paragraph starts at a newline
+            cuts = _lines_and_blocks(found)
+        elif charpack.fits(self.sizer, self.config.overlap):  # merged already: no pair per cut
             cuts = charpack.merge_levels(found, 0, len(text))
         else:
             cuts = list(chain.from_iterable(zip(positions, repeat(level)) for level, positions in found))
         return self.pack_rows(text, cuts, budget, title, flags, overlap=self.config.overlap, fine=fine)
+
+
+def _newlines(text: str) -> list[int]:
+    """``boundaries.literal_positions(text, "\\n")`` off the document's code points (no ``Match`` a line)."""
+    codes = char_codes(text)
+    if codes is None:  # lone surrogates
+        return boundaries.literal_positions(text, "\n")
+    return np.flatnonzero(codes == 10).tolist()
+
+
+def _lines_and_blocks(found: list[tuple[Level, list[int]]]) -> tuple[list[int], list[Level]]:
+    """``charpack.merge_levels(found, 0, len(text))`` of the newlines (LINE) and the paragraph starts
+    (BLOCK), without a dict entry a cut: each paragraph starts at a newline
+    (``boundaries.paragraph_starts``), so the cuts are the newlines, BLOCK where a paragraph starts."""
+    levels = dict(found)
+    lines, blocks = levels[Level.LINE], levels[Level.BLOCK]
+    if lines and lines[0] == 0:  # cuts lie strictly inside the text (no newline is at its end)
+        lines = lines[1:]
+    marks = [Level.LINE] * len(lines)
+    if blocks and lines:
+        for i, p in zip(np.searchsorted(lines, blocks).tolist(), blocks):
+            if i < len(lines) and lines[i] == p:
+                marks[i] = Level.BLOCK
+    return lines, marks
 
 
 def _mark_ends(text: str, marks: tuple[str, ...]) -> list[int]:
