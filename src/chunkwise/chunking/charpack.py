@@ -71,8 +71,8 @@ def _node(st: _State, a: int, b: int, cuts, depth: int, eager: bool) -> _Node:
     positions, levels = cuts if isinstance(cuts, tuple) else merge_cuts(cuts, a, b)
     pos = [a, *positions, b]
     node = _Node(pos, [_END, *levels, _END], depth)
-    kinds = set(levels)
-    if len(kinds) > 1:  # C-level filters: the top level holds every line of the document
+    if levels and levels.count(levels[0]) != len(levels):  # C-level filters: the top level holds every line
+        kinds = set(levels)
         by_level = {level: list(compress(count(1), map(level.__eq__, levels))) for level in kinds}
         by_level.setdefault(_END, []).append(len(pos) - 1)
         # The lowest level is not searched: with no higher candidate in reach, the furthest one is it.

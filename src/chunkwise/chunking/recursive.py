@@ -119,10 +119,11 @@ def _lines_and_blocks(found: list[tuple[Level, list[int]]]) -> tuple[list[int], 
     if lines and lines[0] == 0:  # cuts lie strictly inside the text (no newline is at its end)
         lines = lines[1:]
     marks = [Level.LINE] * len(lines)
-    if blocks and lines:
-        for i, p in zip(np.searchsorted(lines, blocks).tolist(), blocks):
-            if i < len(lines) and lines[i] == p:
-                marks[i] = Level.BLOCK
+    n, block = len(lines), Level.BLOCK
+    for p in blocks:
+        i = bisect_left(lines, p)
+        if i < n and lines[i] == p:
+            marks[i] = block
     return lines, marks
 
 
