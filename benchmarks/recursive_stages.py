@@ -21,7 +21,8 @@ from pathlib import Path
 
 from _timing import timed
 
-from chunkwise.chunking import boundaries, recursive
+from chunkwise.chunking import recursive
+from chunkwise.chunking.codes import forget as forget_codes
 from chunkwise.chunking.levels import Level
 from chunkwise.pipeline.chunk import make_chunker
 
@@ -97,15 +98,16 @@ def main() -> None:
         whole = best(lambda: [chunker.chunk(t) for t in texts], args.repeat)
 
         def cuts():
-            for t in texts:
-                boundaries.paragraphs(t)
-                boundaries.literal(t, "\n", Level.LINE)
+            for ch, t in zip(chunkers, texts):
+                ch.top_cuts(t)
+                forget_codes(t)  # as ``chunk()`` does: the code points array is made again each time
 
         def sentences():
             for t, calls in zip(texts, finds):
                 find = recursive._sentence_finder(seps)
                 for a, b in calls:
                     find(t, a, b)
+                forget_codes(t)
 
         def counting():
             for sizer, t, starts, ends in counts:
@@ -115,7 +117,7 @@ def main() -> None:
             for ch, t, r in zip(chunkers, texts, rows):
                 ch.finalize_rows(t, r, ch.title_of(t))
 
-        stages = {"cuts: paragraphs and lines": best(cuts, args.repeat),
+        stages = {"cuts: paragraphs and lines (top_cuts)": best(cuts, args.repeat),
                   "sentence finder (its calls)": best(sentences, args.repeat),
                   "counting (the packer's count_spans calls)": best(counting, args.repeat),
                   "finalize_rows (chunks from rows)": best(finalize, args.repeat)}

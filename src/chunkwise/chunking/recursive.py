@@ -75,6 +75,12 @@ class RecursiveChunker(_RowsChunker):
 
     def rows(self, text: str, title: str, flags: bool = True) -> list[tuple]:
         budget, _ = self.body_budget((), title)
+        cuts, fine = self.top_cuts(text)
+        return self.pack_rows(text, cuts, budget, title, flags, overlap=self.config.overlap, fine=fine)
+
+    def top_cuts(self, text: str) -> tuple:
+        """The cuts found up front (every separator above the sentence level) and the finders run
+        inside a stretch that needs them (the sentence-level separators)."""
         found: list[tuple[Level, list[int]]] = []  # each separator's level and cut positions
         fine_seps: list[str] = []
         blocks, newlines = False, False
@@ -99,7 +105,7 @@ class RecursiveChunker(_RowsChunker):
             cuts = charpack.merge_levels(found, 0, len(text))
         else:
             cuts = list(chain.from_iterable(zip(positions, repeat(level)) for level, positions in found))
-        return self.pack_rows(text, cuts, budget, title, flags, overlap=self.config.overlap, fine=fine)
+        return cuts, fine
 
 
 def _newlines(text: str) -> list[int]:
