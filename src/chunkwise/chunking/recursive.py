@@ -81,55 +81,54 @@ class RecursiveChunker(_RowsChunker):
     def top_cuts(self, text: str) -> tuple:
         """The cuts found up front (every separator above the sentence level) and the finders run
         inside a stretch that needs them (the sentence-level separators)."""
-        found: list[tuple[Level, list[int]]] = []  # each separator's level and cut positions
-        fine_seps: list[str] = []
-        blocks, newlines = False, False
-        for sep in self.config.separators or DEFAULT_SEPARATORS:
-            level = separator_level(sep)
-            if level is None:
-                continue
-            if level == Level.SENTENCE:
-                fine_seps.append(sep)
-            elif level == Level.BLOCK:
-                blocks = True
-                found.append((level, boundaries.paragraph_starts(text)))
-            elif sep == "\n" and not newlines:
-                newlines = True
-                found.append((level, _newlines(text)))
-            else:
-                found.append((level, boundaries.literal_positions(text, sep)))
+        seps = self.config.separators or DEFAULT_SEPARATORS
+        fine_seps = [sep for sep in seps if separator_level(sep) == Level.SENTENCE]
         fine = (_sentence_finder(tuple(fine_seps)),) if fine_seps else ()
-        if blocks and newlines and len(found) == 2:  # the usual pair: every paragraph starts at a newline
-            cuts = _lines_and_blocks(found)
-        elif charpack.fits(self.sizer, self.config.overlap):  # merged already: no pair per cut
+        coarse = [(separator_level(sep), sep) for sep in seps if separator_level(sep) not in (None, Level.SENTENCE)]
+        if len(coarse) == 2 and {level for level, _ in coarse} == {Level.BLOCK, Level.LINE} and \
+                (Level.LINE, "\n") in coarse:  # the usual pair: both read off the newlines
+            return _newline_cuts(text), fine
+        found: list[tuple[Level, list[int]]] = []  # each separator's level and cut positions
+        for level, sep in coarse:
+            found.append((level, boundaries.paragraph_starts(text) if level == Level.BLOCK
+                          else boundaries.literal_positions(text, sep)))
+        if charpack.fits(self.sizer, self.config.overlap):  # merged already: no pair per cut
             cuts = charpack.merge_levels(found, 0, len(text))
         else:
             cuts = list(chain.from_iterable(zip(positions, repeat(level)) for level, positions in found))
         return cuts, fine
 
 
-def _newlines(text: str) -> list[int]:
-    """``boundaries.literal_positions(text, "\\n")`` off the document's code points (no ``Match`` a line)."""
+_BLANK_CODES = np.array([ord(c) for c in " \t\r\f\v"])  # ``boundaries._PARA``'s blanks between two newlines
+
+
+def _newline_cuts(text: str) -> tuple[list[int], list[Level]]:
+    """``merge_levels`` of the paragraph starts (BLOCK, ``boundaries.paragraph_starts``) and the
+    newlines (LINE), both read off the newlines: a paragraph starts at a newline when only blanks lie
+    between it and the next one, unless that newline ends the paragraph before (the regex's matches
+    do not overlap). One array pass for the newlines, no regex scan and no dict entry a line."""
     codes = char_codes(text)
     if codes is None:  # lone surrogates
-        return boundaries.literal_positions(text, "\n")
-    return np.flatnonzero(codes == 10).tolist()
-
-
-def _lines_and_blocks(found: list[tuple[Level, list[int]]]) -> tuple[list[int], list[Level]]:
-    """``charpack.merge_levels(found, 0, len(text))`` of the newlines (LINE) and the paragraph starts
-    (BLOCK), without a dict entry a cut: each paragraph starts at a newline
-    (``boundaries.paragraph_starts``), so the cuts are the newlines, BLOCK where a paragraph starts."""
-    levels = dict(found)
-    lines, blocks = levels[Level.LINE], levels[Level.BLOCK]
-    if lines and lines[0] == 0:  # cuts lie strictly inside the text (no newline is at its end)
-        lines = lines[1:]
+        return charpack.merge_levels([(Level.BLOCK, boundaries.paragraph_starts(text)),
+                                      (Level.LINE, boundaries.literal_positions(text, "\n"))], 0, len(text))
+    at = np.flatnonzero(codes == 10)
+    lines = at.tolist()
     marks = [Level.LINE] * len(lines)
-    n, block = len(lines), Level.BLOCK
-    for p in blocks:
-        i = bisect_left(lines, p)
-        if i < n and lines[i] == p:
-            marks[i] = block
+    if len(lines) > 1:
+        gap = np.diff(at)
+        after = codes[at[:-1] + 1]
+        blank = np.isin(after, _BLANK_CODES)  # a newline followed by a blank: maybe a blank line
+        joined = (gap == 1).tolist()
+        for i in np.flatnonzero(blank & (gap > 1)).tolist():
+            joined[i] = not text[lines[i] + 1 : lines[i + 1]].strip(" \t\r\f\v")
+        last = -2
+        block = Level.BLOCK
+        for i in np.flatnonzero(joined).tolist():  # left to right, as the regex: a match ends on i + 1
+            if i != last + 1:
+                marks[i] = block
+                last = i
+    if lines and lines[0] == 0:  # cuts lie strictly inside the text (no newline is at its end)
+        return lines[1:], marks[1:]
     return lines, marks
 
 
