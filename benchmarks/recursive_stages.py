@@ -9,7 +9,9 @@ Method: one untimed ``chunk()`` per text records what each stage is given: the c
 ``count_spans`` calls (how many spans, how many characters) and the packed rows. Each stage is then
 replayed alone on those inputs, best of ``--repeat`` CPU seconds; "walk and the rest" is the whole
 ``chunk()`` minus the stages. For reference: one count of every text, whole (the least any token
-counting can cost). The configurations are ``benchmarks/chunking.py``'s.
+counting can cost), and the packer's counts made one slice at a time on the calling thread (what
+tokie's batch thread pool would cost if it were not used). The configurations are
+``benchmarks/chunking.py``'s.
 
 Run: ``PYTHONPATH=src python benchmarks/recursive_stages.py [--corpora DIR] [--repeat 7]``
 """
@@ -134,6 +136,14 @@ def main() -> None:
             fast = chunker.sizer._fast
             once = best(lambda: [fast.count_tokens(t) for t in texts], args.repeat)
             print(f"| for reference: tokie count_tokens of each whole text once | {once:.4f} | {once / whole:.0%} |")
+
+            def serial():  # the same slices, one count_tokens call each: no batch thread pool
+                for _, t, starts, ends in counts:
+                    [fast.count_tokens(t[a:b]) for a, b in zip(starts, ends)]
+
+            one = best(serial, args.repeat)
+            print(f"| for reference: the packer's counts on one thread (count_tokens a slice) | {one:.4f} | "
+                  f"{one / whole:.0%} |")
         print(f"\ncount_spans: {len(counts)} calls, {n_spans} spans, {n_chars} characters "
               f"({n_chars / sum(map(len, texts)):.2f}x the text); sentence finder: "
               f"{sum(map(len, finds))} calls on {sum(b - a for f in finds for a, b in f)} characters\n")
