@@ -9,7 +9,9 @@ Method: one untimed ``chunk()`` per text records what each stage is given: the c
 ``count_spans`` calls (how many spans, how many characters) and the packed rows. Each stage is then
 replayed alone on those inputs, best of ``--repeat`` CPU seconds; "walk and the rest" is the whole
 ``chunk()`` minus the stages. For reference: one count of every text, whole (the least any token
-counting can cost). The configurations are ``benchmarks/chunking.py``'s.
+counting can cost), and the packer's counts made one slice at a time on the calling thread (what
+tokie's batch thread pool would cost if it were not used). The configurations are
+``benchmarks/chunking.py``'s.
 
 Run: ``PYTHONPATH=src python benchmarks/recursive_stages.py [--corpora DIR] [--repeat 7]``
 """
@@ -21,7 +23,8 @@ from pathlib import Path
 
 from _timing import timed
 
-from chunkwise.chunking import boundaries, recursive
+from chunkwise.chunking import recursive
+from chunkwise.chunking.codes import forget as forget_codes
 from chunkwise.chunking.levels import Level
 from chunkwise.pipeline.chunk import make_chunker
 
@@ -97,15 +100,16 @@ def main() -> None:
         whole = best(lambda: [chunker.chunk(t) for t in texts], args.repeat)
 
         def cuts():
-            for t in texts:
-                boundaries.paragraphs(t)
-                boundaries.literal(t, "\n", Level.LINE)
+            for ch, t in zip(chunkers, texts):
+                ch.top_cuts(t)
+                forget_codes(t)  # as ``chunk()`` does: the code points array is made again each time
 
         def sentences():
             for t, calls in zip(texts, finds):
                 find = recursive._sentence_finder(seps)
                 for a, b in calls:
                     find(t, a, b)
+                forget_codes(t)
 
         def counting():
             for sizer, t, starts, ends in counts:
@@ -115,7 +119,7 @@ def main() -> None:
             for ch, t, r in zip(chunkers, texts, rows):
                 ch.finalize_rows(t, r, ch.title_of(t))
 
-        stages = {"cuts: paragraphs and lines": best(cuts, args.repeat),
+        stages = {"cuts: paragraphs and lines (top_cuts)": best(cuts, args.repeat),
                   "sentence finder (its calls)": best(sentences, args.repeat),
                   "counting (the packer's count_spans calls)": best(counting, args.repeat),
                   "finalize_rows (chunks from rows)": best(finalize, args.repeat)}
@@ -132,6 +136,14 @@ def main() -> None:
             fast = chunker.sizer._fast
             once = best(lambda: [fast.count_tokens(t) for t in texts], args.repeat)
             print(f"| for reference: tokie count_tokens of each whole text once | {once:.4f} | {once / whole:.0%} |")
+
+            def serial():  # the same slices, one count_tokens call each: no batch thread pool
+                for _, t, starts, ends in counts:
+                    [fast.count_tokens(t[a:b]) for a, b in zip(starts, ends)]
+
+            one = best(serial, args.repeat)
+            print(f"| for reference: the packer's counts on one thread (count_tokens a slice) | {one:.4f} | "
+                  f"{one / whole:.0%} |")
         print(f"\ncount_spans: {len(counts)} calls, {n_spans} spans, {n_chars} characters "
               f"({n_chars / sum(map(len, texts)):.2f}x the text); sentence finder: "
               f"{sum(map(len, finds))} calls on {sum(b - a for f in finds for a, b in f)} characters\n")

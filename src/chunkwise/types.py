@@ -1,7 +1,7 @@
 """Core data types: frozen, stdlib-only, shared by every stage."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields, make_dataclass
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +47,29 @@ class Chunk:
             "text": self.text,
             "embed_text": self.embed_text,
         }
+
+
+def _builder_of(cls: type) -> type:
+    """A plain (not frozen) slotted dataclass with ``cls``'s fields in order: the same instance layout,
+    so what it builds can be given ``cls`` as its class."""
+    specs = [(f.name, f.type, field(default=f.default) if f.default is not MISSING else field())
+             for f in fields(cls)]
+    return make_dataclass(f"_{cls.__name__}Builder", specs, slots=True)
+
+
+_ChunkBuilder = _builder_of(Chunk)
+
+
+def new_chunk(*args) -> Chunk:
+    """``Chunk(*args)`` for the chunkers' loop over every chunk, at about a fifth of the cost.
+
+    Why: a frozen dataclass sets each of its 15 fields through ``object.__setattr__`` (~2 us a chunk,
+    a quarter of ``recursive@800``'s whole time); the builder stores them as plain slots, then the
+    instance becomes a ``Chunk``: the same class, fields, equality, hash, and it is frozen from then on.
+    """
+    chunk = _ChunkBuilder(*args)
+    chunk.__class__ = Chunk
+    return chunk
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,6 +54,23 @@ def test_rows_equal_the_generic_packer(text, top, finders, budget, chars, copies
     fast = charpack.pack_chars(text, 0, len(text), cuts, CHARS, budget, fine=fine, max_chars=max_chars)
     slow = pack_rows(text, 0, len(text), cuts, CHARS, budget, fine=fine, max_chars=max_chars)
     assert fast == slow
+    # Without the flags (what a chunker asks for characters): every field but ``exact`` the same.
+    bare = charpack.pack_chars(text, 0, len(text), cuts, CHARS, budget, fine=fine, max_chars=max_chars, flags=False)
+    assert [row[:5] + row[6:] for row in bare] == [row[:5] + row[6:] for row in slow]
+
+
+@settings(max_examples=150, deadline=None)
+@given(texts, st.lists(st.sampled_from([".", "?", "!", "。", "…", "x", "\u3000"]), min_size=1, max_size=4))
+def test_mark_ends_off_the_code_points_are_the_regex_scans(text, marks):
+    marks = tuple(marks)
+    assert recursive._mark_ends(text, marks) == boundaries.mark_ends(text, marks)
+    ascii_text = text.encode("ascii", "ignore").decode()  # the one-byte array
+    assert recursive._mark_ends(ascii_text, marks) == boundaries.mark_ends(ascii_text, marks)
+
+
+def test_mark_ends_of_a_text_with_a_lone_surrogate():
+    text = "a. b?\ud800 c!"
+    assert recursive._mark_ends(text, (".", "?", "!")) == [2, 5, 9]
 
 
 def test_merge_levels_is_merge_cuts():
@@ -100,3 +117,22 @@ def test_the_chroma_corpora_chunk_as_before(monkeypatch):
         for name, text in chroma_texts().items():
             fast, slow = _chunks_both(monkeypatch, chunker, text)
             assert fast == slow, name
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b.", "\n", "\n\n", "\n \n", "\t", " ", "\r\n", "\x0b", "\x0c", "\n\t \n",
+                                 "\n\n\n", " a", "日", "\ud800"]), max_size=40).map("".join))
+def test_newlines_and_paragraphs_read_off_the_newlines(text):
+    """The recursive chunker's usual pair of top levels ("\\n\\n", "\\n"), read off the newlines, is
+    ``merge_levels`` of the regex scans (overlapping blank lines, blanks inside them, a text that
+    opens with a newline or a blank line, a lone surrogate)."""
+    found = [(Level.BLOCK, boundaries.paragraph_starts(text)), (Level.LINE, boundaries.literal_positions(text, "\n"))]
+    assert recursive._newline_cuts(text) == charpack.merge_levels(found, 0, len(text))
+
+
+def test_blank_lines_in_a_row_start_a_paragraph_every_other_newline():
+    text = "\n\nab\n\n\ncd\n \n\n\n\ne\n"
+    # paragraph_starts: 0 (dropped: a cut lies strictly inside), 4, 9, 12; never 5, 11, 13 (a match ended there)
+    lines = [1, 4, 5, 6, 9, 11, 12, 13, 14, 16]
+    blocks = {4, 9, 12}
+    assert recursive._newline_cuts(text) == (lines, [Level.BLOCK if p in blocks else Level.LINE for p in lines])

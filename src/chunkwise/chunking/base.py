@@ -13,7 +13,7 @@ from chunkwise.chunking.pack import Piece, pack
 from chunkwise.chunking.sizing import Sizer
 from chunkwise.config import ChunkConfig
 from chunkwise.errors import ConfigError
-from chunkwise.types import Chunk
+from chunkwise.types import Chunk, new_chunk
 
 
 # The character bound: no chunk's embedded text is longer than ``cap * CHARS_PER_UNIT[unit]``
@@ -215,7 +215,7 @@ class BaseChunker:
         # Built once with their final index (no copy per chunk): this loop runs for every chunk. A
         # chunk embedded as it reads (no header) holds one string for both, not two equal copies.
         return [
-            Chunk(i, d.start, d.end, embed if embed == (piece := text[d.start : d.end]) else piece, size,
+            new_chunk(i, d.start, d.end, embed if embed == (piece := text[d.start : d.end]) else piece, size,
                   d.level.label if isinstance(d.level, Level) else str(d.level), embed, d.heading_path, d.section,
                   d.kind, d.review, d.reasons, d.rows)
             for i, (d, embed, size) in enumerate(kept)
@@ -250,7 +250,7 @@ class BaseChunker:
             else outermost(rows)
         labels = _LABELS
         return [
-            Chunk(n, s, e, body, sizes[i], labels[level], body, (), None, "text", review,
+            new_chunk(n, s, e, body, sizes[i], labels[level], body, (), None, "text", review,
                   ((reason or "split_below_floor"),) if review else (), None)
             for n, i in enumerate(keep)
             for s, e, _, level, review, _, reason in (rows[i],)

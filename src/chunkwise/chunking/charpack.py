@@ -57,9 +57,10 @@ class _Leaf:
 class _State:
     __slots__ = ("text", "finders", "chars", "long", "dirty")
 
-    def __init__(self, text: str, finders: Sequence[Finder], chars: int, long: int):
+    def __init__(self, text: str, finders: Sequence[Finder], chars: int, long: int, flags: bool = True):
         self.text, self.finders, self.chars, self.long = text, finders, chars, long
-        self.dirty: list[int] = []  # ``_Ctx.dirty``: sorted cut positions that split a word
+        # ``_Ctx.dirty``: sorted cut positions that split a word (None: not collected, see ``pack_chars``)
+        self.dirty: list[int] | None = [] if flags else None
 
 
 def _node(st: _State, a: int, b: int, cuts, depth: int, eager: bool) -> _Node:
@@ -70,13 +71,13 @@ def _node(st: _State, a: int, b: int, cuts, depth: int, eager: bool) -> _Node:
     positions, levels = cuts if isinstance(cuts, tuple) else merge_cuts(cuts, a, b)
     pos = [a, *positions, b]
     node = _Node(pos, [_END, *levels, _END], depth)
-    kinds = set(levels)
-    if len(kinds) > 1:  # C-level filters: the top level holds every line of the document
+    if levels and levels.count(levels[0]) != len(levels):  # C-level filters: the top level holds every line
+        kinds = set(levels)
         by_level = {level: list(compress(count(1), map(level.__eq__, levels))) for level in kinds}
         by_level.setdefault(_END, []).append(len(pos) - 1)
         # The lowest level is not searched: with no higher candidate in reach, the furthest one is it.
         node.by_level, node.order = by_level, sorted(by_level, reverse=True)[:-1]
-    if positions:
+    if positions and st.dirty is not None:
         plain = _PLAIN_SPACE.__contains__
         doubt = list(compress(positions, map(not_, map(plain, itemgetter(*positions)(text) if len(positions) > 1
                                                             else text[positions[0]]))))
@@ -158,13 +159,19 @@ def merge_levels(found: Iterable[tuple[Level, list[int]]], start: int, end: int)
 
 
 def pack_chars(text: str, start: int, end: int, cuts, sizer, budget: int, *, overlap: int = 0,
-               fine: Sequence[Finder] = (), max_chars: int | None = None) -> list[tuple] | None:
+               fine: Sequence[Finder] = (), max_chars: int | None = None, flags: bool = True
+               ) -> list[tuple] | None:
     """``pack_rows(text, start, end, cuts, sizer, budget, overlap=overlap, fine=fine,
-    max_chars=max_chars)`` when ``sizer`` counts characters and ``overlap`` is 0; else None."""
+    max_chars=max_chars)`` when ``sizer`` counts characters and ``overlap`` is 0; else None.
+
+    ``flags=False``: a row's ``exact`` does not say whether a cut inside it or at an edge splits a
+    word (no dirty cuts are collected, no edge is tested): for a caller that never reads it, as
+    ``finalize_rows`` does not for characters (a character count is the slice's length, whatever the
+    cut). The edges, sizes, levels and other flags are the same."""
     if not fits(sizer, overlap) or budget < 1 or (max_chars is not None and max_chars < 1):
         return None
     chars = max_chars or len(text) + 1
-    st = _State(text, fine, chars, 4 * budget)
+    st = _State(text, fine, chars, 4 * budget, flags)
     if isinstance(cuts, tuple) and not isinstance(cuts[0], list):
         cuts = (list(map(int, cuts[0])), list(cuts[1]))
     top = _node(st, start, end, cuts, 0, True)
@@ -235,9 +242,10 @@ def pack_chars(text: str, start: int, end: int, cuts, sizer, budget: int, *, ove
         else:
             after = skip_ws(text, p, end)
         e = trim_end(text, s, p) if text[p - 1].isspace() else p
-        exact = (exact and (not dirty or (i := bisect_right(dirty, s)) == len(dirty) or dirty[i] >= e)
-                 and (text[s - 1] in plain or clean_cut(text, s))
-                 and (p == n_text or text[p] in plain or clean_cut(text, p)))
+        if dirty is not None:
+            exact = (exact and (not dirty or (i := bisect_right(dirty, s)) == len(dirty) or dirty[i] >= e)
+                     and (text[s - 1] in plain or clean_cut(text, s))
+                     and (p == n_text or text[p] in plain or clean_cut(text, p)))
         add((s, e, used, level, char_cut, exact, "char_split" if char_cut else ""))
         s = after
     return rows
