@@ -40,9 +40,12 @@ INDEX_MIN_CHARS = 2048
 # The one pass costs ~1.7 counting passes (ids, then the character map): it is made for a document
 # when the packer asks for many short spans at once (words: ~6 characters each), and reused after.
 INDEX_SPAN_CHARS = 64
-# The index's arrays take ~30 bytes a character while built: above this it is built a block at a
-# time (``token_index.build_blocks``), so a contained worker's 2 GB default is not reached sooner.
-INDEX_BLOCK_CHARS = 8_000_000
+# The index's arrays take ~30 bytes a character while built: a longer text's is built a block of
+# under this many characters at a time (``token_index.build_blocks``: a third of the page faults on
+# 5.8 MB, and a contained worker's 2 GB default is not reached sooner). A text with no block cuts
+# (this many characters without a space or newline) is indexed in one pass up to INDEX_ONE_PASS_CHARS.
+INDEX_BLOCK_CHARS = 262_144
+INDEX_ONE_PASS_CHARS = 8_000_000
 # Above this a document is counted slice by slice: the kept index (starts, safe cuts, the position
 # table) is ~7 bytes a character. 50 MB is a source's default size limit.
 INDEX_MAX_CHARS = 64_000_000
@@ -373,9 +376,13 @@ class TokieSizer(HFSizer):
 
         if _has_control(text):
             return None
-        if len(text) > INDEX_BLOCK_CHARS:
-            return token_index.build_blocks(text, self._flat_ids, self._token_chars, self._unk,
-                                            self._normalised_chars, INDEX_BLOCK_CHARS)
+        if len(text) >= INDEX_BLOCK_CHARS:
+            cuts = token_index.block_cuts(text, INDEX_BLOCK_CHARS)
+            if cuts is not None:
+                return token_index.build_blocks(text, cuts, self._flat_ids, self._token_chars, self._unk,
+                                                self._normalised_chars)
+            if len(text) > INDEX_ONE_PASS_CHARS:
+                return None
         return token_index.build(text, self._flat_ids(text), self._token_chars, self._unk, self._normalised_chars)
 
     def _flat_ids(self, text: str):
