@@ -144,3 +144,80 @@ def test_the_kept_code_points_go_with_the_document():
     assert codes._last[0] is text
     codes.forget(text)
     assert codes._last is None
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts, st.integers(2, 40))
+def test_an_index_built_block_by_block_equals_one_built_in_one_pass(text, block):
+    # A document over ``sizing.INDEX_BLOCK_CHARS`` is indexed a block at a time, each cut before a
+    # space or newline: the starts and safe cuts must be exactly the one pass's.
+    text = "".join(ch for ch in text if TOKIE._trusted(ch) or ch.isascii() or ch.isspace())
+    if TOKIE.for_text(text) is not TOKIE:
+        return
+    whole = _index(text)
+    cuts = token_index.block_cuts(text, block)
+    if cuts is None:  # a run of ``block`` characters without a space or newline: no block cuts
+        assert any(" " not in w and "\n" not in w for w in (text[i + 1:i + block] for i in range(len(text) - block + 1)))
+        return
+    parts = token_index.build_blocks(text, cuts, TOKIE._flat_ids, TOKIE._token_chars, TOKIE._unk,
+                                     TOKIE._normalised_chars)
+    assert all(0 < b - a < block or (a == 0 and b == len(text) and len(text) < block)
+               for a, b in zip(cuts, cuts[1:])), cuts
+    assert all(text[c] in " \n" for c in cuts[1:-1])
+    if whole is None or parts is None:
+        assert whole is None and parts is None  # doubt in a block is doubt in the whole
+        return
+    assert parts.starts.tolist() == whole.starts.tolist()
+    assert parts.safe.tolist() == whole.safe.tolist()
+
+
+def test_block_cuts_of_the_corpora_give_the_one_pass_index():
+    text = "\n\n".join(chroma_texts().values())
+    if not text:
+        pytest.skip("corpora not beside the repository")
+    whole = _index(text)
+    cuts = token_index.block_cuts(text, 100_000)
+    assert len(cuts) > 3
+    parts = token_index.build_blocks(text, cuts, TOKIE._flat_ids, TOKIE._token_chars, TOKIE._unk,
+                                     TOKIE._normalised_chars)
+    assert whole is not None and parts is not None
+    assert (parts.starts == whole.starts).all() and (parts.safe == whole.safe).all()
+    assert token_index.block_cuts("x" * 50 + " y", 20) is None  # no blank within a block: slice by slice
+
+
+def test_chunks_of_a_long_document_indexed_by_blocks_equal_one_pass(monkeypatch):
+    text = "".join(f"Paragraph {i} says the ledger “freezes” at noon on Fridays, café Ärger.\n\n"
+                   for i in range(600))
+    chunker = make_chunker(strategy="fixed", size=64, overlap=8, unit="tokens", tokenizer="minilm", backend="tokie")
+    want = [(c.start_char, c.end_char, c.size, c.needs_review) for c in chunker.chunk(text)]
+    built = []
+    real = token_index.build_blocks
+    monkeypatch.setattr(sizing, "INDEX_BLOCK_CHARS", 5_000)
+    monkeypatch.setattr(token_index, "build_blocks", lambda text, cuts, *a: built.append(cuts) or real(text, cuts, *a))
+    chunker = make_chunker(strategy="fixed", size=64, overlap=8, unit="tokens", tokenizer="minilm", backend="tokie")
+    assert [(c.start_char, c.end_char, c.size, c.needs_review) for c in chunker.chunk(text)] == want
+    assert len(built) == 1 and len(built[0]) > 5  # the block path ran
+
+
+def test_a_long_text_without_block_cuts_is_indexed_in_one_pass(monkeypatch):
+    # No space or newline within a block: one pass up to INDEX_ONE_PASS_CHARS, none past it.
+    text = ("naïve\u3000café\u3000" * 900)[:-1]
+    monkeypatch.setattr(sizing, "INDEX_BLOCK_CHARS", 5_000)
+    assert token_index.block_cuts(text, 5_000) is None
+    fast = TOKIE.for_text(text)
+    index = fast._build_index(text)
+    assert index is not None and len(index.starts) == fast._fast.count_tokens(text)
+    monkeypatch.setattr(sizing, "INDEX_ONE_PASS_CHARS", 9_000)
+    assert fast._build_index(text) is None
+
+
+def test_a_document_over_the_unknown_limit_has_no_index_block_by_block_either():
+    text = " ".join(["≅x"] * (token_index.MAX_UNKNOWN + 5) + ["word"] * 50)  # [UNK] each
+    assert TOKIE._build_index(text) is None  # one pass
+    cuts = token_index.block_cuts(text, 500)
+    assert cuts is not None and len(cuts) > 10
+    assert token_index.build_blocks(text, cuts, TOKIE._flat_ids, TOKIE._token_chars, TOKIE._unk,
+                                    TOKIE._normalised_chars) is None
+    few = " ".join(["≅x"] * 40 + ["word"] * 50)
+    assert token_index.build_blocks(few, token_index.block_cuts(few, 50), TOKIE._flat_ids, TOKIE._token_chars,
+                                    TOKIE._unk, TOKIE._normalised_chars) is not None

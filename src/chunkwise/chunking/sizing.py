@@ -40,9 +40,15 @@ INDEX_MIN_CHARS = 2048
 # The one pass costs ~1.7 counting passes (ids, then the character map): it is made for a document
 # when the packer asks for many short spans at once (words: ~6 characters each), and reused after.
 INDEX_SPAN_CHARS = 64
-# Above this a document is counted slice by slice as before: the index's arrays take ~30 bytes a
-# character while built, and a contained worker's whole address space is 2 GB by default.
-INDEX_MAX_CHARS = 8_000_000
+# The index's arrays take ~30 bytes a character while built: a longer text's is built a block of
+# under this many characters at a time (``token_index.build_blocks``: a third of the page faults on
+# 5.8 MB, and a contained worker's 2 GB default is not reached sooner). A text with no block cuts
+# (this many characters without a space or newline) is indexed in one pass up to INDEX_ONE_PASS_CHARS.
+INDEX_BLOCK_CHARS = 262_144
+INDEX_ONE_PASS_CHARS = 8_000_000
+# Above this a document is counted slice by slice: the kept index (starts, safe cuts, the position
+# table) is ~7 bytes a character. 50 MB is a source's default size limit.
+INDEX_MAX_CHARS = 64_000_000
 
 
 class Sizer(Protocol):
@@ -367,12 +373,20 @@ class TokieSizer(HFSizer):
 
     def _build_index(self, text: str):
         from chunkwise.chunking import token_index
-        import numpy as np
 
         if _has_control(text):
             return None
-        ids, _ = self._fast.encode_batch_flat([text], add_special_tokens=False)
-        return token_index.build(text, ids, self._token_chars, self._unk, self._normalised_chars)
+        if len(text) >= INDEX_BLOCK_CHARS:
+            cuts = token_index.block_cuts(text, INDEX_BLOCK_CHARS)
+            if cuts is not None:
+                return token_index.build_blocks(text, cuts, self._flat_ids, self._token_chars, self._unk,
+                                                self._normalised_chars)
+            if len(text) > INDEX_ONE_PASS_CHARS:
+                return None
+        return token_index.build(text, self._flat_ids(text), self._token_chars, self._unk, self._normalised_chars)
+
+    def _flat_ids(self, text: str):
+        return self._fast.encode_batch_flat([text], add_special_tokens=False)[0]
 
     def _normalised_chars(self, ch: str) -> int:
         n = self._norm_chars.get(ch)
