@@ -155,3 +155,21 @@ def test_blocks_know_their_container():
     assert boxes["one"] == boxes["two"] == boxes["x"] != boxes["inner"]
     assert boxes["item"] == boxes["item 2"] not in (boxes["one"], boxes["inner"])
     assert boxes["tail"] not in (boxes["one"], boxes["inner"])  # the outer <div>'s own text: it sits in <body>
+
+
+def test_a_page_in_decomposed_form_is_read_composed_and_judged_main():
+    """A page written in NFD ("u" + U+0308 for "ü") looks the same to a reader. Its text is read
+    composed (NFC), as the judge, trafilatura, writes its own: else every word with an accent would
+    split at the combining mark, match none of the judge's words, and the last paragraph (which no
+    rule rescues: it is after the judge's last block) would be lost."""
+    import unicodedata
+
+    last = ("Über die Brücke führt künftig ein Weg für Fußgänger, über den die Bürger lange gestritten "
+            "hatten; die Gemeinderäte stimmten gestern zu. ") * 2
+    nfd = unicodedata.normalize("NFD", last)
+    assert nfd != last
+    page = _page().replace(b"</article>", f"<p>{nfd}</p></article>".encode())
+    doc = html.extract(page, "p.html")
+    assert unicodedata.is_normalized("NFC", doc.text)
+    assert last.strip() in without_furniture(doc)
+    assert_spans(doc)
