@@ -155,3 +155,37 @@ def test_blocks_know_their_container():
     assert boxes["one"] == boxes["two"] == boxes["x"] != boxes["inner"]
     assert boxes["item"] == boxes["item 2"] not in (boxes["one"], boxes["inner"])
     assert boxes["tail"] not in (boxes["one"], boxes["inner"])  # the outer <div>'s own text: it sits in <body>
+
+
+def test_a_page_in_decomposed_form_is_read_composed_and_judged_main():
+    """A page written in NFD ("u" + U+0308 for "ü") looks the same to a reader. Its text is read
+    composed (NFC), as the judge, trafilatura, writes its own: else every word with an accent would
+    split at the combining mark, match none of the judge's words, and the last paragraph (which no
+    rule rescues: it is after the judge's last block) would be lost."""
+    import unicodedata
+
+    last = ("Über die Brücke führt künftig ein Weg für Fußgänger, über den die Bürger lange gestritten "
+            "hatten; die Gemeinderäte stimmten gestern zu. ") * 2
+    nfd = unicodedata.normalize("NFD", last)
+    assert nfd != last
+    page = _page().replace(b"</article>", f"<p>{nfd}</p></article>".encode())
+    doc = html.extract(page, "p.html")
+    assert unicodedata.is_normalized("NFC", doc.text)
+    assert last.strip() in without_furniture(doc)
+    assert_spans(doc)
+
+
+def test_zero_width_characters_inside_words_do_not_hide_a_block_from_the_judge():
+    """trafilatura drops zero-width characters (U+200B, U+200C, U+200D, U+2060, U+FEFF) from its text.
+    A block with them inside its words is still the judge's: the words are compared without them. The
+    last block here is after the judge's other blocks, so no rescue rule could keep it."""
+    from chunkwise.extract.html_main import select
+    from chunkwise.extract.html_walk import Candidate
+
+    plain = "Die Gemeinderäte stimmten gestern dem Neubau der Brücke über den Fluss endgültig zu."
+    marked = ("Die Gemein\u200bde\u00adräte stimm\u2060ten gestern dem Neu\u200cbau der Brü\ufeffcke über den "
+              "Fluss end\u200dgültig zu.").replace("\u00ad", "")
+    cands = [Candidate("paragraph", PROSE * 2), Candidate("paragraph", marked)]
+    assert [c.body for c in select(cands, PROSE * 2 + "\n" + plain)] == [PROSE * 2, marked]  # its text kept as is
+    assert [c.body for c in select(cands[:1] + [Candidate("paragraph", "Ganz andere Worte stehen hier.")],
+                                   PROSE * 2 + "\n" + plain)] == [PROSE * 2]  # a block the judge left out is not kept

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import codecs
 import re
+import unicodedata
 
 from chunkwise import ids
 from chunkwise.errors import DependencyError
@@ -166,6 +167,7 @@ def _summaries(tree) -> tuple[str, ...]:
         attrs = meta.attributes
         key = (attrs.get("name") or attrs.get("property") or "").strip().lower()
         if key in _SUMMARY_KEYS and (text := _WS.sub(" ", attrs.get("content") or "").strip()):
+            text = unicodedata.normalize("NFC", text)  # compared with the walk's text, which is composed
             out.append(text)
     return tuple(dict.fromkeys(out))
 

@@ -43,6 +43,9 @@ SUMMARY_CHARS = 50
 ANCHOR_CHARS = 100
 
 _WORD = re.compile(r"\w+")
+# zero-width characters a page may put inside words (a CMS's break hints, joiners, a stray BOM): trafilatura
+# drops them from its text, so the words are compared without them (the block's own text keeps them)
+_ZERO_WIDTH = str.maketrans("", "", "\u200b\u200c\u200d\u2060\ufeff")
 # a link that is an address the article gives (write to, download from), not a teaser or a menu item
 _ADDRESS = re.compile(r"(?:mailto:)?[\w.+-]+@[\w-]+(?:\.[\w-]+)+|(?:https?://|www\.)\S+", re.I)
 _MONTHS = (r"jan|feb|mär|mar|apr|ma[iy]|jun|jul|aug|sep|o[ck]t|nov|de[cz]|janvier|février|mars|avril|juin"
@@ -229,7 +232,7 @@ def _structure(c: Candidate) -> bool:
 def _covered(c: Candidate, grams: set) -> bool:
     """Whether the judge kept this block: most of its word trigrams (a short block: all its words,
     in order) occur in the judge's text. Sets of n-grams keep this linear in the page size."""
-    words = _WORD.findall(c.plain.lower())
+    words = _WORD.findall(c.plain.translate(_ZERO_WIDTH).lower())
     if not words:
         return False
     if len(words) < 3:

@@ -9,6 +9,7 @@ explicit stack (deep nesting cannot overflow).
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 from chunkwise.extract.builder import TextBuilder
@@ -76,8 +77,11 @@ class Candidate:
 
 
 def seen(text_node) -> str:
-    """A text node's text as a reader sees it (soft hyphens out)."""
-    return (text_node.text_content or "").translate(_UNSEEN)
+    """A text node's text as a reader sees it: soft hyphens out, and composed (NFC). A page written in
+    decomposed form (``u`` + U+0308 for ``ü``) looks the same, but its words would match neither the
+    judge's text (trafilatura composes its output) nor a search for the word."""
+    text = (text_node.text_content or "").translate(_UNSEEN)
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 
 def hidden(node) -> bool:
