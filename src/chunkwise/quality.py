@@ -83,6 +83,8 @@ def check(db: str | Path, strict: bool = False) -> CheckReport:
             r.failures.append(f"{bad} {name}")
     if len(r.embed_models) > 1:
         r.failures.append(f"embedding models mixed in one collection: {', '.join(r.embed_models)}; re-ingest with one")
+    if not r.chunks:  # a release gate that passes an empty index lets a wrong --db or folder through
+        r.failures.append("nothing can be served: the store holds no chunks (ingest documents into it first)")
     unservable = r.chunks - r.servable
     if unservable:
         why = ", ".join(f"{k} {v}" for k, v in sorted(r.review_reasons.items())) or f"missing_acl {r.missing_acl}"

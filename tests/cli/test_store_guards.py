@@ -89,6 +89,18 @@ def test_ingest_without_tags_warns_at_once_and_the_gate_fails(tmp_path, capsys):
     assert "nothing in this store can be served" in err and "has no vectors" not in err
 
 
+def test_an_empty_store_fails_the_gate(tmp_path, capsys):
+    """An ingest of a folder with nothing chunkwise reads leaves a store with no chunks: the gate must
+    not call that a release (it said "gate: PASS")."""
+    (tmp_path / "empty").mkdir()
+    db = str(tmp_path / "i.db")
+    assert main(["ingest", str(tmp_path / "empty"), "--db", db, "--acl", "staff", "--embedder", "hashing"]) == 0
+    capsys.readouterr()
+    assert main(["check", "--db", db]) == 1
+    out = capsys.readouterr().out
+    assert "gate: FAIL" in out and "holds no chunks" in out
+
+
 def test_some_unservable_chunks_are_a_loud_warning_and_fail_strict(tmp_path, capsys):
     docs, db = corpus(tmp_path / "docs"), str(tmp_path / "i.db")
     (docs / "doc0.md").write_text("---\nacl: hr\n---\n" + (docs / "doc0.md").read_text(encoding="utf-8"),
