@@ -26,6 +26,7 @@ import statistics
 import subprocess
 import sys
 
+import ingest_writer
 from ingest_writer import ab_parser, ab_setup, export, fingerprint, load
 
 CHILD = r"""
@@ -59,15 +60,7 @@ print(json.dumps({"wall": wall, "main": main, "workers": r.ru_utime + r.ru_stime
 
 def one(src, root, db, workers: int, embedder: str) -> dict:
     """One ingest in a fresh process (the lazy imports of ``api.ingest`` are in its head)."""
-    if db.exists():
-        db.unlink()
-    env = dict(os.environ, PYTHONPATH=str(src), HF_HUB_OFFLINE="1", TIKTOKEN_CACHE_DIR="",
-               PYTHONDONTWRITEBYTECODE="1")
-    out = subprocess.run([sys.executable, "-c", CHILD, str(root), str(db), str(workers), embedder],
-                         capture_output=True, text=True, env=env)
-    if out.returncode:
-        raise SystemExit(out.stderr[-2000:])
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return ingest_writer.one(src, root, db, workers, embedder, child=CHILD)
 
 
 def modelled(r1: dict, r2: dict) -> tuple[float, float, float]:

@@ -77,12 +77,13 @@ def fingerprint(db: Path) -> str:
         con.close()
 
 
-def one(src: Path, root: Path, db: Path, workers: int, embedder: str) -> dict:
+def one(src: Path, root: Path, db: Path, workers: int, embedder: str, child: str | None = None) -> dict:
+    """One ingest in a fresh process running ``child`` (default: this script's ``CHILD``); its JSON line."""
     if db.exists():
         db.unlink()
     env = dict(os.environ, PYTHONPATH=str(src), HF_HUB_OFFLINE="1", TIKTOKEN_CACHE_DIR="",
                PYTHONDONTWRITEBYTECODE="1")
-    out = subprocess.run([sys.executable, "-c", CHILD, str(root), str(db), str(workers), embedder],
+    out = subprocess.run([sys.executable, "-c", child or CHILD, str(root), str(db), str(workers), embedder],
                          capture_output=True, text=True, env=env)
     if out.returncode:
         raise SystemExit(out.stderr[-2000:])
