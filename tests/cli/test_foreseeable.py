@@ -184,3 +184,20 @@ def test_a_parser_panic_the_file_survives_prints_nothing_raw(tmp_path, command, 
     out = cli(command, str(tmp_path / "docs" if command != "chunk" else tmp_path / "docs" / "table.md"), *extra)
     assert out.returncode == 0, out.stderr
     assert "panicked" not in out.stderr and "RUST_BACKTRACE" not in out.stderr and "backtrace" not in out.stderr
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["chunk", "--strategy", "no\x1b[31mpe", "examples/"], "invalid choice"),
+    (["ingest", "--file-timeout", "-1", "examples/"], "must be above 0"),
+    (["nosuch"], "invalid choice"),
+    ([], "required"),
+])
+def test_a_usage_error_is_one_escaped_line(argv, says):
+    """A usage error is one line that says where the help is (exit 2): not argparse's usage block, and
+    what was typed never reaches the terminal raw."""
+    done = subprocess.run([sys.executable, "-m", "chunkwise.cli.main", *argv], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert done.returncode == 2 and done.stdout == "", done
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and says in lines[0] and "--help" in lines[0] and "usage:" not in done.stderr, done.stderr
+    assert "\x1b" not in done.stderr

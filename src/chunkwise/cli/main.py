@@ -446,10 +446,19 @@ class _JsonErrorParser(argparse.ArgumentParser):
         sys.exit(2)
 
 
+class _OneLineErrorParser(argparse.ArgumentParser):
+    """A usage error is one line on stderr that says where the help is (exit 2), not argparse's usage
+    block; what the caller typed is echoed through ``safe`` (a flag's value can carry terminal escapes)."""
+
+    def error(self, message: str):
+        print(f"{self.prog}: error: {safe(message)} (see: {self.prog} --help)", file=sys.stderr)
+        sys.exit(2)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     wants_json = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
-    parser = build_parser(_JsonErrorParser if wants_json else argparse.ArgumentParser)
+    parser = build_parser(_JsonErrorParser if wants_json else _OneLineErrorParser)
     args = parser.parse_args(argv)
     try:
         try:
